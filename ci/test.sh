@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds gdsbench and runs every test: the release build's full suite, then the unit
+# tests under ASan+UBSan. Installs what is missing first. Exit code is ctest's.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash ci/install-deps.sh
+
+jobs=$(nproc)
+cmake --preset release
+cmake --build --preset release -j "$jobs"
+ctest --preset release -j "$jobs"
+
+cmake --preset asan
+cmake --build --preset asan -j "$jobs"
+ctest --preset asan -j "$jobs"

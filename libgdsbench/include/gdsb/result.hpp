@@ -1,0 +1,83 @@
+// Plain, immutable results of one job. The runner produces them; reporters only read.
+// Units: bytes and seconds; throughput in GiB/s (base 1024, as gdsio), latency in
+// microseconds. docs/metrics.md defines every field once.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "gdsb/workload.hpp"
+
+namespace gdsb {
+
+enum class RunStatus { Ok, Waived, Failed };
+std::string_view run_status_name(RunStatus s);  // "ok", "waived", "failed"
+
+struct LatencySummary {
+  double mean_us = 0, min_us = 0, p50_us = 0, p90_us = 0, p99_us = 0, p999_us = 0,
+         p9999_us = 0, max_us = 0;
+};
+
+// CPU time consumed by the process during the measured interval, as a percentage of the
+// whole machine (all online cores = 100%).
+struct CpuUsage {
+  double user_percent = 0;
+  double sys_percent = 0;
+};
+
+// One point per second of the measured interval (the last one may be shorter).
+struct TimePoint {
+  double t_end_s = 0;  // seconds since the measured interval began
+  uint64_t bytes = 0;
+  uint64_t ops = 0;
+};
+
+// A histogram bucket, as stored in reports: latencies in [lower_us, upper_us).
+struct HistogramBucket {
+  double lower_us = 0;
+  double upper_us = 0;
+  uint64_t count = 0;
+};
+
+// Which data path really ran, and how that was established (issue 3: cuFile compat
+// detection). CPU paths report "posix" or "page-cache".
+struct PathReport {
+  std::string path_used;               // e.g. "posix", "page-cache", "gds-nvfs", "gds-p2pdma", "compat"
+  std::vector<std::string> evidence;   // how path_used was established
+  std::vector<std::string> warnings;   // printed after the gdsio line
+};
+
+struct Measurement {
+  uint64_t bytes = 0;
+  uint64_t ops = 0;
+  uint64_t read_ops = 0;
+  uint64_t write_ops = 0;
+  double seconds = 0;
+  double throughput_gib_s = 0;  // bytes / seconds / 2^30
+  double iops = 0;
+  LatencySummary latency;
+  CpuUsage cpu;
+  std::vector<TimePoint> timeseries;
+  std::vector<HistogramBucket> histogram;  // non-empty buckets only
+};
+
+struct RunResult {
+  Workload workload;
+  RunStatus status = RunStatus::Ok;
+  std::string reason;              // why waived or failed; empty when ok
+  Measurement result;              // the reported figures (median repetition with --repeat)
+  std::vector<Measurement> repetitions;  // every repetition, when repeat > 1
+  PathReport path;
+  uint64_t verify_errors = 0;
+  bool interrupted = false;
+  std::string started_at;          // ISO 8601 UTC
+  std::string ended_at;
+};
+
+void to_json(nlohmann::json& j, const RunResult& r);
+void from_json(const nlohmann::json& j, RunResult& r);
+
+}  // namespace gdsb

@@ -1,0 +1,129 @@
+#include "gdsb/result.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace gdsb {
+
+std::string_view run_status_name(RunStatus s) {
+  switch (s) {
+    case RunStatus::Ok: return "ok";
+    case RunStatus::Waived: return "waived";
+    case RunStatus::Failed: return "failed";
+  }
+  return "?";
+}
+
+namespace {
+
+RunStatus parse_status(const std::string& s) {
+  if (s == "ok") return RunStatus::Ok;
+  if (s == "waived") return RunStatus::Waived;
+  if (s == "failed") return RunStatus::Failed;
+  throw nlohmann::json::other_error::create(501, "run status '" + s + "' is unknown", nullptr);
+}
+
+nlohmann::json latency_json(const LatencySummary& l) {
+  return {{"mean", l.mean_us}, {"min", l.min_us},   {"p50", l.p50_us},     {"p90", l.p90_us},
+          {"p99", l.p99_us},   {"p999", l.p999_us}, {"p9999", l.p9999_us}, {"max", l.max_us}};
+}
+
+LatencySummary latency_from(const nlohmann::json& j) {
+  LatencySummary l;
+  l.mean_us = j.at("mean").get<double>();
+  l.min_us = j.value("min", 0.0);
+  l.p50_us = j.at("p50").get<double>();
+  l.p90_us = j.at("p90").get<double>();
+  l.p99_us = j.at("p99").get<double>();
+  l.p999_us = j.at("p999").get<double>();
+  l.p9999_us = j.value("p9999", 0.0);
+  l.max_us = j.at("max").get<double>();
+  return l;
+}
+
+nlohmann::json measurement_json(const Measurement& m) {
+  nlohmann::json series = nlohmann::json::array();
+  for (const auto& p : m.timeseries) {
+    series.push_back({{"t_end_s", p.t_end_s}, {"bytes", p.bytes}, {"ops", p.ops}});
+  }
+  nlohmann::json hist = nlohmann::json::array();
+  for (const auto& b : m.histogram) {
+    hist.push_back({{"lower_us", b.lower_us}, {"upper_us", b.upper_us}, {"count", b.count}});
+  }
+  return {{"bytes", m.bytes},
+          {"ops", m.ops},
+          {"read_ops", m.read_ops},
+          {"write_ops", m.write_ops},
+          {"seconds", m.seconds},
+          {"throughput_gib_s", m.throughput_gib_s},
+          {"iops", m.iops},
+          {"latency_us", latency_json(m.latency)},
+          {"cpu", {{"user_percent", m.cpu.user_percent}, {"sys_percent", m.cpu.sys_percent}}},
+          {"timeseries", std::move(series)},
+          {"histogram", std::move(hist)}};
+}
+
+Measurement measurement_from(const nlohmann::json& j) {
+  Measurement m;
+  m.bytes = j.at("bytes").get<uint64_t>();
+  m.ops = j.at("ops").get<uint64_t>();
+  m.read_ops = j.value("read_ops", uint64_t{0});
+  m.write_ops = j.value("write_ops", uint64_t{0});
+  m.seconds = j.at("seconds").get<double>();
+  m.throughput_gib_s = j.at("throughput_gib_s").get<double>();
+  m.iops = j.at("iops").get<double>();
+  m.latency = latency_from(j.at("latency_us"));
+  if (j.contains("cpu")) {
+    m.cpu.user_percent = j.at("cpu").value("user_percent", 0.0);
+    m.cpu.sys_percent = j.at("cpu").value("sys_percent", 0.0);
+  }
+  for (const auto& p : j.value("timeseries", nlohmann::json::array())) {
+    m.timeseries.push_back(
+        {p.at("t_end_s").get<double>(), p.at("bytes").get<uint64_t>(), p.at("ops").get<uint64_t>()});
+  }
+  for (const auto& b : j.value("histogram", nlohmann::json::array())) {
+    m.histogram.push_back({b.at("lower_us").get<double>(), b.at("upper_us").get<double>(),
+                           b.at("count").get<uint64_t>()});
+  }
+  return m;
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const RunResult& r) {
+  j = nlohmann::json{{"status", run_status_name(r.status)},
+                     {"reason", r.reason},
+                     {"workload", r.workload},
+                     {"path_used", r.path.path_used},
+                     {"path_evidence", r.path.evidence},
+                     {"warnings", r.path.warnings},
+                     {"verify_errors", r.verify_errors},
+                     {"interrupted", r.interrupted},
+                     {"started_at", r.started_at},
+                     {"ended_at", r.ended_at}};
+  if (r.status == RunStatus::Ok || r.result.ops > 0) j["result"] = measurement_json(r.result);
+  if (!r.repetitions.empty()) {
+    auto reps = nlohmann::json::array();
+    for (const auto& m : r.repetitions) reps.push_back(measurement_json(m));
+    j["repetitions"] = std::move(reps);
+  }
+}
+
+void from_json(const nlohmann::json& j, RunResult& r) {
+  r.status = parse_status(j.at("status").get<std::string>());
+  r.reason = j.value("reason", std::string());
+  r.workload = j.at("workload").get<Workload>();
+  r.path.path_used = j.value("path_used", std::string());
+  r.path.evidence = j.value("path_evidence", std::vector<std::string>{});
+  r.path.warnings = j.value("warnings", std::vector<std::string>{});
+  r.verify_errors = j.value("verify_errors", uint64_t{0});
+  r.interrupted = j.value("interrupted", false);
+  r.started_at = j.value("started_at", std::string());
+  r.ended_at = j.value("ended_at", std::string());
+  if (j.contains("result")) r.result = measurement_from(j.at("result"));
+  r.repetitions.clear();
+  for (const auto& m : j.value("repetitions", nlohmann::json::array())) {
+    r.repetitions.push_back(measurement_from(m));
+  }
+}
+
+}  // namespace gdsb
