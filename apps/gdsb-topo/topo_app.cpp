@@ -1,0 +1,185 @@
+#include "topo_app.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "gdsb/error.hpp"
+#include "gdsb/topo/collect.hpp"
+#include "gdsb/topo/render.hpp"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+
+namespace gdsb::topo_app {
+namespace {
+
+constexpr const char* kVersion = GDSB_VERSION;
+
+std::string utc_now() {
+  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string file_value(const char* path, const std::string& key) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key, 0) == 0) {
+      std::string v = line.substr(key.size());
+      auto colon = v.find_first_not_of(" \t:=");
+      v = colon == std::string::npos ? "" : v.substr(colon);
+      if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+      return v;
+    }
+  return {};
+}
+
+topo::RunContext make_context(const Options& opt) {
+  topo::RunContext c;
+  c.tool_version = kVersion;
+  c.argv = opt.argv;
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) c.host = host;
+  utsname u{};
+  if (uname(&u) == 0) c.kernel = u.release;
+  c.os = file_value("/etc/os-release", "PRETTY_NAME");
+  c.cpu_model = file_value("/proc/cpuinfo", "model name");
+  c.cpus = static_cast<int>(std::thread::hardware_concurrency());
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    if (eq != std::string::npos && (kv.rfind("CUFILE_", 0) == 0 || kv.rfind("CUDA_", 0) == 0))
+      c.env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return c;
+}
+
+// A report may replace an earlier gdsb-topo report, never an unrelated file unless asked.
+void check_overwrite(const fs::path& p, bool allowed) {
+  std::error_code ec;
+  if (allowed || !fs::exists(p, ec)) return;
+  std::ifstream in(p);
+  auto j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_object() && j.value("schema", "") == "gdsbench.topo/1") return;
+  throw UsageError(p.string() + " exists and is not a gdsb-topo report; pass --allow-overwrite to replace it");
+}
+
+void write_json(const fs::path& p, const nlohmann::json& j) {
+  fs::path tmp = p;
+  tmp += ".gdsb-tmp";
+  {
+    std::ofstream out(tmp);
+    out << j.dump(2) << '\n';
+    if (!out) throw RuntimeError("cannot write " + tmp.string());
+  }
+  std::error_code ec;
+  fs::rename(tmp, p, ec);
+  if (ec) throw RuntimeError("cannot rename " + tmp.string() + " to " + p.string() + ": " + ec.message());
+}
+
+topo::Snapshot collect(const Options& opt) {
+  topo::CollectOptions co;
+  if (const char* e = std::getenv("CUFILE_ENV_PATH_JSON")) co.cufile_env_path = e;
+  co.use_hwloc = !opt.no_hwloc;
+  if (!opt.sysfs_root.empty()) return topo::collect_sysfs_root(opt.sysfs_root, co);
+  if (!opt.pci_dump.empty()) return topo::collect_pci_dump(opt.pci_dump, co);
+  if (!opt.lspci_text.empty()) return topo::collect_lspci_text(opt.lspci_text);
+  if (!opt.hwloc_xml.empty()) return topo::collect_hwloc_xml(opt.hwloc_xml);
+  if (!opt.from_snapshot.empty()) return topo::load_snapshot(opt.from_snapshot);
+  return topo::collect_live(co);
+}
+
+}  // namespace
+
+void setup_topo(CLI::App& app, Options& opt) {
+  app.description("gdsb-topo: PCIe topology checks for GPUDirect Storage (ACS, IOMMU, shared switch, links, "
+                   "BAR1, NUMA, software stack).\nExit: 0 all pass, 3 a check failed, 1 snapshot not collected, 2 usage.");
+  auto* sysfs = app.add_option("--sysfs-root", opt.sysfs_root, "Read a recorded tree laid out like / (DIR/sys/...)")->check(CLI::ExistingDirectory);
+  auto* dump = app.add_option("--pci-dump", opt.pci_dump, "Read `lspci -xxxx` output (libpci dump method)");
+  auto* text = app.add_option("--lspci-text", opt.lspci_text, "Read plain `lspci -vvv` text");
+  auto* xml = app.add_option("--hwloc-xml", opt.hwloc_xml, "Read an hwloc XML export (lstopo --of xml)");
+  auto* snap = app.add_option("--from-snapshot", opt.from_snapshot, "Replay a directory made by --save-snapshot");
+  std::vector<CLI::Option*> sources{sysfs, dump, text, xml, snap};
+  for (auto* a : sources)
+    for (auto* b : sources)
+      if (a != b) a->excludes(b);
+  app.add_option("--save-snapshot", opt.save_snapshot, "Record everything the checks read into DIR (replay with --from-snapshot)");
+  app.add_option("--json", opt.json_path, "Write the gdsbench.topo/1 report to FILE");
+  app.add_flag("--allow-overwrite", opt.allow_overwrite, "Replace an existing file that is not a gdsb-topo report");
+  app.add_flag("--matrix", opt.matrix, "Print the GPU x NVMe/NIC matrix (PIX/PXB/PHB/NODE/SYS)");
+  app.add_flag("--no-tree", opt.no_tree, "Do not print the annotated PCIe tree");
+  app.add_flag("-v,--verbose", opt.verbose, "Print every evidence line, also of passing checks");
+  app.add_flag("--warn-as-error", opt.warn_as_error, "Exit 3 on warnings too");
+  app.add_flag("-q,--quiet", opt.quiet, "Print only the verdict line");
+  app.add_flag("--no-hwloc", opt.no_hwloc, "Live mode: do not query hwloc");
+  app.set_version_flag("--version", std::string("gdsb-topo ") + kVersion);
+}
+
+int run_topo(const Options& opt) {
+  try {
+    if (!opt.json_path.empty()) check_overwrite(opt.json_path, opt.allow_overwrite);
+    topo::RunContext ctx = make_context(opt);
+    ctx.started_at = utc_now();
+    topo::Snapshot snap = collect(opt);
+    if (!opt.save_snapshot.empty()) {
+      fs::path dir = opt.save_snapshot;
+      std::error_code ec;
+      if (fs::exists(dir, ec) && !fs::is_empty(dir, ec) && !fs::exists(dir / "snapshot.json", ec) && !opt.allow_overwrite)
+        throw UsageError(dir.string() + " is not empty and holds no snapshot; pass --allow-overwrite or pick a new directory");
+      topo::save_snapshot(snap, dir);
+    }
+    topo::TopologyView view(snap);
+    topo::Report report = topo::evaluate(snap, view);
+    ctx.ended_at = utc_now();
+    if (opt.quiet) {
+      std::cout << ' ' << topo::platform_verification_line(report) << '\n';
+    } else {
+      topo::TextOptions to;
+      to.verbose = opt.verbose;
+      to.tree = !opt.no_tree;
+      to.matrix = opt.matrix;
+      topo::render_text(std::cout, snap, view, report, to);
+    }
+    if (!opt.json_path.empty()) write_json(opt.json_path, topo::to_json(snap, view, report, ctx));
+    if (!opt.save_snapshot.empty()) std::cout << " snapshot saved to " << opt.save_snapshot << '\n';
+    bool failed = report.verdict == topo::Verdict::Fail || (opt.warn_as_error && report.verdict == topo::Verdict::Warn);
+    return failed ? kExitCheckFailed : kExitOk;
+  } catch (const Error& e) {
+    std::cerr << "gdsb-topo: " << e.what() << '\n';
+    return exit_code_for(e.kind());
+  } catch (const std::exception& e) {
+    std::cerr << "gdsb-topo: " << e.what() << '\n';
+    return kExitRuntime;
+  }
+}
+
+int topo_main(int argc, char** argv) {
+  CLI::App app{"gdsb-topo"};
+  Options opt;
+  setup_topo(app, opt);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitUsage;
+  }
+  opt.argv.assign(argv, argv + argc);
+  return run_topo(opt);
+}
+
+}  // namespace gdsb::topo_app

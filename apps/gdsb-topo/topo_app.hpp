@@ -1,0 +1,31 @@
+// gdsb-topo: options struct, CLI setup and the run function (main stays a few lines).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace gdsb::topo_app {
+
+struct Options {
+  std::string sysfs_root, pci_dump, lspci_text, hwloc_xml, from_snapshot;
+  std::string save_snapshot;
+  std::string json_path;
+  bool allow_overwrite = false;
+  bool matrix = false;
+  bool no_tree = false;
+  bool verbose = false;
+  bool warn_as_error = false;
+  bool quiet = false;
+  bool no_hwloc = false;
+  std::vector<std::string> argv;
+};
+
+void setup_topo(CLI::App& app, Options& opt);
+// Returns the process exit code: 0 pass, 3 a check failed, 1 snapshot not collected, 2 usage.
+int run_topo(const Options& opt);
+// Parses argv and runs; maps CLI11 errors to exit code 2 (help/version to 0).
+int topo_main(int argc, char** argv);
+
+}  // namespace gdsb::topo_app

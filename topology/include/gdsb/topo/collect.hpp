@@ -1,0 +1,47 @@
+// Collectors: each builds the same Snapshot from a different source. They throw
+// gdsb::RuntimeError when the input cannot be read at all (the app exits 1); missing
+// pieces are recorded in Snapshot::notes and in per-device fields, so checks can waive.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "gdsb/topo/model.hpp"
+
+namespace gdsb::topo {
+
+struct CollectOptions {
+  // Environment lookups are passed in, not read inside the library (live mode only).
+  std::string cufile_env_path;  // value of CUFILE_ENV_PATH_JSON, empty when unset
+  bool use_hwloc = true;        // live: locality and OS devices from hwloc
+  bool lookup_names = true;     // device names from the pci.ids database (libpci)
+};
+
+// This machine: sysfs + /proc + libpci names + hwloc locality.
+Snapshot collect_live(const CollectOptions& opt);
+// A recorded tree laid out like / (DIR/sys/bus/pci/devices, DIR/sys/devices/pci*,
+// DIR/sys/kernel/iommu_groups, and optionally DIR/proc, DIR/run/udev, DIR/etc/cufile.json).
+Snapshot collect_sysfs_root(const std::filesystem::path& root, const CollectOptions& opt);
+// `lspci -xxxx` (or -xxx / -xx) output, read through libpci's dump method.
+Snapshot collect_pci_dump(const std::filesystem::path& file, const CollectOptions& opt);
+// Plain `lspci -vvv` (optionally -nn) text as pasted into support tickets.
+Snapshot collect_lspci_text(const std::filesystem::path& file);
+// hwloc XML export (lstopo --of xml), loaded with every I/O object kept.
+Snapshot collect_hwloc_xml(const std::filesystem::path& file);
+
+// Live-mode enrichment from hwloc: NUMA node of each PCI device (where sysfs says -1),
+// OS device names, NUMA node count. Returns a note when hwloc could not be used.
+std::string enrich_with_hwloc(Snapshot& s);
+
+// Host facts under a root ("/" live): kernel, cmdline, CPU, IOMMU, nvidia-fs, udev,
+// cufile.json, mounts, NUMA nodes.
+Machine collect_machine(const std::filesystem::path& root, bool live, const CollectOptions& opt);
+CufileSettings read_cufile_json(const std::filesystem::path& file);
+// Strips // and /* */ comments outside strings (NVIDIA's cufile.json has them).
+std::string strip_json_comments(const std::string& text);
+
+// The support workflow: a portable directory holding everything the checks read.
+void save_snapshot(const Snapshot& s, const std::filesystem::path& dir);
+Snapshot load_snapshot(const std::filesystem::path& dir);
+
+}  // namespace gdsb::topo

@@ -1,0 +1,150 @@
+// The snapshot model: everything the topology checks read, filled by one of several
+// collectors (live machine, recorded sysfs tree, lspci dumps, hwloc XML, saved snapshot).
+// Checks never touch the machine; they only read a Snapshot.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gdsb::topo {
+
+enum class Role {
+  Gpu, Nvme, Nic, RootPort, SwitchUpstream, SwitchDownstream, Bridge, HostBridge, Other
+};
+std::string_view role_name(Role r);               // "gpu", "nvme", ... as in gdsbench.topo/1
+std::optional<Role> role_from_name(std::string_view s);
+
+enum class SourceKind { Live, Snapshot, SysfsRoot, PciDump, LspciText, HwlocXml };
+std::string_view source_kind_name(SourceKind k);  // "live", "snapshot", "sysfs-root", ...
+std::optional<SourceKind> source_kind_from_name(std::string_view s);
+
+// Negotiated and capable link of one device's upstream link (its own LnkSta/LnkCap).
+struct Link {
+  double cur_speed_gts = 0;
+  int cur_width = 0;
+  double max_speed_gts = 0;
+  int max_width = 0;
+};
+
+// ACS extended capability: capability register (+4) and control register (+6).
+struct Acs {
+  uint16_t cap = 0;
+  uint16_t ctl = 0;
+  uint16_t offset = 0;  // config-space offset of the capability header (0 when unknown)
+};
+
+struct Bar {
+  int index = 0;
+  uint64_t size = 0;
+  bool prefetchable = false;
+  bool is_64bit = false;
+};
+
+struct Device {
+  std::string bdf;  // "0000:00:06.0"
+  uint16_t vendor = 0;
+  uint16_t device = 0;
+  uint32_t class_code = 0;  // base << 16 | sub << 8 | prog-if
+  std::string name;
+  Role role = Role::Other;
+  std::string parent;        // upstream bridge BDF; empty when on a root bus
+  std::string root_complex;  // "0000:00": domain and root bus number of its host bridge
+  std::optional<int> numa_node;
+  std::optional<int> iommu_group;
+  std::string driver;
+  std::vector<uint8_t> config;  // as many config-space bytes as the source could read
+  int port_type = -1;           // PCIe capability device/port type, -1 without the capability
+  std::optional<Link> link;
+  // Whether the extended config space (offset >= 0x100) was readable. When false the ACS
+  // state is unknown; acs_note says why (no root, dump without -xxxx, text without caps).
+  bool ext_config_readable = false;
+  std::string acs_note;
+  std::optional<Acs> acs;
+  std::optional<int> secondary_bus;
+  std::optional<int> subordinate_bus;
+  bool bars_known = false;
+  std::vector<Bar> bars;
+  std::vector<std::string> block_devices;
+  std::vector<std::string> net_devices;
+
+  uint8_t base_class() const { return static_cast<uint8_t>(class_code >> 16); }
+  uint16_t class_id() const { return static_cast<uint16_t>(class_code >> 8); }  // 0x0302
+  int bus() const;  // parsed from bdf
+};
+
+struct Mount {
+  std::string source, target, fstype, options;
+};
+
+// Effective cufile.json settings; unset optionals mean "key absent: library default".
+struct CufileSettings {
+  std::string path;
+  bool found = false;
+  std::string error;  // parse error, empty when fine
+  std::optional<bool> allow_compat_mode, force_compat_mode, use_pci_p2pdma, use_poll_mode;
+  std::optional<int64_t> max_direct_io_size_kb;
+};
+
+// Host facts that are not PCI config space. Offline PCI-only inputs leave them unknown.
+struct Machine {
+  bool proc_known = false;   // cmdline, kernel, cpu, mounts, nvidia-fs, udev, cufile.json
+  bool iommu_known = false;  // /sys/class/iommu and /sys/kernel/iommu_groups were read
+  std::string kernel_release;
+  std::string arch;  // "x86_64", "aarch64", or "" when unknown
+  std::string cpu_vendor;  // "GenuineIntel", "AuthenticAMD", "0x41" (aarch64 implementer)
+  int cpu_family = -1;
+  std::string cpu_part;  // aarch64 "CPU part" (Grace/Neoverse V2 is 0xd4f)
+  std::string cpu_model;
+  std::string cmdline;
+  std::vector<std::string> iommu_units;          // /sys/class/iommu entries
+  std::map<int, std::string> iommu_group_types;  // group -> identity|DMA|DMA-FQ|...
+  bool nvidia_fs_loaded = false;
+  std::string nvidia_fs_version;
+  bool udev_present = false;
+  CufileSettings cufile;
+  std::vector<Mount> mounts;
+  int numa_nodes = 0;  // 0 when unknown
+};
+
+// GPU facts that need the GPU driver (NVML) rather than PCI: kept apart so an NVML
+// backed provider can fill them later without the collectors knowing about NVML.
+struct GpuFacts {
+  std::optional<uint64_t> memory_bytes;
+  std::string source;  // "nvml", ...
+};
+
+class GpuFactsProvider {
+ public:
+  virtual ~GpuFactsProvider() = default;
+  virtual std::string name() const = 0;
+  virtual std::optional<GpuFacts> facts_for(const Device& gpu) const = 0;
+};
+
+struct Snapshot {
+  SourceKind kind = SourceKind::Live;
+  std::string path;  // input path, empty for live
+  std::vector<Device> devices;  // sorted by BDF
+  Machine machine;
+  std::map<std::string, GpuFacts> gpu_facts;  // by GPU BDF
+  std::vector<std::string> notes;  // what the collector could not read and why
+
+  const Device* find(std::string_view bdf) const;
+  std::vector<const Device*> with_role(Role r) const;
+};
+
+// Fills GPU facts for every GPU from a provider (e.g. NVML); absent facts stay unknown.
+void apply_gpu_facts(Snapshot& s, const GpuFactsProvider& provider);
+
+// Derives port type, link, ACS, bridge bus numbers, class and role from config bytes
+// where present, keeping what the collector already set otherwise; then sorts devices.
+void finalize(Snapshot& s);
+// Rebuilds parent links and root complexes from bridge secondary/subordinate buses (for
+// inputs that carry no sysfs hierarchy: lspci dumps and text).
+void rebuild_tree_from_bus_numbers(Snapshot& s);
+Role classify_role(const Device& d);
+
+}  // namespace gdsb::topo

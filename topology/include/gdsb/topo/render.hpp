@@ -1,0 +1,40 @@
+// Renderers: read a Snapshot, its TopologyView and a Report; never compute verdicts.
+#pragma once
+
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "gdsb/topo/checks.hpp"
+
+namespace gdsb::topo {
+
+// Facts about this run for the report's header (CONTRACTS.md "context").
+struct RunContext {
+  std::string tool_version;
+  std::vector<std::string> argv;
+  std::string host, kernel, os, cpu_model;
+  int cpus = 0;
+  std::string started_at, ended_at;
+  std::map<std::string, std::string> env;  // only CUFILE_* and CUDA_* variables
+};
+
+struct TextOptions {
+  bool verbose = false;  // all evidence lines of passing checks, not just the first
+  bool tree = true;
+  bool matrix = false;
+};
+
+void render_text(std::ostream& out, const Snapshot& s, const TopologyView& v, const Report& r,
+                 const TextOptions& opt);
+void render_tree(std::ostream& out, const Snapshot& s, const TopologyView& v);
+void render_matrix(std::ostream& out, const TopologyView& v);
+std::string platform_verification_line(const Report& r);
+
+// The gdsbench.topo/1 document.
+nlohmann::json to_json(const Snapshot& s, const TopologyView& v, const Report& r, const RunContext& ctx);
+
+}  // namespace gdsb::topo

@@ -1,0 +1,54 @@
+// Small helpers for building check results (internal).
+#pragma once
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include "gdsb/topo/checks.hpp"
+#include "gdsb/topo/pci_config.hpp"
+
+namespace gdsb::topo {
+
+inline CheckResult make(const std::string& id, const std::string& title, Verdict v) {
+  CheckResult r;
+  r.id = id;
+  r.title = title;
+  r.verdict = v;
+  return r;
+}
+
+inline CheckResult waived(const std::string& id, const std::string& title, const std::string& reason) {
+  CheckResult r = make(id, title, Verdict::Waived);
+  r.reason = reason;
+  return r;
+}
+
+inline void add_unique(std::vector<std::string>& v, const std::string& s) {
+  if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
+}
+
+inline std::optional<CheckResult> waive_without_pairs(const CheckContext& ctx, const std::string& id,
+                                                      const std::string& title) {
+  if (ctx.view.gpus().empty()) return waived(id, title, "no NVIDIA GPU found");
+  if (ctx.view.peers().empty()) return waived(id, title, "no NVMe drive or NIC found");
+  return std::nullopt;
+}
+
+inline std::string acs_evidence(const Device& d) {
+  std::string off = d.acs->offset ? " (ECAP_ACS at config offset " + hex16(d.acs->offset) + ")" : "";
+  return d.bdf + " ACSCap " + hex16(d.acs->cap) + ", ACSCtl " + hex16(d.acs->ctl) + ": " +
+         acs_bits_text(d.acs->ctl) + off;
+}
+
+inline std::string pair_text(const CheckContext& ctx, const Pair& p) {
+  return ctx.view.gpu_label(p.gpu) + " " + p.gpu + " <-> " + std::string(role_name(p.peer_role)) + " " + p.peer +
+         ": " + std::string(path_label_name(p.label)) + ", P2PDMA " + std::string(p2pdma_map_name(p.p2pdma)) +
+         " distance " + std::to_string(p.distance) + " (" + p.p2pdma_reason + ")";
+}
+
+inline bool is_x86(const Machine& m) { return m.arch == "x86_64" || m.arch == "i686"; }
+// NVIDIA Grace: Arm implementer 0x41 with Neoverse V2 core part 0xd4f.
+inline bool is_grace(const Machine& m) { return m.arch == "aarch64" && m.cpu_part == "0xd4f"; }
+
+}  // namespace gdsb::topo

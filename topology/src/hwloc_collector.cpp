@@ -1,0 +1,145 @@
+// hwloc: NUMA locality and OS device names for the live collector, and a complete
+// (if coarser) collector for hwloc XML exports. I/O objects are dropped by hwloc by
+// default, so every topology here is loaded with the I/O filter set to KEEP_ALL.
+#include <hwloc.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+#include "gdsb/error.hpp"
+#include "gdsb/topo/collect.hpp"
+#include "gdsb/topo/pci_config.hpp"
+#include "internal.hpp"
+
+namespace gdsb::topo {
+namespace {
+
+struct TopologyDeleter {
+  void operator()(hwloc_topology* t) const { hwloc_topology_destroy(t); }
+};
+using TopologyPtr = std::unique_ptr<hwloc_topology, TopologyDeleter>;
+
+TopologyPtr load(const char* xml, std::string& error) {
+  hwloc_topology_t t = nullptr;
+  if (hwloc_topology_init(&t) != 0) {
+    error = "hwloc_topology_init failed";
+    return nullptr;
+  }
+  TopologyPtr topo(t);
+  hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_ALL);
+  if (xml && hwloc_topology_set_xml(t, xml) != 0) {
+    error = std::string("hwloc cannot read XML ") + xml;
+    return nullptr;
+  }
+  if (hwloc_topology_load(t) != 0) {
+    error = "hwloc_topology_load failed";
+    return nullptr;
+  }
+  return topo;
+}
+
+std::string bdf_of(unsigned domain, unsigned bus, unsigned dev, unsigned func) {
+  char b[16];
+  std::snprintf(b, sizeof b, "%04x:%02x:%02x.%u", domain & 0xffff, bus & 0xff, dev & 0x1f, func & 7);
+  return b;
+}
+
+const hwloc_obj_attr_u::hwloc_pcidev_attr_s* pci_attr(hwloc_obj_t o) {
+  if (o->type == HWLOC_OBJ_PCI_DEVICE) return &o->attr->pcidev;
+  if (o->type == HWLOC_OBJ_BRIDGE && o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI)
+    return &o->attr->bridge.upstream.pci;
+  return nullptr;
+}
+
+std::optional<int> numa_of(hwloc_topology_t t, hwloc_obj_t o) {
+  hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(t, o);
+  if (!anc || !anc->nodeset || hwloc_bitmap_weight(anc->nodeset) != 1) return std::nullopt;
+  return hwloc_bitmap_first(anc->nodeset);
+}
+
+void add_os_devices(hwloc_obj_t pci, Device& d) {
+  for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling) {
+    if (c->type != HWLOC_OBJ_OS_DEVICE || !c->name) continue;
+    auto type = c->attr->osdev.type;
+    auto& list = type == HWLOC_OBJ_OSDEV_BLOCK ? d.block_devices : d.net_devices;
+    if (type != HWLOC_OBJ_OSDEV_BLOCK && type != HWLOC_OBJ_OSDEV_NETWORK) continue;
+    if (std::find(list.begin(), list.end(), c->name) == list.end()) list.emplace_back(c->name);
+  }
+  std::sort(d.block_devices.begin(), d.block_devices.end());
+  std::sort(d.net_devices.begin(), d.net_devices.end());
+}
+
+}  // namespace
+
+std::string enrich_with_hwloc(Snapshot& s) {
+  std::string error;
+  auto topo = load(nullptr, error);
+  if (!topo) return "hwloc unavailable (" + error + "): NUMA locality from sysfs only";
+  hwloc_topology_t t = topo.get();
+  s.machine.numa_nodes = std::max(s.machine.numa_nodes, hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE));
+  for (auto& d : s.devices) {
+    unsigned dom = 0, bus = 0, dev = 0, fn = 0;
+    if (std::sscanf(d.bdf.c_str(), "%x:%x:%x.%u", &dom, &bus, &dev, &fn) != 4) continue;
+    hwloc_obj_t o = hwloc_get_pcidev_by_busid(t, dom, bus, dev, fn);
+    if (!o) continue;
+    // sysfs says -1 on single-node machines and some VMs; hwloc's locality is the fallback.
+    if (!d.numa_node && s.machine.numa_nodes > 1) d.numa_node = numa_of(t, o);
+    add_os_devices(o, d);
+  }
+  return {};
+}
+
+Snapshot collect_hwloc_xml(const std::filesystem::path& file) {
+  std::string error;
+  auto topo = load(file.c_str(), error);
+  if (!topo) throw RuntimeError(error + " (" + file.string() + "): expected `lstopo --of xml` output");
+  hwloc_topology_t t = topo.get();
+  Snapshot s;
+  s.kind = SourceKind::HwlocXml;
+  s.path = file.string();
+  s.machine.numa_nodes = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
+  for (hwloc_obj_t o = hwloc_get_next_pcidev(t, nullptr); o; o = hwloc_get_next_pcidev(t, o)) {
+    Device d;
+    d.bdf = bdf_of(o->attr->pcidev.domain, o->attr->pcidev.bus, o->attr->pcidev.dev, o->attr->pcidev.func);
+    d.vendor = o->attr->pcidev.vendor_id;
+    d.device = o->attr->pcidev.device_id;
+    d.class_code = static_cast<uint32_t>(o->attr->pcidev.class_id) << 8;
+    d.numa_node = numa_of(t, o);
+    d.acs_note = "hwloc XML carries no config space";
+    add_os_devices(o, d);
+    if (const char* n = hwloc_obj_get_info_by_name(o, "PCIDevice")) d.name = n;
+    s.devices.push_back(std::move(d));
+  }
+  for (hwloc_obj_t o = hwloc_get_next_bridge(t, nullptr); o; o = hwloc_get_next_bridge(t, o)) {
+    const auto* pa = pci_attr(o);
+    if (!pa) continue;
+    Device d;
+    d.bdf = bdf_of(pa->domain, pa->bus, pa->dev, pa->func);
+    d.vendor = pa->vendor_id;
+    d.device = pa->device_id;
+    d.class_code = static_cast<uint32_t>(pa->class_id) << 8;
+    d.secondary_bus = o->attr->bridge.downstream.pci.secondary_bus;
+    d.subordinate_bus = o->attr->bridge.downstream.pci.subordinate_bus;
+    d.numa_node = numa_of(t, o);
+    d.acs_note = "hwloc XML carries no config space";
+    // hwloc does not record the PCIe port type: infer it from the position in the tree.
+    hwloc_obj_t up = o->parent;
+    const auto* upa = up ? pci_attr(up) : nullptr;
+    if (!upa) d.port_type = kPortRootPort;
+    s.devices.push_back(std::move(d));
+  }
+  std::sort(s.devices.begin(), s.devices.end(), [](const Device& a, const Device& b) { return a.bdf < b.bdf; });
+  rebuild_tree_from_bus_numbers(s);
+  for (int pass = 0; pass < 8; ++pass)
+    for (auto& d : s.devices) {
+      const Device* p = d.parent.empty() ? nullptr : s.find(d.parent);
+      if (d.secondary_bus && d.port_type < 0 && p)
+        d.port_type = p->port_type == kPortUpstream ? kPortDownstream : kPortUpstream;
+    }
+  for (auto& d : s.devices) d.role = classify_role(d);
+  s.notes.push_back("hwloc XML has no link width/speed, ACS or host facts");
+  return s;
+}
+
+}  // namespace gdsb::topo

@@ -1,0 +1,23 @@
+// Helpers shared by the collectors (not part of the public interface).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gdsb/topo/model.hpp"
+
+namespace gdsb::topo::detail {
+
+// Whole small file, or nullopt when unreadable. Trailing newline removed.
+std::optional<std::string> read_text(const std::filesystem::path& p);
+std::optional<long long> read_number(const std::filesystem::path& p, int base);
+std::vector<uint8_t> read_binary(const std::filesystem::path& p, size_t max_bytes);
+bool is_bdf(const std::string& s);  // "0000:00:06.0"
+std::string trim(std::string s);
+
+// Fills Device::name for every device from the system pci.ids through libpci.
+void lookup_names(Snapshot& s);
+
+}  // namespace gdsb::topo::detail

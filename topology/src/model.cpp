@@ -1,0 +1,129 @@
+#include "gdsb/topo/model.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <utility>
+
+#include "gdsb/topo/pci_config.hpp"
+
+namespace gdsb::topo {
+namespace {
+
+constexpr std::array<std::pair<Role, std::string_view>, 9> kRoles{{
+    {Role::Gpu, "gpu"}, {Role::Nvme, "nvme"}, {Role::Nic, "nic"}, {Role::RootPort, "root_port"},
+    {Role::SwitchUpstream, "switch_upstream"}, {Role::SwitchDownstream, "switch_downstream"},
+    {Role::Bridge, "bridge"}, {Role::HostBridge, "host_bridge"}, {Role::Other, "other"}}};
+
+constexpr std::array<std::pair<SourceKind, std::string_view>, 6> kKinds{{
+    {SourceKind::Live, "live"}, {SourceKind::Snapshot, "snapshot"},
+    {SourceKind::SysfsRoot, "sysfs-root"}, {SourceKind::PciDump, "pci-dump"},
+    {SourceKind::LspciText, "lspci-text"}, {SourceKind::HwlocXml, "hwloc-xml"}}};
+
+int parse_hex(std::string_view s) {
+  int v = -1;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), v, 16);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size() ? v : -1;
+}
+
+}  // namespace
+
+std::string_view role_name(Role r) {
+  for (const auto& [role, name] : kRoles)
+    if (role == r) return name;
+  return "other";
+}
+
+std::optional<Role> role_from_name(std::string_view s) {
+  for (const auto& [role, name] : kRoles)
+    if (name == s) return role;
+  return std::nullopt;
+}
+
+std::string_view source_kind_name(SourceKind k) {
+  for (const auto& [kind, name] : kKinds)
+    if (kind == k) return name;
+  return "live";
+}
+
+std::optional<SourceKind> source_kind_from_name(std::string_view s) {
+  for (const auto& [kind, name] : kKinds)
+    if (name == s) return kind;
+  return std::nullopt;
+}
+
+int Device::bus() const {
+  // "DDDD:BB:dd.f"
+  return bdf.size() >= 7 ? parse_hex(std::string_view(bdf).substr(5, 2)) : -1;
+}
+
+const Device* Snapshot::find(std::string_view bdf) const {
+  auto it = std::lower_bound(devices.begin(), devices.end(), bdf,
+                             [](const Device& d, std::string_view b) { return d.bdf < b; });
+  return it != devices.end() && it->bdf == bdf ? &*it : nullptr;
+}
+
+std::vector<const Device*> Snapshot::with_role(Role r) const {
+  std::vector<const Device*> out;
+  for (const auto& d : devices)
+    if (d.role == r) out.push_back(&d);
+  return out;
+}
+
+void apply_gpu_facts(Snapshot& s, const GpuFactsProvider& provider) {
+  for (const auto& d : s.devices)
+    if (d.role == Role::Gpu)
+      if (auto f = provider.facts_for(d)) s.gpu_facts[d.bdf] = *f;
+}
+
+Role classify_role(const Device& d) {
+  uint16_t cls = d.class_id();
+  if (d.vendor == 0x10de && (cls == 0x0302 || cls == 0x0300)) return Role::Gpu;
+  if (cls == 0x0108) return Role::Nvme;
+  if (cls == 0x0200 || cls == 0x0207) return Role::Nic;
+  switch (d.port_type) {
+    case kPortRootPort: return Role::RootPort;
+    case kPortUpstream: return Role::SwitchUpstream;
+    case kPortDownstream: return Role::SwitchDownstream;
+    default: break;
+  }
+  if (cls == 0x0600) return Role::HostBridge;
+  if (cls == 0x0604 || cls == 0x0609) return Role::Bridge;
+  return Role::Other;
+}
+
+void finalize(Snapshot& s) {
+  for (auto& d : s.devices) {
+    decode_config(d);
+    d.role = classify_role(d);
+  }
+  std::sort(s.devices.begin(), s.devices.end(),
+            [](const Device& a, const Device& b) { return a.bdf < b.bdf; });
+}
+
+void rebuild_tree_from_bus_numbers(Snapshot& s) {
+  // A device's parent is the bridge of its domain whose secondary bus is its bus. A bus
+  // that is no bridge's secondary bus is a root bus; its number names the root complex.
+  for (auto& d : s.devices) {
+    d.parent.clear();
+    std::string domain = d.bdf.substr(0, 4);
+    int bus = d.bus();
+    for (const auto& b : s.devices)
+      if (&b != &d && b.secondary_bus && *b.secondary_bus == bus && b.bdf.substr(0, 4) == domain &&
+          *b.secondary_bus != b.bus()) {
+        d.parent = b.bdf;
+        break;
+      }
+  }
+  for (auto& d : s.devices) {
+    const Device* top = &d;
+    for (int guard = 0; guard < 64 && !top->parent.empty(); ++guard) {
+      const Device* p = s.find(top->parent);
+      if (!p) break;
+      top = p;
+    }
+    d.root_complex = top->bdf.substr(0, 7);
+  }
+}
+
+}  // namespace gdsb::topo

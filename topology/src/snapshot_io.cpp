@@ -1,0 +1,202 @@
+// Saved snapshots: DIR/snapshot.json holds the whole model, config space included, so a
+// replay runs every check exactly as on the machine it was recorded on.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <system_error>
+
+#include <nlohmann/json.hpp>
+
+#include "gdsb/error.hpp"
+#include "gdsb/topo/collect.hpp"
+#include "internal.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace gdsb::topo {
+namespace {
+
+constexpr const char* kSnapshotSchema = "gdsbench.topo-snapshot/1";
+
+std::string to_hex(const std::vector<uint8_t>& b) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string s;
+  s.reserve(b.size() * 2);
+  for (uint8_t v : b) {
+    s += kDigits[v >> 4];
+    s += kDigits[v & 15];
+  }
+  return s;
+}
+
+std::vector<uint8_t> from_hex(const std::string& s) {
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  std::vector<uint8_t> out;
+  for (size_t i = 0; i + 1 < s.size(); i += 2) {
+    int hi = nibble(s[i]), lo = nibble(s[i + 1]);
+    if (hi < 0 || lo < 0) throw RuntimeError("snapshot: bad hex in config space");
+    out.push_back(static_cast<uint8_t>(hi << 4 | lo));
+  }
+  return out;
+}
+
+template <class T>
+json opt(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+template <class T>
+std::optional<T> get_opt(const json& j, const char* k) {
+  if (!j.contains(k) || j[k].is_null()) return std::nullopt;
+  return j[k].get<T>();
+}
+
+json device_json(const Device& d) {
+  json bars = json::array();
+  for (const auto& b : d.bars) bars.push_back({{"index", b.index}, {"size", b.size}, {"prefetchable", b.prefetchable}, {"is_64bit", b.is_64bit}});
+  json j = {{"bdf", d.bdf}, {"vendor", d.vendor}, {"device", d.device}, {"class_code", d.class_code},
+            {"name", d.name}, {"role", role_name(d.role)}, {"parent", d.parent},
+            {"root_complex", d.root_complex}, {"numa_node", opt(d.numa_node)},
+            {"iommu_group", opt(d.iommu_group)}, {"driver", d.driver}, {"config", to_hex(d.config)},
+            {"port_type", d.port_type}, {"ext_config_readable", d.ext_config_readable},
+            {"acs_note", d.acs_note}, {"secondary_bus", opt(d.secondary_bus)},
+            {"subordinate_bus", opt(d.subordinate_bus)}, {"bars_known", d.bars_known}, {"bars", bars},
+            {"block_devices", d.block_devices}, {"net_devices", d.net_devices}};
+  j["link"] = d.link ? json{{"cur_speed_gts", d.link->cur_speed_gts}, {"cur_width", d.link->cur_width},
+                            {"max_speed_gts", d.link->max_speed_gts}, {"max_width", d.link->max_width}}
+                     : json(nullptr);
+  j["acs"] = d.acs ? json{{"cap", d.acs->cap}, {"ctl", d.acs->ctl}, {"offset", d.acs->offset}} : json(nullptr);
+  return j;
+}
+
+Device device_from(const json& j) {
+  Device d;
+  d.bdf = j.at("bdf").get<std::string>();
+  if (!detail::is_bdf(d.bdf)) throw RuntimeError("snapshot: bad BDF " + d.bdf);
+  d.vendor = j.at("vendor").get<uint16_t>();
+  d.device = j.at("device").get<uint16_t>();
+  d.class_code = j.at("class_code").get<uint32_t>();
+  d.name = j.at("name").get<std::string>();
+  d.role = role_from_name(j.at("role").get<std::string>()).value_or(Role::Other);
+  d.parent = j.at("parent").get<std::string>();
+  d.root_complex = j.at("root_complex").get<std::string>();
+  d.numa_node = get_opt<int>(j, "numa_node");
+  d.iommu_group = get_opt<int>(j, "iommu_group");
+  d.driver = j.at("driver").get<std::string>();
+  d.config = from_hex(j.at("config").get<std::string>());
+  d.port_type = j.at("port_type").get<int>();
+  d.ext_config_readable = j.at("ext_config_readable").get<bool>();
+  d.acs_note = j.at("acs_note").get<std::string>();
+  d.secondary_bus = get_opt<int>(j, "secondary_bus");
+  d.subordinate_bus = get_opt<int>(j, "subordinate_bus");
+  d.bars_known = j.at("bars_known").get<bool>();
+  for (const auto& b : j.at("bars"))
+    d.bars.push_back(Bar{b.at("index").get<int>(), b.at("size").get<uint64_t>(), b.at("prefetchable").get<bool>(), b.at("is_64bit").get<bool>()});
+  d.block_devices = j.at("block_devices").get<std::vector<std::string>>();
+  d.net_devices = j.at("net_devices").get<std::vector<std::string>>();
+  if (const auto& l = j.at("link"); !l.is_null())
+    d.link = Link{l.at("cur_speed_gts").get<double>(), l.at("cur_width").get<int>(), l.at("max_speed_gts").get<double>(), l.at("max_width").get<int>()};
+  if (const auto& a = j.at("acs"); !a.is_null())
+    d.acs = Acs{a.at("cap").get<uint16_t>(), a.at("ctl").get<uint16_t>(), a.at("offset").get<uint16_t>()};
+  return d;
+}
+
+json machine_json(const Machine& m) {
+  const auto& c = m.cufile;
+  json mounts = json::array();
+  for (const auto& mt : m.mounts) mounts.push_back({mt.source, mt.target, mt.fstype, mt.options});
+  json groups = json::object();
+  for (const auto& [g, type] : m.iommu_group_types) groups[std::to_string(g)] = type;
+  return {{"proc_known", m.proc_known}, {"iommu_known", m.iommu_known}, {"kernel_release", m.kernel_release},
+          {"arch", m.arch}, {"cpu_vendor", m.cpu_vendor}, {"cpu_family", m.cpu_family}, {"cpu_part", m.cpu_part},
+          {"cpu_model", m.cpu_model}, {"cmdline", m.cmdline}, {"iommu_units", m.iommu_units},
+          {"iommu_group_types", groups}, {"nvidia_fs_loaded", m.nvidia_fs_loaded},
+          {"nvidia_fs_version", m.nvidia_fs_version}, {"udev_present", m.udev_present},
+          {"cufile", {{"path", c.path}, {"found", c.found}, {"error", c.error},
+                      {"allow_compat_mode", opt(c.allow_compat_mode)}, {"force_compat_mode", opt(c.force_compat_mode)},
+                      {"use_pci_p2pdma", opt(c.use_pci_p2pdma)}, {"use_poll_mode", opt(c.use_poll_mode)},
+                      {"max_direct_io_size_kb", opt(c.max_direct_io_size_kb)}}},
+          {"mounts", mounts}, {"numa_nodes", m.numa_nodes}};
+}
+
+Machine machine_from(const json& j) {
+  Machine m;
+  m.proc_known = j.at("proc_known").get<bool>();
+  m.iommu_known = j.at("iommu_known").get<bool>();
+  m.kernel_release = j.at("kernel_release").get<std::string>();
+  m.arch = j.at("arch").get<std::string>();
+  m.cpu_vendor = j.at("cpu_vendor").get<std::string>();
+  m.cpu_family = j.at("cpu_family").get<int>();
+  m.cpu_part = j.at("cpu_part").get<std::string>();
+  m.cpu_model = j.at("cpu_model").get<std::string>();
+  m.cmdline = j.at("cmdline").get<std::string>();
+  m.iommu_units = j.at("iommu_units").get<std::vector<std::string>>();
+  for (const auto& [g, type] : j.at("iommu_group_types").items()) m.iommu_group_types[std::stoi(g)] = type.get<std::string>();
+  m.nvidia_fs_loaded = j.at("nvidia_fs_loaded").get<bool>();
+  m.nvidia_fs_version = j.at("nvidia_fs_version").get<std::string>();
+  m.udev_present = j.at("udev_present").get<bool>();
+  const auto& c = j.at("cufile");
+  m.cufile.path = c.at("path").get<std::string>();
+  m.cufile.found = c.at("found").get<bool>();
+  m.cufile.error = c.at("error").get<std::string>();
+  m.cufile.allow_compat_mode = get_opt<bool>(c, "allow_compat_mode");
+  m.cufile.force_compat_mode = get_opt<bool>(c, "force_compat_mode");
+  m.cufile.use_pci_p2pdma = get_opt<bool>(c, "use_pci_p2pdma");
+  m.cufile.use_poll_mode = get_opt<bool>(c, "use_poll_mode");
+  m.cufile.max_direct_io_size_kb = get_opt<int64_t>(c, "max_direct_io_size_kb");
+  for (const auto& mt : j.at("mounts"))
+    m.mounts.push_back(Mount{mt.at(0).get<std::string>(), mt.at(1).get<std::string>(), mt.at(2).get<std::string>(), mt.at(3).get<std::string>()});
+  m.numa_nodes = j.at("numa_nodes").get<int>();
+  return m;
+}
+
+}  // namespace
+
+void save_snapshot(const Snapshot& s, const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw RuntimeError("cannot create snapshot directory " + dir.string() + ": " + ec.message());
+  json devices = json::array();
+  for (const auto& d : s.devices) devices.push_back(device_json(d));
+  json facts = json::object();
+  for (const auto& [bdf, f] : s.gpu_facts) facts[bdf] = {{"memory_bytes", opt(f.memory_bytes)}, {"source", f.source}};
+  json j = {{"schema", kSnapshotSchema}, {"recorded_from", {{"kind", source_kind_name(s.kind)}, {"path", s.path}}},
+            {"devices", devices}, {"machine", machine_json(s.machine)}, {"gpu_facts", facts}, {"notes", s.notes}};
+  fs::path tmp = dir / "snapshot.json.gdsb-tmp";
+  {
+    std::ofstream out(tmp);
+    out << j.dump(1) << '\n';
+    if (!out) throw RuntimeError("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, dir / "snapshot.json", ec);
+  if (ec) throw RuntimeError("cannot rename " + tmp.string() + ": " + ec.message());
+}
+
+Snapshot load_snapshot(const fs::path& dir) {
+  fs::path file = fs::is_directory(dir) ? dir / "snapshot.json" : dir;
+  auto text = detail::read_text(file);
+  if (!text) throw RuntimeError("cannot read snapshot " + file.string() + " (made by --save-snapshot DIR)");
+  auto j = json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.value("schema", "") != kSnapshotSchema)
+    throw RuntimeError(file.string() + " is not a gdsb-topo snapshot (schema " + kSnapshotSchema + ")");
+  Snapshot s;
+  s.kind = SourceKind::Snapshot;
+  s.path = dir.string();
+  try {
+    for (const auto& d : j.at("devices")) s.devices.push_back(device_from(d));
+    s.machine = machine_from(j.at("machine"));
+    for (const auto& [bdf, f] : j.at("gpu_facts").items())
+      s.gpu_facts[bdf] = GpuFacts{get_opt<uint64_t>(f, "memory_bytes"), f.at("source").get<std::string>()};
+    s.notes = j.at("notes").get<std::vector<std::string>>();
+  } catch (const json::exception& e) {
+    throw RuntimeError("snapshot " + file.string() + " is damaged: " + e.what());
+  }
+  std::sort(s.devices.begin(), s.devices.end(), [](const Device& a, const Device& b) { return a.bdf < b.bdf; });
+  return s;
+}
+
+}  // namespace gdsb::topo
