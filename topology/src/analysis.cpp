@@ -157,6 +157,7 @@ const Pair* TopologyView::pair(const std::string& gpu, const std::string& peer) 
 namespace {
 bool better(const Pair& a, const Pair& b) {
   if (a.label != b.label) return a.label < b.label;
+  if (a.acs_redirect_ports.empty() != b.acs_redirect_ports.empty()) return a.acs_redirect_ports.empty();
   return a.distance < b.distance;
 }
 }  // namespace

@@ -123,20 +123,12 @@ Snapshot collect_hwloc_xml(const std::filesystem::path& file) {
     d.subordinate_bus = o->attr->bridge.downstream.pci.subordinate_bus;
     d.numa_node = numa_of(t, o);
     d.acs_note = "hwloc XML carries no config space";
-    // hwloc does not record the PCIe port type: infer it from the position in the tree.
-    hwloc_obj_t up = o->parent;
-    const auto* upa = up ? pci_attr(up) : nullptr;
-    if (!upa) d.port_type = kPortRootPort;
     s.devices.push_back(std::move(d));
   }
   std::sort(s.devices.begin(), s.devices.end(), [](const Device& a, const Device& b) { return a.bdf < b.bdf; });
   rebuild_tree_from_bus_numbers(s);
-  for (int pass = 0; pass < 8; ++pass)
-    for (auto& d : s.devices) {
-      const Device* p = d.parent.empty() ? nullptr : s.find(d.parent);
-      if (d.secondary_bus && d.port_type < 0 && p)
-        d.port_type = p->port_type == kPortUpstream ? kPortDownstream : kPortUpstream;
-    }
+  for (auto& d : s.devices) d.port_type = -1;  // hwloc has no PCIe capability
+  infer_port_types(s);
   for (auto& d : s.devices) d.role = classify_role(d);
   s.notes.push_back("hwloc XML has no link width/speed, ACS or host facts");
   return s;

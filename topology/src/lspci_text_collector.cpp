@@ -158,6 +158,7 @@ Snapshot collect_lspci_text(const std::filesystem::path& file) {
   std::sort(p.s.devices.begin(), p.s.devices.end(),
             [](const Device& a, const Device& b) { return a.bdf < b.bdf; });
   rebuild_tree_from_bus_numbers(p.s);
+  infer_port_types(p.s);
   return p.s;
 }
 

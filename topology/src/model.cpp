@@ -126,4 +126,27 @@ void rebuild_tree_from_bus_numbers(Snapshot& s) {
   }
 }
 
+void infer_port_types(Snapshot& s) {
+  // Without the PCIe capability (non-root readers see 64 bytes, hwloc XML has none) a
+  // bridge's port type follows from its place in the tree: a bridge on a root bus is a
+  // root port, a bridge below a root or downstream port is a switch upstream port, a
+  // bridge below an upstream port is a downstream port. Parents come first in BDF order
+  // only by accident, so iterate until nothing changes.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto& d : s.devices) {
+      if (d.port_type >= 0 || !d.secondary_bus) continue;
+      const Device* p = d.parent.empty() ? nullptr : s.find(d.parent);
+      int type = -1;
+      if (!p) type = 4;
+      else if (p->port_type == 4 || p->port_type == 6) type = 5;
+      else if (p->port_type == 5) type = 6;
+      if (type < 0) continue;
+      d.port_type = type;
+      d.role = classify_role(d);
+      changed = true;
+    }
+  }
+}
+
 }  // namespace gdsb::topo

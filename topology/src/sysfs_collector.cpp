@@ -181,6 +181,7 @@ Snapshot collect_tree(const fs::path& root, bool live, const CollectOptions& opt
                       "bridge bus numbers");
     rebuild_tree_from_bus_numbers(s);
   }
+  infer_port_types(s);
   if (opt.lookup_names) detail::lookup_names(s);
   return s;
 }

@@ -146,5 +146,7 @@ void finalize(Snapshot& s);
 // inputs that carry no sysfs hierarchy: lspci dumps and text).
 void rebuild_tree_from_bus_numbers(Snapshot& s);
 Role classify_role(const Device& d);
+// Port types of bridges whose PCIe capability is unreadable, from their tree position.
+void infer_port_types(Snapshot& s);
 
 }  // namespace gdsb::topo

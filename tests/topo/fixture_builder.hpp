@@ -1,0 +1,77 @@
+// Builds recorded inputs for gdsb-topo tests from a small machine description: sysfs
+// trees with binary config files carrying real capability chains (PM -> PCIe, AER ->
+// ACS), `lspci -xxxx` dumps of the same config bytes, and the host files (/proc, /run).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gdsb::topo::fixture {
+
+struct Dev {
+  std::string bdf;
+  uint16_t vendor = 0, device = 0;
+  uint32_t class_code = 0;
+  int port_type = -1;  // -1: conventional PCI function (no PCIe capability)
+  int max_speed = 0, max_width = 0, cur_speed = 0, cur_width = 0;  // speed codes 1..6
+  std::optional<uint16_t> acs_cap, acs_ctl;
+  std::string parent;
+  int secondary = -1, subordinate = -1;
+  int numa = -1;
+  std::optional<int> iommu_group;
+  std::map<int, uint64_t> bars;  // index -> size (64-bit prefetchable memory)
+  std::vector<std::string> block, net;
+  std::string driver;
+};
+
+struct Host {
+  bool write_proc = true;
+  std::string kernel = "6.8.0-45-generic";
+  std::string cmdline = "BOOT_IMAGE=/vmlinuz root=/dev/nvme0n1p2 ro iommu=pt";
+  std::string cpu_vendor = "GenuineIntel";
+  int cpu_family = 6;
+  std::string cpu_part;  // aarch64 only ("0xd4f": Grace)
+  std::map<int, std::string> iommu_groups;  // group -> type
+  bool nvidia_fs = true;
+  bool udev = true;
+  std::string cufile_json;  // empty: no /etc/cufile.json
+  std::vector<std::string> mounts;
+  int numa_nodes = 1;
+};
+
+struct Machine {
+  std::vector<Dev> devs;
+  Host host;
+  size_t config_size = 4096;  // 64 models a non-root reader, 256 `lspci -xxx`
+};
+
+std::vector<uint8_t> config_bytes(const Dev& d, size_t size);
+void write_sysfs(const Machine& m, const std::filesystem::path& root);
+std::string lspci_dump(const Machine& m, size_t bytes_per_device);
+
+// A box of `sockets` root complexes, each with `switches` PCIe switches; below each
+// switch `gpus` GPUs, `nvmes` NVMe drives and `nics` NICs. Healthy: ACS off on switch
+// ports, IOMMU passthrough, nvidia-fs, udev, cufile.json, ext4 data mount.
+Machine make_box(int sockets, int switches, int gpus, int nvmes, int nics);
+Dev* find(Machine& m, const std::string& bdf);
+Dev* first(Machine& m, uint32_t class_prefix);  // first device whose class starts so
+Machine make_flat_vm();  // like the GPU test machine: flat bus 00, virtio, one GPU
+
+// A temporary directory removed on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace gdsb::topo::fixture
