@@ -124,7 +124,6 @@ Snapshot collect_pci_dump(const fs::path& file, const CollectOptions& opt) {
   Snapshot s;
   s.kind = SourceKind::PciDump;
   s.path = file.string();
-  bool short_config = false;
   for (int i = 0; i < count; ++i) {
     const RawDev& r = raw[static_cast<size_t>(i)];
     if (r.config.size() < 64) continue;
@@ -136,16 +135,18 @@ Snapshot collect_pci_dump(const fs::path& file, const CollectOptions& opt) {
     d.config = r.config;
     d.acs_note = "the dump holds " + std::to_string(r.config.size()) +
                  " config bytes; extended space (ACS) needs `lspci -xxxx` run as root";
-    short_config = short_config || r.config.size() <= 256;
     s.devices.push_back(std::move(d));
   }
   if (s.devices.empty()) throw RuntimeError("no devices with config space in " + file.string());
-  if (short_config)
-    s.notes.push_back("some devices have no extended config space in the dump (-xxx or "
-                      "non-root): ACS is unknown for them");
-  s.notes.push_back("a PCI dump has no NUMA, IOMMU, driver, BAR size or host facts");
   finalize(s);
+  size_t short_config = 0;
+  for (const auto& d : s.devices) short_config += d.port_type >= 0 && !d.ext_config_readable;
+  if (short_config)
+    s.notes.push_back(std::to_string(short_config) + " PCIe device(s) have no extended config space in the "
+                      "dump (made with -xxx or without root): their ACS state is unknown");
+  s.notes.push_back("a PCI dump has no NUMA, IOMMU, driver, BAR size or host facts");
   rebuild_tree_from_bus_numbers(s);
+  infer_port_types(s);
   if (opt.lookup_names) detail::lookup_names(s);
   return s;
 }
