@@ -1,1 +1,119 @@
-#include <gtest/gtest.h>
+// gdsb-topo command line: exit codes, messages, JSON file handling.
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "topo_app.hpp"
+#include "topo_test_util.hpp"
+
+namespace gdsb::topo::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int rc = 0;
+  std::string out, err;
+};
+
+CliRun cli(std::vector<std::string> args) {
+  args.insert(args.begin(), "gdsb-topo");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  CliRun r;
+  r.rc = topo_app::topo_main(static_cast<int>(argv.size()), argv.data());
+  r.out = ::testing::internal::GetCapturedStdout();
+  r.err = ::testing::internal::GetCapturedStderr();
+  return r;
+}
+
+class TopoCli : public ::testing::Test {
+ protected:
+  fixture::TempDir dir;
+  fs::path tree(const fixture::Machine& m, const std::string& name) {
+    fs::path root = dir.path() / name;
+    fixture::write_sysfs(m, root);
+    return root;
+  }
+};
+
+TEST_F(TopoCli, ExitCodesFollowTheVerdict) {
+  auto healthy = fixture::make_box(1, 1, 1, 1, 0);
+  // BAR1 stays waived without NVML; everything else passes.
+  EXPECT_EQ(cli({"--sysfs-root", tree(healthy, "ok").string(), "-q"}).rc, 0);
+  auto acs = healthy;
+  fixture::find(acs, "0000:02:01.0")->acs_ctl = 0x001d;
+  CliRun r = cli({"--sysfs-root", tree(acs, "acs").string()});
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_NE(r.out.find("Platform verification: failed"), std::string::npos);
+  EXPECT_NE(r.out.find("ACS-REDIRECT(RR CR)"), std::string::npos);  // tree mark
+  auto translated = healthy;
+  for (auto& [g, t] : translated.host.iommu_groups) t = "DMA";
+  fs::path t = tree(translated, "dma");
+  EXPECT_EQ(cli({"--sysfs-root", t.string()}).rc, 0);
+  EXPECT_EQ(cli({"--sysfs-root", t.string(), "--warn-as-error"}).rc, 3);
+}
+
+TEST_F(TopoCli, UsageAndCollectionErrors) {
+  EXPECT_EQ(cli({"--no-such-option"}).rc, 2);
+  EXPECT_EQ(cli({"--pci-dump", "a", "--lspci-text", "b"}).rc, 2);
+  CliRun r = cli({"--pci-dump", (dir.path() / "missing.txt").string()});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("missing.txt"), std::string::npos);
+  EXPECT_EQ(cli({"--from-snapshot", dir.path().string()}).rc, 1);
+  EXPECT_EQ(cli({"--help"}).rc, 0);
+}
+
+TEST_F(TopoCli, JsonReportFollowsTheContract) {
+  fs::path root = tree(fixture::make_box(1, 1, 1, 1, 1), "box");
+  fs::path out = dir.path() / "topo.json";
+  ASSERT_EQ(cli({"--sysfs-root", root.string(), "--json", out.string(), "-q"}).rc, 0);
+  std::ifstream in(out);
+  auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["schema"], "gdsbench.topo/1");
+  EXPECT_EQ(j["tool"]["name"], "gdsb-topo");
+  EXPECT_EQ(j["source"]["kind"], "sysfs-root");
+  EXPECT_EQ(j["verdict"], "pass");
+  for (const char* k : {"argv", "context", "interrupted", "devices", "checks", "pairs", "ceilings"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  for (const char* k : {"host", "kernel", "os", "cpu_model", "cpus", "started_at", "ended_at", "env"})
+    EXPECT_TRUE(j["context"].contains(k)) << k;
+  const auto& gpu = *std::find_if(j["devices"].begin(), j["devices"].end(), [](const auto& d) { return d["role"] == "gpu"; });
+  EXPECT_EQ(gpu["vendor"], "10de");
+  EXPECT_EQ(gpu["class"], "0302");
+  EXPECT_EQ(gpu["link"]["max_width"], 16);
+  const auto& dsp = *std::find_if(j["devices"].begin(), j["devices"].end(), [](const auto& d) { return d["role"] == "switch_downstream"; });
+  EXPECT_EQ(dsp["acs"]["cap"], "0x007f");
+  EXPECT_EQ(j["pairs"][0]["label"], "PIX");
+  EXPECT_EQ(j["pairs"][0]["p2pdma"], "BUS_ADDR");
+  for (const auto& c : j["checks"])
+    for (const char* k : {"id", "title", "verdict", "devices", "evidence", "consequence", "remedy", "reason"})
+      EXPECT_TRUE(c.contains(k)) << k;
+  EXPECT_FALSE(fs::exists(out.string() + ".gdsb-tmp"));
+  // Replacing our own report is fine; an unrelated file needs --allow-overwrite.
+  EXPECT_EQ(cli({"--sysfs-root", root.string(), "--json", out.string(), "-q"}).rc, 0);
+  fs::path other = dir.path() / "notes.txt";
+  std::ofstream(other) << "precious";
+  CliRun r = cli({"--sysfs-root", root.string(), "--json", other.string(), "-q"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--allow-overwrite"), std::string::npos);
+  std::ifstream keep(other);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(keep), {}), "precious");
+  EXPECT_EQ(cli({"--sysfs-root", root.string(), "--json", other.string(), "-q", "--allow-overwrite"}).rc, 0);
+}
+
+TEST_F(TopoCli, SaveSnapshotThenReplayGivesSameJson) {
+  fs::path root = tree(fixture::make_box(2, 1, 1, 2, 1), "box");
+  fs::path a = dir.path() / "a.json", b = dir.path() / "b.json", snap = dir.path() / "snap";
+  ASSERT_EQ(cli({"--sysfs-root", root.string(), "--save-snapshot", snap.string(), "--json", a.string()}).rc, 0);
+  ASSERT_EQ(cli({"--from-snapshot", snap.string(), "--json", b.string(), "--matrix"}).rc, 0);
+  auto ja = nlohmann::json::parse(std::ifstream(a));
+  auto jb = nlohmann::json::parse(std::ifstream(b));
+  EXPECT_EQ(jb["source"]["kind"], "snapshot");
+  for (const char* k : {"devices", "checks", "pairs", "ceilings", "verdict"}) EXPECT_EQ(ja[k], jb[k]) << k;
+}
+
+}  // namespace
+}  // namespace gdsb::topo::testing

@@ -1,1 +1,68 @@
-#include <gtest/gtest.h>
+// This machine (label integration): must not crash, must give valid JSON, and a saved
+// snapshot must replay to the same report. hwloc's own XML export feeds --hwloc-xml.
+#include <hwloc.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "gdsb/error.hpp"
+#include "gdsb/topo/render.hpp"
+#include "topo_test_util.hpp"
+
+namespace gdsb::topo::testing {
+namespace {
+
+nlohmann::json report_json(const Outcome& o) {
+  auto j = to_json(o.snapshot, *o.view, o.report, RunContext{});
+  j.erase("source");
+  j.erase("notes");
+  return j;
+}
+
+TEST(TopoLive, CollectsAndEvaluatesThisMachine) {
+  CollectOptions opt;
+  auto o = evaluate_snapshot(collect_live(opt));
+  EXPECT_FALSE(o.snapshot.devices.empty());
+  EXPECT_TRUE(o.snapshot.machine.proc_known);
+  EXPECT_FALSE(o.snapshot.machine.kernel_release.empty());
+  auto j = report_json(o);
+  auto again = nlohmann::json::parse(j.dump());
+  EXPECT_EQ(again["schema"], "gdsbench.topo/1");
+  EXPECT_EQ(again["checks"].size(), o.report.checks.size());
+}
+
+TEST(TopoLive, SnapshotReplaysToTheSameReport) {
+  CollectOptions opt;
+  Snapshot live = collect_live(opt);
+  fixture::TempDir dir;
+  save_snapshot(live, dir.path());
+  auto a = evaluate_snapshot(std::move(live));
+  auto b = evaluate_snapshot(load_snapshot(dir.path()));
+  EXPECT_EQ(report_json(a), report_json(b));
+}
+
+TEST(TopoLive, HwlocXmlExportOfThisMachineHasItsPciDevices) {
+  hwloc_topology_t t = nullptr;
+  ASSERT_EQ(hwloc_topology_init(&t), 0);
+  hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_ALL);
+  ASSERT_EQ(hwloc_topology_load(t), 0);
+  fixture::TempDir dir;
+  auto xml = (dir.path() / "topo.xml").string();
+  ASSERT_EQ(hwloc_topology_export_xml(t, xml.c_str(), 0), 0);
+  hwloc_topology_destroy(t);
+  auto o = evaluate_snapshot(collect_hwloc_xml(xml));
+  CollectOptions opt;
+  Snapshot live = collect_live(opt);
+  for (const auto& d : o.snapshot.devices) {
+    const Device* l = live.find(d.bdf);
+    ASSERT_NE(l, nullptr) << d.bdf;
+    EXPECT_EQ(l->vendor, d.vendor) << d.bdf;
+    EXPECT_EQ(l->role == Role::Gpu, d.role == Role::Gpu) << d.bdf;
+  }
+  EXPECT_EQ(o.worst("link"), Verdict::Waived);
+  EXPECT_THROW(collect_hwloc_xml(dir.path() / "missing.xml"), Error);
+}
+
+}  // namespace
+}  // namespace gdsb::topo::testing
