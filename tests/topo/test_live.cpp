@@ -54,6 +54,7 @@ TEST(TopoLive, HwlocXmlExportOfThisMachineHasItsPciDevices) {
   auto o = evaluate_snapshot(collect_hwloc_xml(xml));
   CollectOptions opt;
   Snapshot live = collect_live(opt);
+  EXPECT_EQ(live.devices.empty(), o.snapshot.devices.empty());
   for (const auto& d : o.snapshot.devices) {
     const Device* l = live.find(d.bdf);
     ASSERT_NE(l, nullptr) << d.bdf;
