@@ -122,7 +122,9 @@ class PairCheck final : public Check {
           r.verdict = Verdict::Warn;
           r.consequence = "no " + what + " shares a PCIe switch with this GPU: P2P crosses the host bridge "
                           "(NVIDIA's guide: 6.5 -> 3.9 GiB/s, 4K random 850k -> 28k IOPS)";
-          r.remedy = "put the data for this GPU on a " + what + " below the same switch, or pick the GPU listed as better partner";
+          r.remedy = role == Role::Nvme
+                         ? "put the data for this GPU on a drive below the same switch (or use the better partner GPU listed)"
+                         : "use a NIC below the same switch as this GPU for GPUDirect RDMA (or the better partner GPU listed)";
         }
         if (p2pdma_only && p.p2pdma == P2pdmaMap::NotSupported) {
           r.verdict = Verdict::Fail;
@@ -206,7 +208,8 @@ class LinkCheck final : public Check {
     }
     if (out.empty()) {
       CheckResult r = make(id(), title(), Verdict::Pass);
-      r.evidence.push_back(std::to_string(checked) + " link(s) on GPU, NVMe and NIC paths trained at the lower of both ends' capability");
+      if (checked > 0)
+        r.evidence.push_back(std::to_string(checked) + " link(s) on GPU, NVMe and NIC paths trained at the lower of both ends' capability");
       for (const auto& b : no_link) r.evidence.push_back(b + ": no PCIe link capability (conventional PCI or virtual device)");
       if (checked == 0) {
         r.verdict = Verdict::Waived;
