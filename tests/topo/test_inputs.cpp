@@ -168,6 +168,24 @@ TEST(TopoLspciText, WithoutRootAcsIsWaived) {
   EXPECT_EQ(o.worst("acs-redirect"), Verdict::Waived);
 }
 
+TEST(TopoLspciText, NumericIdsAndDomainsFromNnAndD) {
+  fixture::TempDir dir;
+  auto s = collect_lspci_text(write(dir, "nn.txt",
+      "0001:c1:00.0 3D controller [0302]: NVIDIA Corporation GH100 [H100 SXM5 80GB] [10de:2330] (rev a1)\n"
+      "\tRegion 1: Memory at 38000000000 (64-bit, prefetchable) [size=64G]\n"
+      "0001:c2:00.0 Non-Volatile memory controller [0108]: Samsung Electronics Co Ltd Device [144d:a80a]\n"));
+  const Device* g = s.find("0001:c1:00.0");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->vendor, 0x10de);
+  EXPECT_EQ(g->device, 0x2330);
+  EXPECT_EQ(g->class_id(), 0x0302);
+  EXPECT_EQ(g->role, Role::Gpu);
+  ASSERT_EQ(g->bars.size(), 1U);
+  EXPECT_EQ(g->bars[0].size, 64ULL << 30);
+  EXPECT_TRUE(g->bars[0].prefetchable);
+  EXPECT_EQ(s.find("0001:c2:00.0")->role, Role::Nvme);
+}
+
 TEST(TopoLspciText, GarbageIsAClearError) {
   fixture::TempDir dir;
   EXPECT_THROW(collect_lspci_text(write(dir, "g.txt", "nothing here\n\tLnkSta: Speed 8GT/s\n")), RuntimeError);

@@ -1,10 +1,11 @@
 // `lspci -vvv` text as people paste it into tickets (with or without -nn and -D).
 // Everything comes from the text; what it lacks (ACS without root, ids without -nn)
 // stays unknown so that the checks waive rather than guess.
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
-#include <regex>
 #include <sstream>
 #include <utility>
 
@@ -43,6 +44,64 @@ uint64_t size_from_text(const std::string& num, char unit) {
   }
 }
 
+
+bool is_hex(const std::string& s, size_t pos, size_t n) {
+  if (pos + n > s.size()) return false;
+  for (size_t i = pos; i < pos + n; ++i)
+    if (!std::isxdigit(static_cast<unsigned char>(s[i]))) return false;
+  return true;
+}
+
+unsigned hex_at(const std::string& s, size_t pos, size_t n) {
+  return static_cast<unsigned>(std::stoul(s.substr(pos, n), nullptr, 16));
+}
+
+// Number after `key` (e.g. "Speed " -> 16 from "Speed 16GT/s"), when present.
+std::optional<double> number_after(const std::string& t, const char* key, bool hex = false) {
+  auto pos = t.find(key);
+  if (pos == std::string::npos) return std::nullopt;
+  const char* start = t.c_str() + pos + std::char_traits<char>::length(key);
+  char* end = nullptr;
+  double v = hex ? static_cast<double>(std::strtoul(start, &end, 16)) : std::strtod(start, &end);
+  if (end == start) return std::nullopt;
+  return v;
+}
+
+struct Header {
+  std::string bdf, cls, rest;
+  std::optional<uint32_t> class_code;
+};
+
+// "[DDDD:]BB:DD.F Class name[ [cccc]]: rest"
+std::optional<Header> parse_header(const std::string& line) {
+  auto sp = line.find(' ');
+  if (sp == std::string::npos) return std::nullopt;
+  std::string bdf = line.substr(0, sp);
+  if (bdf.size() == 7) bdf = "0000:" + bdf;
+  for (auto& c : bdf) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (!detail::is_bdf(bdf)) return std::nullopt;
+  auto colon = line.find(": ", sp);
+  if (colon == std::string::npos) return std::nullopt;
+  Header h;
+  h.bdf = bdf;
+  h.cls = line.substr(sp + 1, colon - sp - 1);
+  h.rest = line.substr(colon + 2);
+  if (h.cls.size() > 7 && h.cls.back() == ']' && h.cls[h.cls.size() - 7] == '[' && is_hex(h.cls, h.cls.size() - 6, 4)) {
+    h.class_code = hex_at(h.cls, h.cls.size() - 6, 4) << 8;
+    h.cls = detail::trim(h.cls.substr(0, h.cls.size() - 7));
+  }
+  return h;
+}
+
+// The first "[vvvv:dddd]" in the text (lspci -nn ids).
+std::optional<std::pair<uint16_t, uint16_t>> parse_ids(const std::string& s) {
+  for (auto pos = s.find('['); pos != std::string::npos; pos = s.find('[', pos + 1))
+    if (pos + 11 <= s.size() && s[pos + 5] == ':' && s[pos + 10] == ']' &&
+        is_hex(s, pos + 1, 4) && is_hex(s, pos + 6, 4))
+      return std::make_pair(static_cast<uint16_t>(hex_at(s, pos + 1, 4)), static_cast<uint16_t>(hex_at(s, pos + 6, 4)));
+  return std::nullopt;
+}
+
 struct Parser {
   Snapshot s;
   Device* cur = nullptr;
@@ -76,47 +135,38 @@ struct Parser {
 Snapshot collect_lspci_text(const std::filesystem::path& file) {
   auto text = detail::read_text(file);
   if (!text) throw RuntimeError("cannot open lspci text " + file.string());
-  static const std::regex header(
-      R"(^(([0-9a-fA-F]{4}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7]) ([^:\[]+?)( \[([0-9a-fA-F]{4})\])?: (.*)$)");
-  static const std::regex ids(R"(\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\])");
-  static const std::regex busnr(R"(Bus: primary=([0-9a-fA-F]+), secondary=([0-9a-fA-F]+), subordinate=([0-9a-fA-F]+))");
-  static const std::regex speed(R"(Speed ([0-9.]+)GT/s)");
-  static const std::regex width(R"(Width x([0-9]+))");
-  static const std::regex region(R"(Region ([0-5]): Memory at .*\[size=([0-9]+)([KMGT]?)\])");
   Parser p;
   std::istringstream in(*text);
   std::string line;
-  std::smatch m;
   while (std::getline(in, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.size() < 4096 && std::regex_match(line, m, header)) {
+    if (auto h = line.size() < 4096 ? parse_header(line) : std::nullopt) {
       p.flush();
       Device d;
-      d.bdf = (m[2].matched ? m[2].str() : std::string("0000")) + ":" + m[3].str() + ":" +
-              m[4].str() + "." + m[5].str();
-      for (auto& c : d.bdf) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      std::string cls = detail::trim(m[6].str());
-      if (m[8].matched) d.class_code = static_cast<uint32_t>(std::stoul(m[8].str(), nullptr, 16)) << 8;
+      d.bdf = h->bdf;
+      if (h->class_code) d.class_code = *h->class_code;
       for (const auto& [name, code] : kClassNames)
-        if (!m[8].matched && cls == name) d.class_code = code;
-      std::string rest = m[9].str();
-      std::smatch im;
-      if (std::regex_search(rest, im, ids)) {
-        d.vendor = static_cast<uint16_t>(std::stoul(im[1].str(), nullptr, 16));
-        d.device = static_cast<uint16_t>(std::stoul(im[2].str(), nullptr, 16));
-      } else if (rest.rfind("NVIDIA", 0) == 0) {
+        if (!h->class_code && h->cls == name) d.class_code = code;
+      if (auto ids = parse_ids(h->rest)) {
+        d.vendor = ids->first;
+        d.device = ids->second;
+      } else if (h->rest.rfind("NVIDIA", 0) == 0) {
         d.vendor = 0x10de;  // without -nn only the vendor's name identifies a GPU
       }
-      d.name = rest;
+      d.name = h->rest;
       p.s.devices.push_back(std::move(d));
       p.cur = &p.s.devices.back();
       continue;
     }
     if (!p.cur || line.size() > 4096) continue;
     std::string t = detail::trim(line);
-    if (std::regex_search(t, m, busnr)) {
-      p.cur->secondary_bus = static_cast<int>(std::stoul(m[2].str(), nullptr, 16));
-      p.cur->subordinate_bus = static_cast<int>(std::stoul(m[3].str(), nullptr, 16));
+    if (t.rfind("Bus: primary=", 0) == 0) {
+      auto sec = number_after(t, "secondary=", true);
+      auto sub = number_after(t, "subordinate=", true);
+      if (sec && sub) {
+        p.cur->secondary_bus = static_cast<int>(*sec) & 0xff;
+        p.cur->subordinate_bus = static_cast<int>(*sub) & 0xff;
+      }
     } else if (t.rfind("Capabilities: <access denied>", 0) == 0) {
       p.access_denied = true;
     } else if (t.rfind("Capabilities: [", 0) == 0 && t.find("Express") != std::string::npos) {
@@ -126,9 +176,8 @@ Snapshot collect_lspci_text(const std::filesystem::path& file) {
       else if (t.find("Endpoint") != std::string::npos) p.cur->port_type = kPortEndpoint;
     } else if (t.rfind("LnkCap:", 0) == 0 || t.rfind("LnkSta:", 0) == 0) {
       bool cap = t[3] == 'C';
-      std::smatch sm, wm;
-      if (std::regex_search(t, sm, speed)) (cap ? p.cap_speed : p.sta_speed) = std::atof(sm[1].str().c_str());
-      if (std::regex_search(t, wm, width)) (cap ? p.cap_width : p.sta_width) = std::atoi(wm[1].str().c_str());
+      if (auto v = number_after(t, "Speed "); v && *v > 0 && *v < 1000) (cap ? p.cap_speed : p.sta_speed) = *v;
+      if (auto v = number_after(t, "Width x"); v && *v > 0 && *v <= 32) (cap ? p.cap_width : p.sta_width) = static_cast<int>(*v);
     } else if (t.rfind("ACSCap:", 0) == 0) {
       if (!p.acs) p.acs = Acs{};
       p.acs->cap = acs_from_text(t);
@@ -141,11 +190,17 @@ Snapshot collect_lspci_text(const std::filesystem::path& file) {
       p.cur->iommu_group = std::atoi(t.c_str() + 12);
     } else if (t.rfind("Kernel driver in use:", 0) == 0) {
       p.cur->driver = detail::trim(t.substr(21));
-    } else if (std::regex_search(t, m, region)) {
+    } else if (t.rfind("Region ", 0) == 0 && t.size() > 8 && t[7] >= '0' && t[7] <= '5' &&
+               t.find(": Memory at") != std::string::npos && t.find("[size=") != std::string::npos) {
       p.cur->bars_known = true;
+      auto pos = t.find("[size=") + 6;
+      size_t digits = pos;
+      while (digits < t.size() && std::isdigit(static_cast<unsigned char>(t[digits]))) ++digits;
+      if (digits == pos || digits - pos > 12) continue;
+      char unit = digits < t.size() ? t[digits] : ' ';
       bool pref = t.find("prefetchable") != std::string::npos && t.find("non-prefetchable") == std::string::npos;
-      p.cur->bars.push_back(Bar{std::atoi(m[1].str().c_str()), size_from_text(m[2].str(), m[3].str().empty() ? ' ' : m[3].str()[0]),
-                                pref, t.find("64-bit") != std::string::npos});
+      p.cur->bars.push_back(Bar{t[7] - '0', size_from_text(t.substr(pos, digits - pos), unit), pref,
+                                t.find("64-bit") != std::string::npos});
     }
   }
   p.flush();
