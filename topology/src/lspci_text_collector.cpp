@@ -86,9 +86,11 @@ std::optional<Header> parse_header(const std::string& line) {
   h.bdf = bdf;
   h.cls = line.substr(sp + 1, colon - sp - 1);
   h.rest = line.substr(colon + 2);
-  if (h.cls.size() > 7 && h.cls.back() == ']' && h.cls[h.cls.size() - 7] == '[' && is_hex(h.cls, h.cls.size() - 6, 4)) {
-    h.class_code = hex_at(h.cls, h.cls.size() - 6, 4) << 8;
-    h.cls = detail::trim(h.cls.substr(0, h.cls.size() - 7));
+  // "... [0302]": '[' six characters from the end, four hex digits, ']'.
+  size_t n = h.cls.size();
+  if (n > 6 && h.cls.back() == ']' && h.cls[n - 6] == '[' && is_hex(h.cls, n - 5, 4)) {
+    h.class_code = hex_at(h.cls, n - 5, 4) << 8;
+    h.cls = detail::trim(h.cls.substr(0, n - 6));
   }
   return h;
 }
