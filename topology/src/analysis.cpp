@@ -115,6 +115,9 @@ Pair TopologyView::classify(const Device& gpu, const Device& peer) const {
   if (common && !redirect) {
     p.p2pdma = P2pdmaMap::BusAddr;
     p.p2pdma_reason = "common upstream bridge " + p.common_bridge + " without ACS redirect";
+    if (!p.acs_unknown_ports.empty())
+      p.p2pdma_reason += " (ACS unreadable on " + std::to_string(p.acs_unknown_ports.size()) +
+                         " port(s): assumes none redirects)";
   } else {
     bool cpu_unknown = false;
     std::string why = common ? "ACS redirect on " + p.acs_redirect_ports.front() : "no common upstream bridge";

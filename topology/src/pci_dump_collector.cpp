@@ -45,11 +45,14 @@ struct RawDev {
 
 // Only C objects live in this frame, so the longjmp skips no destructors.
 int scan_dump(const char* file, RawDev* out, int max, int* count, LibpciEscape* esc) {
-  pci_access* acc = pci_alloc();
+  pci_access* volatile acc = pci_alloc();  // volatile: read again after longjmp
   t_escape = esc;
   if (setjmp(esc->env) != 0) {
+    // libpci failed while parsing: its lists are consistent between allocations, so
+    // pci_cleanup() can release them (an error inside cleanup would escape again).
     t_escape = nullptr;
-    return -1;  // acc leaks on this path: libpci's state is undefined after its error
+    pci_cleanup(acc);
+    return -1;
   }
   acc->error = libpci_error;
   acc->warning = libpci_quiet;
