@@ -5,7 +5,6 @@
 #include <benchmark/benchmark.h>
 
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "fixture_builder.hpp"
@@ -35,7 +34,11 @@ void BM_TopoSysfsCollectAndCheck(benchmark::State& state) {
     benchmark::DoNotOptimize(j);
   }
 }
-BENCHMARK(BM_TopoSysfsCollectAndCheck)->ArgName("names")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TopoSysfsCollectAndCheck)
+    ->ArgName("names")
+    ->Arg(1)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond);
 
 void BM_TopoPciDumpCollectAndCheck(benchmark::State& state) {
   fixture::TempDir dir;
@@ -48,7 +51,11 @@ void BM_TopoPciDumpCollectAndCheck(benchmark::State& state) {
     benchmark::DoNotOptimize(r);
   }
 }
-BENCHMARK(BM_TopoPciDumpCollectAndCheck)->ArgName("names")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TopoPciDumpCollectAndCheck)
+    ->ArgName("names")
+    ->Arg(1)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond);
 
 void BM_TopoChecksOnly(benchmark::State& state) {
   fixture::TempDir dir;

@@ -9,9 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "gdsb/error.hpp"
 #include "gdsb/topo/collect.hpp"
@@ -76,7 +75,8 @@ void check_overwrite(const fs::path& p, bool allowed) {
   std::ifstream in(p);
   auto j = nlohmann::json::parse(in, nullptr, false);
   if (j.is_object() && j.value("schema", "") == "gdsbench.topo/1") return;
-  throw UsageError(p.string() + " exists and is not a gdsb-topo report; pass --allow-overwrite to replace it");
+  throw UsageError(p.string() +
+                   " exists and is not a gdsb-topo report; pass --allow-overwrite to replace it");
 }
 
 void write_json(const fs::path& p, const nlohmann::json& j) {
@@ -89,7 +89,8 @@ void write_json(const fs::path& p, const nlohmann::json& j) {
   }
   std::error_code ec;
   fs::rename(tmp, p, ec);
-  if (ec) throw RuntimeError("cannot rename " + tmp.string() + " to " + p.string() + ": " + ec.message());
+  if (ec)
+    throw RuntimeError("cannot rename " + tmp.string() + " to " + p.string() + ": " + ec.message());
 }
 
 topo::Snapshot collect(const Options& opt) {
@@ -107,20 +108,29 @@ topo::Snapshot collect(const Options& opt) {
 }  // namespace
 
 void setup_topo(CLI::App& app, Options& opt) {
-  app.description("gdsb-topo: PCIe topology checks for GPUDirect Storage (ACS, IOMMU, shared switch, links, "
-                   "BAR1, NUMA, software stack).\nExit: 0 all pass, 3 a check failed, 1 snapshot not collected, 2 usage.");
-  auto* sysfs = app.add_option("--sysfs-root", opt.sysfs_root, "Read a recorded tree laid out like / (DIR/sys/...)")->check(CLI::ExistingDirectory);
-  auto* dump = app.add_option("--pci-dump", opt.pci_dump, "Read `lspci -xxxx` output (libpci dump method)");
+  app.description(
+      "gdsb-topo: PCIe topology checks for GPUDirect Storage (ACS, IOMMU, shared switch, links, "
+      "BAR1, NUMA, software stack).\nExit: 0 all pass, 3 a check failed, 1 snapshot not collected, "
+      "2 usage.");
+  auto* sysfs = app.add_option("--sysfs-root", opt.sysfs_root,
+                               "Read a recorded tree laid out like / (DIR/sys/...)")
+                    ->check(CLI::ExistingDirectory);
+  auto* dump =
+      app.add_option("--pci-dump", opt.pci_dump, "Read `lspci -xxxx` output (libpci dump method)");
   auto* text = app.add_option("--lspci-text", opt.lspci_text, "Read plain `lspci -vvv` text");
-  auto* xml = app.add_option("--hwloc-xml", opt.hwloc_xml, "Read an hwloc XML export (lstopo --of xml)");
-  auto* snap = app.add_option("--from-snapshot", opt.from_snapshot, "Replay a directory made by --save-snapshot");
+  auto* xml =
+      app.add_option("--hwloc-xml", opt.hwloc_xml, "Read an hwloc XML export (lstopo --of xml)");
+  auto* snap = app.add_option("--from-snapshot", opt.from_snapshot,
+                              "Replay a directory made by --save-snapshot");
   std::vector<CLI::Option*> sources{sysfs, dump, text, xml, snap};
   for (auto* a : sources)
     for (auto* b : sources)
       if (a != b) a->excludes(b);
-  app.add_option("--save-snapshot", opt.save_snapshot, "Record everything the checks read into DIR (replay with --from-snapshot)");
+  app.add_option("--save-snapshot", opt.save_snapshot,
+                 "Record everything the checks read into DIR (replay with --from-snapshot)");
   app.add_option("--json", opt.json_path, "Write the gdsbench.topo/1 report to FILE");
-  app.add_flag("--allow-overwrite", opt.allow_overwrite, "Replace an existing file that is not a gdsb-topo report");
+  app.add_flag("--allow-overwrite", opt.allow_overwrite,
+               "Replace an existing file that is not a gdsb-topo report");
   app.add_flag("--matrix", opt.matrix, "Print the GPU x NVMe/NIC matrix (PIX/PXB/PHB/NODE/SYS)");
   app.add_flag("--no-tree", opt.no_tree, "Do not print the annotated PCIe tree");
   app.add_flag("-v,--verbose", opt.verbose, "Print every evidence line, also of passing checks");
@@ -139,8 +149,11 @@ int run_topo(const Options& opt) {
     if (!opt.save_snapshot.empty()) {
       fs::path dir = opt.save_snapshot;
       std::error_code ec;
-      if (fs::exists(dir, ec) && !fs::is_empty(dir, ec) && !fs::exists(dir / "snapshot.json", ec) && !opt.allow_overwrite)
-        throw UsageError(dir.string() + " is not empty and holds no snapshot; pass --allow-overwrite or pick a new directory");
+      if (fs::exists(dir, ec) && !fs::is_empty(dir, ec) && !fs::exists(dir / "snapshot.json", ec) &&
+          !opt.allow_overwrite)
+        throw UsageError(
+            dir.string() +
+            " is not empty and holds no snapshot; pass --allow-overwrite or pick a new directory");
       topo::save_snapshot(snap, dir);
     }
     topo::TopologyView view(snap);
@@ -157,7 +170,8 @@ int run_topo(const Options& opt) {
     }
     if (!opt.json_path.empty()) write_json(opt.json_path, topo::to_json(snap, view, report, ctx));
     if (!opt.save_snapshot.empty()) std::cout << " snapshot saved to " << opt.save_snapshot << '\n';
-    bool failed = report.verdict == topo::Verdict::Fail || (opt.warn_as_error && report.verdict == topo::Verdict::Warn);
+    bool failed = report.verdict == topo::Verdict::Fail ||
+                  (opt.warn_as_error && report.verdict == topo::Verdict::Warn);
     return failed ? kExitCheckFailed : kExitOk;
   } catch (const Error& e) {
     std::cerr << "gdsb-topo: " << e.what() << '\n';

@@ -1,10 +1,9 @@
 // gdsb-topo: options struct, CLI setup and the run function (main stays a few lines).
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 namespace gdsb::topo_app {
 

@@ -98,8 +98,8 @@ void write_sysfs(const Machine& m, const fs::path& root) {
     fs::path dir = device_dir(m, d, root);
     fs::create_directories(dir);
     auto cfg = config_bytes(d, m.config_size);
-    std::ofstream(dir / "config", std::ios::binary).write(reinterpret_cast<const char*>(cfg.data()),
-                                                           static_cast<std::streamsize>(cfg.size()));
+    std::ofstream(dir / "config", std::ios::binary)
+        .write(reinterpret_cast<const char*>(cfg.data()), static_cast<std::streamsize>(cfg.size()));
     write_file(dir / "vendor", hexs("0x%04llx\n", d.vendor));
     write_file(dir / "device", hexs("0x%04llx\n", d.device));
     write_file(dir / "class", hexs("0x%06llx\n", d.class_code));
@@ -111,7 +111,8 @@ void write_sysfs(const Machine& m, const fs::path& root) {
         res += "0x0000000000000000 0x0000000000000000 0x0000000000000000\n";
         continue;
       }
-      res += hexs("0x%016llx ", base) + hexs("0x%016llx ", base + it->second - 1) + "0x000000000014220c\n";
+      res += hexs("0x%016llx ", base) + hexs("0x%016llx ", base + it->second - 1) +
+             "0x000000000014220c\n";
       base += it->second;
     }
     write_file(dir / "resource", res);
@@ -146,20 +147,23 @@ void write_sysfs(const Machine& m, const fs::path& root) {
     fs::create_directory_symlink(dir, root / "sys/bus/pci/devices" / d.bdf);
   }
   const Host& h = m.host;
-  for (const auto& [g, type] : h.iommu_groups) write_file(root / "sys/kernel/iommu_groups" / std::to_string(g) / "type", type + "\n");
+  for (const auto& [g, type] : h.iommu_groups)
+    write_file(root / "sys/kernel/iommu_groups" / std::to_string(g) / "type", type + "\n");
   fs::create_directories(root / "sys/kernel/iommu_groups");
   fs::create_directories(root / "sys/class/iommu");
   if (!h.iommu_groups.empty()) fs::create_directories(root / "sys/class/iommu/dmar0");
-  for (int n = 0; n < h.numa_nodes; ++n) fs::create_directories(root / "sys/devices/system/node" / ("node" + std::to_string(n)));
+  for (int n = 0; n < h.numa_nodes; ++n)
+    fs::create_directories(root / "sys/devices/system/node" / ("node" + std::to_string(n)));
   if (!h.write_proc) return;
   write_file(root / "proc/cmdline", h.cmdline + "\n");
   write_file(root / "proc/sys/kernel/osrelease", h.kernel + "\n");
   if (h.cpu_vendor.rfind("0x", 0) == 0)  // aarch64 /proc/cpuinfo
-    write_file(root / "proc/cpuinfo", "processor\t: 0\nCPU implementer\t: " + h.cpu_vendor + "\nCPU part\t: " +
-                                          h.cpu_part + "\n\n");
+    write_file(root / "proc/cpuinfo", "processor\t: 0\nCPU implementer\t: " + h.cpu_vendor +
+                                          "\nCPU part\t: " + h.cpu_part + "\n\n");
   else
-    write_file(root / "proc/cpuinfo", "processor\t: 0\nvendor_id\t: " + h.cpu_vendor + "\ncpu family\t: " +
-                                          std::to_string(h.cpu_family) + "\nmodel name\t: Fixture CPU\n\n");
+    write_file(root / "proc/cpuinfo", "processor\t: 0\nvendor_id\t: " + h.cpu_vendor +
+                                          "\ncpu family\t: " + std::to_string(h.cpu_family) +
+                                          "\nmodel name\t: Fixture CPU\n\n");
   std::string mounts;
   for (const auto& l : h.mounts) mounts += l + "\n";
   write_file(root / "proc/mounts", mounts);
@@ -186,7 +190,10 @@ std::string lspci_dump(const Machine& m, size_t bytes) {
 
 namespace {
 
-std::string bdf_of(int bus, int dev) { return hexs("0000:%02llx:", static_cast<unsigned>(bus)) + hexs("%02llx.0", static_cast<unsigned>(dev)); }
+std::string bdf_of(int bus, int dev) {
+  return hexs("0000:%02llx:", static_cast<unsigned>(bus)) +
+         hexs("%02llx.0", static_cast<unsigned>(dev));
+}
 
 constexpr const char* kCufileJson = R"({
   // NVIDIA's file carries comments like this one
@@ -301,8 +308,9 @@ Machine make_box(int sockets, int switches, int gpus, int nvmes, int nics) {
     if (d.iommu_group) m.host.iommu_groups[*d.iommu_group] = "identity";
   m.host.numa_nodes = sockets;
   m.host.cufile_json = kCufileJson;
-  m.host.mounts = {"/dev/nvme0n1p2 / ext4 rw,relatime 0 0", "/dev/md0 /raid ext4 rw,relatime,data=ordered 0 0",
-                   "proc /proc proc rw 0 0", "tmpfs /run tmpfs rw 0 0"};
+  m.host.mounts = {"/dev/nvme0n1p2 / ext4 rw,relatime 0 0",
+                   "/dev/md0 /raid ext4 rw,relatime,data=ordered 0 0", "proc /proc proc rw 0 0",
+                   "tmpfs /run tmpfs rw 0 0"};
   return m;
 }
 

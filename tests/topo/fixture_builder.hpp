@@ -34,7 +34,7 @@ struct Host {
   std::string cmdline = "BOOT_IMAGE=/vmlinuz root=/dev/nvme0n1p2 ro iommu=pt";
   std::string cpu_vendor = "GenuineIntel";
   int cpu_family = 6;
-  std::string cpu_part;  // aarch64 only ("0xd4f": Grace)
+  std::string cpu_part;                     // aarch64 only ("0xd4f": Grace)
   std::map<int, std::string> iommu_groups;  // group -> type
   bool nvidia_fs = true;
   bool udev = true;

@@ -16,12 +16,15 @@ int main(int argc, char** argv) {
   }
   std::string name = argv[1];
   Machine m;
-  if (name == "healthy") m = make_box(2, 1, 1, 2, 1);
+  if (name == "healthy")
+    m = make_box(2, 1, 1, 2, 1);
   else if (name == "acs") {
     m = make_box(2, 1, 1, 2, 1);
     find(m, "0000:02:01.0")->acs_ctl = 0x001d;
-  } else if (name == "largest") m = make_box(2, 2, 2, 2, 2);  // 8 GPUs, 8 NVMe, 8 NICs, 4 switches
-  else if (name == "flat-vm") m = make_flat_vm();
+  } else if (name == "largest")
+    m = make_box(2, 2, 2, 2, 2);  // 8 GPUs, 8 NVMe, 8 NICs, 4 switches
+  else if (name == "flat-vm")
+    m = make_flat_vm();
   else {
     std::cerr << "unknown fixture " << name << "\n";
     return 2;

@@ -1,6 +1,5 @@
 // gdsb-topo command line: exit codes, messages, JSON file handling.
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "topo_app.hpp"
@@ -78,18 +77,22 @@ TEST_F(TopoCli, JsonReportFollowsTheContract) {
   EXPECT_EQ(j["verdict"], "pass");
   for (const char* k : {"argv", "context", "interrupted", "devices", "checks", "pairs", "ceilings"})
     EXPECT_TRUE(j.contains(k)) << k;
-  for (const char* k : {"host", "kernel", "os", "cpu_model", "cpus", "started_at", "ended_at", "env"})
+  for (const char* k :
+       {"host", "kernel", "os", "cpu_model", "cpus", "started_at", "ended_at", "env"})
     EXPECT_TRUE(j["context"].contains(k)) << k;
-  const auto& gpu = *std::find_if(j["devices"].begin(), j["devices"].end(), [](const auto& d) { return d["role"] == "gpu"; });
+  const auto& gpu = *std::find_if(j["devices"].begin(), j["devices"].end(),
+                                  [](const auto& d) { return d["role"] == "gpu"; });
   EXPECT_EQ(gpu["vendor"], "10de");
   EXPECT_EQ(gpu["class"], "0302");
   EXPECT_EQ(gpu["link"]["max_width"], 16);
-  const auto& dsp = *std::find_if(j["devices"].begin(), j["devices"].end(), [](const auto& d) { return d["role"] == "switch_downstream"; });
+  const auto& dsp = *std::find_if(j["devices"].begin(), j["devices"].end(),
+                                  [](const auto& d) { return d["role"] == "switch_downstream"; });
   EXPECT_EQ(dsp["acs"]["cap"], "0x007f");
   EXPECT_EQ(j["pairs"][0]["label"], "PIX");
   EXPECT_EQ(j["pairs"][0]["p2pdma"], "BUS_ADDR");
   for (const auto& c : j["checks"])
-    for (const char* k : {"id", "title", "verdict", "devices", "evidence", "consequence", "remedy", "reason"})
+    for (const char* k :
+         {"id", "title", "verdict", "devices", "evidence", "consequence", "remedy", "reason"})
       EXPECT_TRUE(c.contains(k)) << k;
   EXPECT_FALSE(fs::exists(out.string() + ".gdsb-tmp"));
   // Replacing our own report is fine; an unrelated file needs --allow-overwrite.
@@ -101,18 +104,24 @@ TEST_F(TopoCli, JsonReportFollowsTheContract) {
   EXPECT_NE(r.err.find("--allow-overwrite"), std::string::npos);
   std::ifstream keep(other);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(keep), {}), "precious");
-  EXPECT_EQ(cli({"--sysfs-root", root.string(), "--json", other.string(), "-q", "--allow-overwrite"}).rc, 0);
+  EXPECT_EQ(
+      cli({"--sysfs-root", root.string(), "--json", other.string(), "-q", "--allow-overwrite"}).rc,
+      0);
 }
 
 TEST_F(TopoCli, SaveSnapshotThenReplayGivesSameJson) {
   fs::path root = tree(fixture::make_box(2, 1, 1, 2, 1), "box");
   fs::path a = dir.path() / "a.json", b = dir.path() / "b.json", snap = dir.path() / "snap";
-  ASSERT_EQ(cli({"--sysfs-root", root.string(), "--save-snapshot", snap.string(), "--json", a.string()}).rc, 0);
+  ASSERT_EQ(
+      cli({"--sysfs-root", root.string(), "--save-snapshot", snap.string(), "--json", a.string()})
+          .rc,
+      0);
   ASSERT_EQ(cli({"--from-snapshot", snap.string(), "--json", b.string(), "--matrix"}).rc, 0);
   auto ja = nlohmann::json::parse(std::ifstream(a));
   auto jb = nlohmann::json::parse(std::ifstream(b));
   EXPECT_EQ(jb["source"]["kind"], "snapshot");
-  for (const char* k : {"devices", "checks", "pairs", "ceilings", "verdict"}) EXPECT_EQ(ja[k], jb[k]) << k;
+  for (const char* k : {"devices", "checks", "pairs", "ceilings", "verdict"})
+    EXPECT_EQ(ja[k], jb[k]) << k;
 }
 
 }  // namespace

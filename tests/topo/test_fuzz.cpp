@@ -21,10 +21,19 @@ void mutate(Bytes& b, std::mt19937& rng) {
   for (int i = 0; i < n && !b.empty(); ++i) {
     size_t pos = rng() % b.size();
     switch (op(rng)) {
-      case 0: b.resize(pos); break;                                              // truncate
-      case 1: b.erase(b.begin() + static_cast<std::ptrdiff_t>(pos)); break;     // delete
-      case 2: b.insert(b.begin() + static_cast<std::ptrdiff_t>(pos), static_cast<typename Bytes::value_type>(rng())); break;
-      default: b[pos] = static_cast<typename Bytes::value_type>(rng()); break;   // flip
+      case 0:
+        b.resize(pos);
+        break;  // truncate
+      case 1:
+        b.erase(b.begin() + static_cast<std::ptrdiff_t>(pos));
+        break;  // delete
+      case 2:
+        b.insert(b.begin() + static_cast<std::ptrdiff_t>(pos),
+                 static_cast<typename Bytes::value_type>(rng()));
+        break;
+      default:
+        b[pos] = static_cast<typename Bytes::value_type>(rng());
+        break;  // flip
     }
   }
 }
@@ -49,7 +58,9 @@ TEST(TopoFuzz, ConfigSpaceDecoder) {
       // Bias the mutations towards the header and capability area where pointers live.
       std::vector<uint8_t> head(dev.config.begin(), dev.config.begin() + 0x160);
       mutate(head, rng);
-      std::copy(head.begin(), head.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(head.size(), 0x160)), dev.config.begin());
+      std::copy(head.begin(),
+                head.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(head.size(), 0x160)),
+                dev.config.begin());
       if (rng() % 4 == 0) dev.config.resize(rng() % 4097);
       s.devices.push_back(std::move(dev));
     }
@@ -83,7 +94,8 @@ TEST(TopoFuzz, SysfsReader) {
   auto m = fixture::make_box(1, 1, 1, 1, 1);
   fixture::TempDir dir;
   fixture::write_sysfs(m, dir.path());
-  const char* files[] = {"config", "resource", "numa_node", "current_link_speed", "max_link_width", "class", "vendor"};
+  const char* files[] = {"config",         "resource", "numa_node", "current_link_speed",
+                         "max_link_width", "class",    "vendor"};
   for (int iter = 0; iter < 40; ++iter) {
     for (const auto& d : m.devs) {
       fs::path f = dir.path() / "sys/bus/pci/devices" / d.bdf / files[rng() % std::size(files)];
@@ -106,7 +118,8 @@ TEST(TopoFuzz, LspciTextParser) {
       "\tBus: primary=00, secondary=01, subordinate=01, sec-latency=0\n"
       "\tCapabilities: [40] Express (v2) Root Port (Slot+), MSI 00\n"
       "\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16\n\t\tLnkSta:\tSpeed 32GT/s, Width x16\n"
-      "\t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-\n"
+      "\t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- "
+      "DirectTrans-\n"
       "01:00.0 3D controller [0302]: NVIDIA Corporation GH100 [10de:2330]\n"
       "\tRegion 1: Memory at 38000000000 (64-bit, prefetchable) [size=128G]\n\tNUMA node: 0\n";
   fixture::TempDir dir;

@@ -1,7 +1,6 @@
 // Offline inputs other than sysfs trees: lspci -xxxx dumps (libpci dump method), lspci
 // -vvv text, saved snapshots, and bad inputs of every kind.
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "gdsb/error.hpp"
@@ -21,7 +20,8 @@ fs::path write(const fixture::TempDir& dir, const std::string& name, const std::
 
 Outcome run_dump(const fixture::Machine& m, size_t bytes) {
   fixture::TempDir dir;
-  return evaluate_snapshot(collect_pci_dump(write(dir, "dump.txt", fixture::lspci_dump(m, bytes)), offline()));
+  return evaluate_snapshot(
+      collect_pci_dump(write(dir, "dump.txt", fixture::lspci_dump(m, bytes)), offline()));
 }
 
 TEST(TopoDump, SameTreeAndPairsAsSysfs) {
@@ -32,8 +32,10 @@ TEST(TopoDump, SameTreeAndPairsAsSysfs) {
   ASSERT_EQ(dump.snapshot.devices.size(), sys.snapshot.devices.size());
   for (size_t i = 0; i < sys.snapshot.devices.size(); ++i) {
     EXPECT_EQ(dump.snapshot.devices[i].bdf, sys.snapshot.devices[i].bdf);
-    EXPECT_EQ(dump.snapshot.devices[i].parent, sys.snapshot.devices[i].parent) << sys.snapshot.devices[i].bdf;
-    EXPECT_EQ(dump.snapshot.devices[i].role, sys.snapshot.devices[i].role) << sys.snapshot.devices[i].bdf;
+    EXPECT_EQ(dump.snapshot.devices[i].parent, sys.snapshot.devices[i].parent)
+        << sys.snapshot.devices[i].bdf;
+    EXPECT_EQ(dump.snapshot.devices[i].role, sys.snapshot.devices[i].role)
+        << sys.snapshot.devices[i].bdf;
   }
   ASSERT_EQ(dump.view->pairs().size(), sys.view->pairs().size());
   for (size_t i = 0; i < sys.view->pairs().size(); ++i) {
@@ -74,8 +76,9 @@ TEST(TopoDump, DumpWithoutExtendedSpaceWaivesAcs) {
 TEST(TopoDump, BadDumpsGiveClearErrors) {
   fixture::TempDir dir;
   EXPECT_THROW(collect_pci_dump(dir.path() / "missing.txt", offline()), RuntimeError);
-  EXPECT_THROW(collect_pci_dump(write(dir, "garbage.txt", "hello world\nthis is not lspci\n"), offline()),
-               RuntimeError);
+  EXPECT_THROW(
+      collect_pci_dump(write(dir, "garbage.txt", "hello world\nthis is not lspci\n"), offline()),
+      RuntimeError);
   EXPECT_THROW(collect_pci_dump(write(dir, "empty.txt", ""), offline()), RuntimeError);
   std::string full = fixture::lspci_dump(fixture::make_box(1, 1, 1, 1, 0), 4096);
   for (size_t cut : {full.size() / 2, full.size() / 3 + 7, size_t{40}}) {
@@ -89,7 +92,8 @@ TEST(TopoDump, BadDumpsGiveClearErrors) {
   }
 }
 
-constexpr const char* kTicketText = R"(00:01.0 PCI bridge: Intel Corporation Device 352a (rev 04) (prog-if 00 [Normal decode])
+constexpr const char* kTicketText =
+    R"(00:01.0 PCI bridge: Intel Corporation Device 352a (rev 04) (prog-if 00 [Normal decode])
 	Bus: primary=00, secondary=01, subordinate=04, sec-latency=0
 	Capabilities: [40] Express (v2) Root Port (Slot+), MSI 00
 		LnkCap:	Port #0, Speed 32GT/s, Width x16, ASPM L1, Exit Latency L1 <16us
@@ -161,7 +165,8 @@ TEST(TopoLspciText, TicketTextRebuildsTreeAndFindsAcs) {
 
 TEST(TopoLspciText, WithoutRootAcsIsWaived) {
   std::string text = kTicketText;
-  for (size_t pos; (pos = text.find("Capabilities: [200 v1] Access Control Services")) != std::string::npos;)
+  for (size_t pos;
+       (pos = text.find("Capabilities: [200 v1] Access Control Services")) != std::string::npos;)
     text.replace(pos, 46, "Capabilities: <access denied>");
   fixture::TempDir dir;
   auto o = evaluate_snapshot(collect_lspci_text(write(dir, "user.txt", text)));
@@ -170,10 +175,13 @@ TEST(TopoLspciText, WithoutRootAcsIsWaived) {
 
 TEST(TopoLspciText, NumericIdsAndDomainsFromNnAndD) {
   fixture::TempDir dir;
-  auto s = collect_lspci_text(write(dir, "nn.txt",
-      "0001:c1:00.0 3D controller [0302]: NVIDIA Corporation GH100 [H100 SXM5 80GB] [10de:2330] (rev a1)\n"
-      "\tRegion 1: Memory at 38000000000 (64-bit, prefetchable) [size=64G]\n"
-      "0001:c2:00.0 Non-Volatile memory controller [0108]: Samsung Electronics Co Ltd Device [144d:a80a]\n"));
+  auto s = collect_lspci_text(
+      write(dir, "nn.txt",
+            "0001:c1:00.0 3D controller [0302]: NVIDIA Corporation GH100 [H100 SXM5 80GB] "
+            "[10de:2330] (rev a1)\n"
+            "\tRegion 1: Memory at 38000000000 (64-bit, prefetchable) [size=64G]\n"
+            "0001:c2:00.0 Non-Volatile memory controller [0108]: Samsung Electronics Co Ltd Device "
+            "[144d:a80a]\n"));
   const Device* g = s.find("0001:c1:00.0");
   ASSERT_NE(g, nullptr);
   EXPECT_EQ(g->vendor, 0x10de);
@@ -188,7 +196,8 @@ TEST(TopoLspciText, NumericIdsAndDomainsFromNnAndD) {
 
 TEST(TopoLspciText, GarbageIsAClearError) {
   fixture::TempDir dir;
-  EXPECT_THROW(collect_lspci_text(write(dir, "g.txt", "nothing here\n\tLnkSta: Speed 8GT/s\n")), RuntimeError);
+  EXPECT_THROW(collect_lspci_text(write(dir, "g.txt", "nothing here\n\tLnkSta: Speed 8GT/s\n")),
+               RuntimeError);
   EXPECT_THROW(collect_lspci_text(dir.path() / "missing"), RuntimeError);
 }
 

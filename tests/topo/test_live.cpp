@@ -3,7 +3,6 @@
 #include <hwloc.h>
 
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "gdsb/error.hpp"

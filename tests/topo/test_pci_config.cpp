@@ -101,8 +101,8 @@ TEST(CufileJson, StripsCommentsButNotStrings) {
 }
 
 TEST(Model, RoleAndSourceNamesRoundTrip) {
-  for (auto r : {Role::Gpu, Role::Nvme, Role::Nic, Role::RootPort, Role::SwitchUpstream, Role::SwitchDownstream,
-                 Role::Bridge, Role::HostBridge, Role::Other})
+  for (auto r : {Role::Gpu, Role::Nvme, Role::Nic, Role::RootPort, Role::SwitchUpstream,
+                 Role::SwitchDownstream, Role::Bridge, Role::HostBridge, Role::Other})
     EXPECT_EQ(role_from_name(role_name(r)), r);
   for (auto k : {SourceKind::Live, SourceKind::Snapshot, SourceKind::SysfsRoot, SourceKind::PciDump,
                  SourceKind::LspciText, SourceKind::HwlocXml})

@@ -100,7 +100,9 @@ TEST(TopoScenario, IommuTranslatedIsExpectedOnGrace) {
 fixture::Machine split_sockets() {
   // GPU only on socket 0, NVMe only on socket 1.
   auto m = make_box(2, 1, 1, 1, 0);
-  std::erase_if(m.devs, [](const fixture::Dev& d) { return d.bdf == "0000:83:00.0" || d.bdf == "0000:04:00.0"; });
+  std::erase_if(m.devs, [](const fixture::Dev& d) {
+    return d.bdf == "0000:83:00.0" || d.bdf == "0000:04:00.0";
+  });
   return m;
 }
 

@@ -27,7 +27,9 @@ struct Outcome {
   // The single worst verdict among the results of one check.
   Verdict worst(const std::string& id) const {
     Verdict w = Verdict::Waived;
-    auto rank = [](Verdict v) { return v == Verdict::Fail ? 3 : v == Verdict::Warn ? 2 : v == Verdict::Pass ? 1 : 0; };
+    auto rank = [](Verdict v) {
+      return v == Verdict::Fail ? 3 : v == Verdict::Warn ? 2 : v == Verdict::Pass ? 1 : 0;
+    };
     for (const auto* c : results(id))
       if (rank(c->verdict) > rank(w)) w = c->verdict;
     return w;
@@ -51,7 +53,9 @@ class FixedMemory final : public GpuFactsProvider {
  public:
   explicit FixedMemory(uint64_t bytes) : bytes_(bytes) {}
   std::string name() const override { return "test"; }
-  std::optional<GpuFacts> facts_for(const Device&) const override { return GpuFacts{bytes_, "test"}; }
+  std::optional<GpuFacts> facts_for(const Device&) const override {
+    return GpuFacts{bytes_, "test"};
+  }
 
  private:
   uint64_t bytes_;
@@ -64,7 +68,8 @@ inline CollectOptions offline() {
   return o;
 }
 
-inline Outcome run_sysfs(const fixture::Machine& m, std::optional<uint64_t> gpu_memory = std::nullopt) {
+inline Outcome run_sysfs(const fixture::Machine& m,
+                         std::optional<uint64_t> gpu_memory = std::nullopt) {
   fixture::TempDir dir;
   fixture::write_sysfs(m, dir.path());
   Snapshot s = collect_sysfs_root(dir.path(), offline());
@@ -77,7 +82,8 @@ inline bool contains(const std::vector<std::string>& v, const std::string& s) {
 }
 
 inline bool any_contains(const std::vector<std::string>& v, const std::string& part) {
-  return std::any_of(v.begin(), v.end(), [&](const std::string& s) { return s.find(part) != std::string::npos; });
+  return std::any_of(v.begin(), v.end(),
+                     [&](const std::string& s) { return s.find(part) != std::string::npos; });
 }
 
 }  // namespace gdsb::topo::testing

@@ -14,7 +14,8 @@ std::string_view path_label_name(PathLabel l) {
 }
 
 std::string_view p2pdma_map_name(P2pdmaMap m) {
-  static constexpr std::array<std::string_view, 3> kNames{"BUS_ADDR", "THRU_HOST_BRIDGE", "NOT_SUPPORTED"};
+  static constexpr std::array<std::string_view, 3> kNames{"BUS_ADDR", "THRU_HOST_BRIDGE",
+                                                          "NOT_SUPPORTED"};
   return kNames[static_cast<size_t>(m)];
 }
 
@@ -52,15 +53,22 @@ bool TopologyView::cpu_supports_p2pdma() const {
   return m.arch == "x86_64" && m.cpu_vendor == "AuthenticAMD" && m.cpu_family >= 0x17;
 }
 
-bool TopologyView::host_bridges_whitelisted(const Device& a, const Device& b, bool& cpu_unknown) const {
+bool TopologyView::host_bridges_whitelisted(const Device& a, const Device& b,
+                                            bool& cpu_unknown) const {
   // drivers/pci/p2pdma.c: the host bridge device is function 00.0 of the root bus.
   struct Entry {
     uint16_t device;
     bool same_bridge_only;
   };
-  static constexpr std::array<Entry, 10> kIntel{{{0x3c00, true}, {0x3c01, true}, {0x2f00, true},
-                                                 {0x2f01, true}, {0x2030, false}, {0x2031, false},
-                                                 {0x2032, false}, {0x2033, false}, {0x2020, false},
+  static constexpr std::array<Entry, 10> kIntel{{{0x3c00, true},
+                                                 {0x3c01, true},
+                                                 {0x2f00, true},
+                                                 {0x2f01, true},
+                                                 {0x2030, false},
+                                                 {0x2031, false},
+                                                 {0x2032, false},
+                                                 {0x2033, false},
+                                                 {0x2020, false},
                                                  {0x09a2, false}}};
   cpu_unknown = !s_.machine.proc_known;
   const Device* ha = s_.find(a.root_complex + ":00.0");
@@ -90,7 +98,8 @@ Pair TopologyView::classify(const Device& gpu, const Device& peer) const {
   auto note = [&](const Device* x) {
     p.path.push_back(x->bdf);
     if (acs_redirects(*x)) p.acs_redirect_ports.push_back(x->bdf);
-    if (!x->ext_config_readable && x->role != Role::Gpu && x->role != Role::Nvme && x->role != Role::Nic)
+    if (!x->ext_config_readable && x->role != Role::Gpu && x->role != Role::Nvme &&
+        x->role != Role::Nic)
       p.acs_unknown_ports.push_back(x->bdf);
   };
   size_t ia = 0, ib = 0;
@@ -120,7 +129,8 @@ Pair TopologyView::classify(const Device& gpu, const Device& peer) const {
                          " port(s): assumes none redirects)";
   } else {
     bool cpu_unknown = false;
-    std::string why = common ? "ACS redirect on " + p.acs_redirect_ports.front() : "no common upstream bridge";
+    std::string why =
+        common ? "ACS redirect on " + p.acs_redirect_ports.front() : "no common upstream bridge";
     if (cpu_supports_p2pdma()) {
       p.p2pdma = P2pdmaMap::ThruHostBridge;
       p.p2pdma_reason = why + "; AMD Zen (family >= 0x17) routes P2P through the host bridge";
@@ -160,7 +170,8 @@ const Pair* TopologyView::pair(const std::string& gpu, const std::string& peer) 
 namespace {
 bool better(const Pair& a, const Pair& b) {
   if (a.label != b.label) return a.label < b.label;
-  if (a.acs_redirect_ports.empty() != b.acs_redirect_ports.empty()) return a.acs_redirect_ports.empty();
+  if (a.acs_redirect_ports.empty() != b.acs_redirect_ports.empty())
+    return a.acs_redirect_ports.empty();
   return a.distance < b.distance;
 }
 }  // namespace
@@ -176,8 +187,10 @@ std::vector<const Pair*> TopologyView::best_for_gpu(const std::string& gpu, Role
   std::vector<const Pair*> out;
   for (const auto& p : pairs_) {
     if (p.gpu != gpu || p.peer_role != peer_role) continue;
-    if (out.empty() || better(p, *out.front())) out.assign(1, &p);
-    else if (!better(*out.front(), p)) out.push_back(&p);
+    if (out.empty() || better(p, *out.front()))
+      out.assign(1, &p);
+    else if (!better(*out.front(), p))
+      out.push_back(&p);
   }
   return out;
 }

@@ -18,7 +18,8 @@ inline CheckResult make(const std::string& id, const std::string& title, Verdict
   return r;
 }
 
-inline CheckResult waived(const std::string& id, const std::string& title, const std::string& reason) {
+inline CheckResult waived(const std::string& id, const std::string& title,
+                          const std::string& reason) {
   CheckResult r = make(id, title, Verdict::Waived);
   r.reason = reason;
   return r;
@@ -28,7 +29,8 @@ inline void add_unique(std::vector<std::string>& v, const std::string& s) {
   if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
 }
 
-inline std::optional<CheckResult> waive_without_pairs(const CheckContext& ctx, const std::string& id,
+inline std::optional<CheckResult> waive_without_pairs(const CheckContext& ctx,
+                                                      const std::string& id,
                                                       const std::string& title) {
   if (ctx.view.gpus().empty()) return waived(id, title, "no NVIDIA GPU found");
   if (ctx.view.peers().empty()) return waived(id, title, "no NVMe drive or NIC found");
@@ -36,15 +38,17 @@ inline std::optional<CheckResult> waive_without_pairs(const CheckContext& ctx, c
 }
 
 inline std::string acs_evidence(const Device& d) {
-  std::string off = d.acs->offset ? " (ECAP_ACS at config offset " + hex16(d.acs->offset) + ")" : "";
+  std::string off =
+      d.acs->offset ? " (ECAP_ACS at config offset " + hex16(d.acs->offset) + ")" : "";
   return d.bdf + " ACSCap " + hex16(d.acs->cap) + ", ACSCtl " + hex16(d.acs->ctl) + ": " +
          acs_bits_text(d.acs->ctl) + off;
 }
 
 inline std::string pair_text(const CheckContext& ctx, const Pair& p) {
-  return ctx.view.gpu_label(p.gpu) + " " + p.gpu + " <-> " + std::string(role_name(p.peer_role)) + " " + p.peer +
-         ": " + std::string(path_label_name(p.label)) + ", P2PDMA " + std::string(p2pdma_map_name(p.p2pdma)) +
-         " distance " + std::to_string(p.distance) + " (" + p.p2pdma_reason + ")";
+  return ctx.view.gpu_label(p.gpu) + " " + p.gpu + " <-> " + std::string(role_name(p.peer_role)) +
+         " " + p.peer + ": " + std::string(path_label_name(p.label)) + ", P2PDMA " +
+         std::string(p2pdma_map_name(p.p2pdma)) + " distance " + std::to_string(p.distance) + " (" +
+         p.p2pdma_reason + ")";
 }
 
 inline bool is_x86(const Machine& m) { return m.arch == "x86_64" || m.arch == "i686"; }

@@ -19,25 +19,27 @@ std::string yes_no(const std::optional<bool>& v, bool dflt) {
 }
 
 bool is_data_mount(const Mount& m) {
-  static const std::set<std::string> kSkipFs{"squashfs", "iso9660", "vfat", "proc", "sysfs", "devtmpfs",
-                                             "devpts", "cgroup", "cgroup2", "tmpfs", "autofs", "mqueue"};
+  static const std::set<std::string> kSkipFs{"squashfs", "iso9660",  "vfat",   "proc",
+                                             "sysfs",    "devtmpfs", "devpts", "cgroup",
+                                             "cgroup2",  "tmpfs",    "autofs", "mqueue"};
   for (const char* sys : {"/proc", "/sys", "/dev", "/run", "/boot", "/snap"})
     if (m.target.rfind(sys, 0) == 0) return false;
   if (kSkipFs.count(m.fstype)) return false;
-  return m.source.rfind("/dev/", 0) == 0 || m.fstype == "overlay" || m.fstype.rfind("fuse", 0) == 0 ||
-         m.fstype.rfind("nfs", 0) == 0 || m.fstype == "lustre" || m.fstype == "wekafs" ||
-         m.fstype == "gpfs" || m.fstype == "beegfs";
+  return m.source.rfind("/dev/", 0) == 0 || m.fstype == "overlay" ||
+         m.fstype.rfind("fuse", 0) == 0 || m.fstype.rfind("nfs", 0) == 0 || m.fstype == "lustre" ||
+         m.fstype == "wekafs" || m.fstype == "gpfs" || m.fstype == "beegfs";
 }
 
 // "" when GDS-capable, else why not.
 std::string fs_incapable(const Mount& m) {
   if (m.fstype == "ext4") {
-    if (m.options.find("data=journal") != std::string::npos || m.options.find("data=writeback") != std::string::npos)
+    if (m.options.find("data=journal") != std::string::npos ||
+        m.options.find("data=writeback") != std::string::npos)
       return "ext4 must use data=ordered for GDS";
     return "";
   }
-  if (m.fstype == "xfs" || m.fstype.rfind("nfs", 0) == 0 || m.fstype == "lustre" || m.fstype == "wekafs" ||
-      m.fstype == "gpfs" || m.fstype == "beegfs")
+  if (m.fstype == "xfs" || m.fstype.rfind("nfs", 0) == 0 || m.fstype == "lustre" ||
+      m.fstype == "wekafs" || m.fstype == "gpfs" || m.fstype == "beegfs")
     return "";
   return m.fstype + " is not supported by GDS (cuFile uses compat mode or fails with 5008)";
 }
@@ -49,8 +51,9 @@ class GdsStackCheck final : public Check {
   std::vector<CheckResult> run(const CheckContext& ctx) const override {
     const Machine& m = ctx.snapshot.machine;
     if (!m.proc_known)
-      return {waived(id(), title(), "the " + std::string(source_kind_name(ctx.snapshot.kind)) +
-                                        " input has no host facts (/proc, /run/udev, cufile.json)")};
+      return {waived(id(), title(),
+                     "the " + std::string(source_kind_name(ctx.snapshot.kind)) +
+                         " input has no host facts (/proc, /run/udev, cufile.json)")};
     std::vector<CheckResult> out;
     auto [kmaj, kmin] = kernel_version(m.kernel_release);
     bool p2pdma_kernel = kmaj > 6 || (kmaj == 6 && kmin >= 2);
@@ -58,23 +61,31 @@ class GdsStackCheck final : public Check {
 
     CheckResult fs = make(id(), "nvidia-fs driver", Verdict::Pass);
     if (m.nvidia_fs_loaded) {
-      fs.evidence.push_back("/proc/driver/nvidia-fs present, version " +
-                            (m.nvidia_fs_version.empty() ? std::string("unknown") : m.nvidia_fs_version));
+      fs.evidence.push_back(
+          "/proc/driver/nvidia-fs present, version " +
+          (m.nvidia_fs_version.empty() ? std::string("unknown") : m.nvidia_fs_version));
     } else if (p2pdma_kernel && p2pdma_on) {
-      fs.evidence.push_back("/proc/driver/nvidia-fs absent; not needed: use_pci_p2pdma with kernel " + m.kernel_release);
+      fs.evidence.push_back(
+          "/proc/driver/nvidia-fs absent; not needed: use_pci_p2pdma with kernel " +
+          m.kernel_release);
     } else {
       fs.verdict = Verdict::Fail;
       fs.evidence.push_back("/proc/driver/nvidia-fs absent (module not loaded)");
-      fs.consequence = "without nvidia-fs (or kernel P2PDMA) cuFile cannot DMA into GPU memory: it runs in compat "
-                       "mode, i.e. POSIX reads through its own bounce buffers";
-      fs.remedy = "modprobe nvidia-fs (packages nvidia-fs-dkms / nvidia-gds)" +
-                  std::string(p2pdma_kernel ? ", or set properties.use_pci_p2pdma true in cufile.json "
-                                              "(CUDA 12.8+, open GPU kernel module)" : "");
+      fs.consequence =
+          "without nvidia-fs (or kernel P2PDMA) cuFile cannot DMA into GPU memory: it runs in "
+          "compat "
+          "mode, i.e. POSIX reads through its own bounce buffers";
+      fs.remedy =
+          "modprobe nvidia-fs (packages nvidia-fs-dkms / nvidia-gds)" +
+          std::string(p2pdma_kernel ? ", or set properties.use_pci_p2pdma true in cufile.json "
+                                      "(CUDA 12.8+, open GPU kernel module)"
+                                    : "");
     }
     out.push_back(std::move(fs));
 
     CheckResult p2p = make(id(), "kernel P2PDMA", Verdict::Pass);
-    p2p.evidence.push_back("kernel " + m.kernel_release + (p2pdma_kernel ? " (>= 6.2: P2PDMA-capable)" : " (< 6.2)") +
+    p2p.evidence.push_back("kernel " + m.kernel_release +
+                           (p2pdma_kernel ? " (>= 6.2: P2PDMA-capable)" : " (< 6.2)") +
                            ", use_pci_p2pdma " + yes_no(m.cufile.use_pci_p2pdma, false));
     if (p2pdma_on && !p2pdma_kernel) {
       p2p.verdict = Verdict::Fail;
@@ -89,7 +100,8 @@ class GdsStackCheck final : public Check {
       cf.verdict = Verdict::Warn;
       cf.evidence.push_back(c.path + " not found: library defaults apply (allow_compat_mode true)");
       cf.consequence = "cuFile falls back to POSIX silently whenever GDS is not possible";
-      cf.remedy = "install /etc/cufile.json from the GDS packages or point CUFILE_ENV_PATH_JSON at one";
+      cf.remedy =
+          "install /etc/cufile.json from the GDS packages or point CUFILE_ENV_PATH_JSON at one";
     } else if (!c.error.empty()) {
       cf.verdict = Verdict::Fail;
       cf.evidence.push_back(c.path + ": " + c.error);
@@ -97,27 +109,34 @@ class GdsStackCheck final : public Check {
       cf.remedy = "fix the JSON syntax of " + c.path;
     } else {
       cf.evidence.push_back(c.path + ": allow_compat_mode " + yes_no(c.allow_compat_mode, true) +
-                            ", force_compat_mode " + yes_no(c.force_compat_mode, false) + ", use_poll_mode " +
-                            yes_no(c.use_poll_mode, false) + ", max_direct_io_size_kb " +
-                            (c.max_direct_io_size_kb ? std::to_string(*c.max_direct_io_size_kb) : std::string("16384 (default)")));
+                            ", force_compat_mode " + yes_no(c.force_compat_mode, false) +
+                            ", use_poll_mode " + yes_no(c.use_poll_mode, false) +
+                            ", max_direct_io_size_kb " +
+                            (c.max_direct_io_size_kb ? std::to_string(*c.max_direct_io_size_kb)
+                                                     : std::string("16384 (default)")));
       if (c.force_compat_mode.value_or(false)) {
         cf.verdict = Verdict::Fail;
         cf.consequence = "force_compat_mode: cuFile never uses GDS, every read goes through POSIX";
         cf.remedy = "set properties.force_compat_mode false in " + c.path;
       } else if (c.allow_compat_mode.value_or(true)) {
-        cf.evidence.push_back("allow_compat_mode: a failed GDS setup falls back to POSIX without an error; "
-                              "gdsb-io reports which path really ran");
+        cf.evidence.push_back(
+            "allow_compat_mode: a failed GDS setup falls back to POSIX without an error; "
+            "gdsb-io reports which path really ran");
       }
     }
     out.push_back(std::move(cf));
 
     CheckResult udev = make(id(), "udev database", Verdict::Pass);
-    udev.evidence.push_back(std::string("/run/udev/data ") + (m.udev_present ? "present" : "absent"));
+    udev.evidence.push_back(std::string("/run/udev/data ") +
+                            (m.udev_present ? "present" : "absent"));
     if (!m.udev_present) {
       udev.verdict = Verdict::Fail;
-      udev.consequence = "cuFile looks up ID_FS_USAGE/ID_FS_TYPE in the udev database: without it "
-                         "cuFileHandleRegister fails (5027/5030, \"udev property not found: ID_FS_USAGE\")";
-      udev.remedy = "expose the host's udev database (containers: -v /run/udev:/run/udev:ro; VMs: run systemd-udevd)";
+      udev.consequence =
+          "cuFile looks up ID_FS_USAGE/ID_FS_TYPE in the udev database: without it "
+          "cuFileHandleRegister fails (5027/5030, \"udev property not found: ID_FS_USAGE\")";
+      udev.remedy =
+          "expose the host's udev database (containers: -v /run/udev:/run/udev:ro; VMs: run "
+          "systemd-udevd)";
     }
     out.push_back(std::move(udev));
 
@@ -128,7 +147,8 @@ class GdsStackCheck final : public Check {
       ++total;
       std::string why = fs_incapable(mt);
       capable += why.empty() ? 1 : 0;
-      fsr.evidence.push_back(mt.target + " " + mt.fstype + " (" + mt.source + "): " + (why.empty() ? "GDS-capable" : why));
+      fsr.evidence.push_back(mt.target + " " + mt.fstype + " (" + mt.source +
+                             "): " + (why.empty() ? "GDS-capable" : why));
     }
     if (total == 0) {
       fsr.verdict = Verdict::Waived;
@@ -136,7 +156,9 @@ class GdsStackCheck final : public Check {
     } else if (capable == 0) {
       fsr.verdict = Verdict::Fail;
       fsr.consequence = "no mounted file system can serve GDS reads";
-      fsr.remedy = "put the data on ext4 (data=ordered) or xfs on NVMe, or a GDS-enabled parallel file system";
+      fsr.remedy =
+          "put the data on ext4 (data=ordered) or xfs on NVMe, or a GDS-enabled parallel file "
+          "system";
     }
     out.push_back(std::move(fsr));
     return out;

@@ -24,16 +24,18 @@ class IommuCheck final : public Check {
   std::vector<CheckResult> run(const CheckContext& ctx) const override {
     const Machine& m = ctx.snapshot.machine;
     if (!m.iommu_known)
-      return {waived(id(), title(), "the " + std::string(source_kind_name(ctx.snapshot.kind)) +
-                                        " input has no /sys/kernel/iommu_groups or /sys/class/iommu")};
+      return {waived(id(), title(),
+                     "the " + std::string(source_kind_name(ctx.snapshot.kind)) +
+                         " input has no /sys/kernel/iommu_groups or /sys/class/iommu")};
     CheckResult r = make(id(), title(), Verdict::Pass);
     std::istringstream cmd(m.cmdline);
     std::string tok, keys;
     while (cmd >> tok)
-      if (tok.rfind("intel_iommu=", 0) == 0 || tok.rfind("amd_iommu=", 0) == 0 || tok.rfind("iommu=", 0) == 0 ||
-          tok.rfind("iommu.", 0) == 0)
+      if (tok.rfind("intel_iommu=", 0) == 0 || tok.rfind("amd_iommu=", 0) == 0 ||
+          tok.rfind("iommu=", 0) == 0 || tok.rfind("iommu.", 0) == 0)
         keys += (keys.empty() ? "" : " ") + tok;
-    r.evidence.push_back("/proc/cmdline IOMMU keys: " + (keys.empty() ? std::string("none") : keys));
+    r.evidence.push_back("/proc/cmdline IOMMU keys: " +
+                         (keys.empty() ? std::string("none") : keys));
     std::map<std::string, int> by_type;
     for (const auto& [g, t] : m.iommu_group_types) ++by_type[t];
     if (m.iommu_group_types.empty()) {
@@ -43,7 +45,8 @@ class IommuCheck final : public Check {
       return {r};
     }
     std::string types;
-    for (const auto& [t, n] : by_type) types += (types.empty() ? "" : ", ") + std::to_string(n) + " " + t;
+    for (const auto& [t, n] : by_type)
+      types += (types.empty() ? "" : ", ") + std::to_string(n) + " " + t;
     r.evidence.push_back("/sys/kernel/iommu_groups/*/type: " + types);
     // What matters is the groups of the devices GDS moves data between.
     std::vector<const Device*> subjects = ctx.view.gpus();
@@ -59,19 +62,24 @@ class IommuCheck final : public Check {
       any_translated = any_translated || translated(t);
     }
     if (subjects.empty())
-      for (const auto& [g, t] : m.iommu_group_types) any_translated = any_translated || translated(t);
+      for (const auto& [g, t] : m.iommu_group_types)
+        any_translated = any_translated || translated(t);
     r.title = any_translated ? "IOMMU translating DMA" : "IOMMU in passthrough (identity)";
     if (!any_translated) return {r};
     if (is_grace(m)) {
-      r.evidence.push_back("NVIDIA Grace CPU: GDS is validated with the IOMMU translating (SMMUv3)");
+      r.evidence.push_back(
+          "NVIDIA Grace CPU: GDS is validated with the IOMMU translating (SMMUv3)");
       return {r};
     }
     r.verdict = Verdict::Warn;
-    r.consequence = "every P2P and DMA transaction goes through IOMMU translation: GDS throughput is capped "
-                    "and ACS forces P2P through the root complex";
-    r.remedy = is_x86(m) ? std::string(m.cpu_vendor == "AuthenticAMD" ? "amd_iommu=on " : "intel_iommu=on ") +
-                               "iommu=pt on the kernel command line (GRUB_CMDLINE_LINUX, update-grub, reboot)"
-                         : "iommu.passthrough=1 on the kernel command line";
+    r.consequence =
+        "every P2P and DMA transaction goes through IOMMU translation: GDS throughput is capped "
+        "and ACS forces P2P through the root complex";
+    r.remedy =
+        is_x86(m)
+            ? std::string(m.cpu_vendor == "AuthenticAMD" ? "amd_iommu=on " : "intel_iommu=on ") +
+                  "iommu=pt on the kernel command line (GRUB_CMDLINE_LINUX, update-grub, reboot)"
+            : "iommu.passthrough=1 on the kernel command line";
     return {r};
   }
 };
@@ -86,7 +94,8 @@ class Bar1Check final : public Check {
     for (const Device* g : ctx.view.gpus()) {
       std::string t = ctx.view.gpu_label(g->bdf) + " BAR1";
       if (!g->bars_known) {
-        out.push_back(waived(id(), t, "BAR sizes are not in this input (sysfs `resource` or lspci Region lines)"));
+        out.push_back(waived(
+            id(), t, "BAR sizes are not in this input (sysfs `resource` or lspci Region lines)"));
         out.back().devices.push_back(g->bdf);
         continue;
       }
@@ -98,7 +107,8 @@ class Bar1Check final : public Check {
       if (!bar1) {
         r.verdict = Verdict::Fail;
         r.evidence.push_back(g->bdf + ": resource index 1 is unassigned");
-        r.consequence = "GDS cannot map GPU memory for P2P without BAR1: cuFile runs in compat mode";
+        r.consequence =
+            "GDS cannot map GPU memory for P2P without BAR1: cuFile runs in compat mode";
         r.remedy = "enable Above 4G Decoding and Resizable BAR in the BIOS";
         out.push_back(std::move(r));
         continue;
@@ -106,14 +116,18 @@ class Bar1Check final : public Check {
       r.evidence.push_back(g->bdf + " BAR1 (resource 1, " + (bar1->prefetchable ? "" : "non-") +
                            "prefetchable) " + mib(bar1->size));
       auto f = ctx.snapshot.gpu_facts.find(g->bdf);
-      std::optional<uint64_t> mem = f == ctx.snapshot.gpu_facts.end() ? std::nullopt : f->second.memory_bytes;
+      std::optional<uint64_t> mem =
+          f == ctx.snapshot.gpu_facts.end() ? std::nullopt : f->second.memory_bytes;
       constexpr uint64_t kTiny = 256ULL << 20;
       if (bar1->size <= kTiny) {
         r.verdict = Verdict::Fail;
-        r.consequence = "a " + mib(bar1->size) + " BAR1 limits pinned GDS buffers to a few MiB per GPU: cuFile "
+        r.consequence = "a " + mib(bar1->size) +
+                        " BAR1 limits pinned GDS buffers to a few MiB per GPU: cuFile "
                         "falls back to bounce buffers";
-        r.remedy = "enable Above 4G Decoding / Resizable BAR in the BIOS (or select the large-BAR1 profile "
-                   "with nvidia-smi/displaymodeselector)";
+        r.remedy =
+            "enable Above 4G Decoding / Resizable BAR in the BIOS (or select the large-BAR1 "
+            "profile "
+            "with nvidia-smi/displaymodeselector)";
       } else if (mem) {
         r.evidence.push_back("GPU memory " + mib(*mem) + " (" + f->second.source + ")");
         if (bar1->size < *mem) {
@@ -149,11 +163,14 @@ class NumaCheck final : public Check {
     for (const Device* g : ctx.view.gpus()) {
       auto gn = ctx.view.numa_of(*g);
       if (!gn) {
-        out.push_back(waived(id(), ctx.view.gpu_label(g->bdf) + " NUMA node", "NUMA node of " + g->bdf + " unknown"));
+        out.push_back(waived(id(), ctx.view.gpu_label(g->bdf) + " NUMA node",
+                             "NUMA node of " + g->bdf + " unknown"));
         continue;
       }
-      CheckResult r = make(id(), ctx.view.gpu_label(g->bdf) + " on NUMA node " + std::to_string(*gn) +
-                                     " with remote drives/NICs", Verdict::Warn);
+      CheckResult r = make(id(),
+                           ctx.view.gpu_label(g->bdf) + " on NUMA node " + std::to_string(*gn) +
+                               " with remote drives/NICs",
+                           Verdict::Warn);
       r.devices.push_back(g->bdf);
       for (Role role : {Role::Nvme, Role::Nic})
         for (const Pair* p : ctx.view.best_for_gpu(g->bdf, role)) {
@@ -164,13 +181,16 @@ class NumaCheck final : public Check {
             r.devices.push_back(p->peer);
             r.evidence.push_back(line);
           } else {
-            ok.evidence.push_back(ctx.view.gpu_label(g->bdf) + " node " + std::to_string(*gn) + ": " + line);
+            ok.evidence.push_back(ctx.view.gpu_label(g->bdf) + " node " + std::to_string(*gn) +
+                                  ": " + line);
           }
         }
       if (r.devices.size() > 1) {
-        r.consequence = "bounce buffers and CPU threads on the wrong node add a socket hop to the CPU path";
-        r.remedy = "run with the GPU's node: gdsb-io -n " + std::to_string(*gn) + " or numactl --cpunodebind=" +
-                   std::to_string(*gn) + " --membind=" + std::to_string(*gn);
+        r.consequence =
+            "bounce buffers and CPU threads on the wrong node add a socket hop to the CPU path";
+        r.remedy = "run with the GPU's node: gdsb-io -n " + std::to_string(*gn) +
+                   " or numactl --cpunodebind=" + std::to_string(*gn) +
+                   " --membind=" + std::to_string(*gn);
         out.push_back(std::move(r));
       }
     }

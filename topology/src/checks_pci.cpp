@@ -28,7 +28,8 @@ class AcsCheck final : public Check {
       for (const auto& b : p.acs_unknown_ports) unknown.insert(b);
       for (const auto& b : p.path) {
         const Device* d = s.find(b);
-        if (d && d->acs && !acs_redirects(*d) && (d->acs->ctl & (kAcsSv | kAcsUf | kAcsDt | kAcsTb)))
+        if (d && d->acs && !acs_redirects(*d) &&
+            (d->acs->ctl & (kAcsSv | kAcsUf | kAcsDt | kAcsTb)))
           other_bits[b].push_back(&p);
       }
     }
@@ -37,50 +38,61 @@ class AcsCheck final : public Check {
     for (const auto& [bdf, pairs] : redirect) boot_list += (boot_list.empty() ? "" : ";") + bdf;
     for (const auto& [bdf, pairs] : redirect) {
       const Device* d = s.find(bdf);
-      CheckResult r = make(id(), "ACS redirect enabled on " + bdf + " (" + std::string(role_name(d->role)) + ")", Verdict::Fail);
+      CheckResult r = make(
+          id(), "ACS redirect enabled on " + bdf + " (" + std::string(role_name(d->role)) + ")",
+          Verdict::Fail);
       r.devices.push_back(bdf);
       r.evidence.push_back(acs_evidence(*d));
       for (const Pair* p : pairs) {
         add_unique(r.devices, p->gpu);
         add_unique(r.devices, p->peer);
         r.evidence.push_back("on the path " + ctx.view.gpu_label(p->gpu) + " " + p->gpu + " <-> " +
-                             std::string(role_name(p->peer_role)) + " " + p->peer + " (kernel P2PDMA: " +
-                             std::string(p2pdma_map_name(p->p2pdma)) + ")");
+                             std::string(role_name(p->peer_role)) + " " + p->peer +
+                             " (kernel P2PDMA: " + std::string(p2pdma_map_name(p->p2pdma)) + ")");
       }
-      r.consequence = "peer-to-peer requests and completions through this port are redirected up to the root "
-                      "complex: GDS traffic between these devices crosses the host bridge (and the IOMMU) "
-                      "instead of turning inside the switch, typically halving throughput";
-      r.remedy = "setpci -s " + bdf + " ECAP_ACS+6.w=0:2c   (clears ReqRedir/CmpltRedir/EgressCtrl until reboot); "
-                 "permanently: kernel parameter pci=disable_acs_redir=" + boot_list +
-                 " or disable ACS for the switch in the BIOS";
+      r.consequence =
+          "peer-to-peer requests and completions through this port are redirected up to the root "
+          "complex: GDS traffic between these devices crosses the host bridge (and the IOMMU) "
+          "instead of turning inside the switch, typically halving throughput";
+      r.remedy = "setpci -s " + bdf +
+                 " ECAP_ACS+6.w=0:2c   (clears ReqRedir/CmpltRedir/EgressCtrl until reboot); "
+                 "permanently: kernel parameter pci=disable_acs_redir=" +
+                 boot_list + " or disable ACS for the switch in the BIOS";
       out.push_back(std::move(r));
     }
     for (const auto& [bdf, pairs] : other_bits) {
       const Device* d = s.find(bdf);
-      CheckResult r = make(id(), "ACS controls enabled on " + bdf + " without redirect", Verdict::Warn);
+      CheckResult r =
+          make(id(), "ACS controls enabled on " + bdf + " without redirect", Verdict::Warn);
       r.devices.push_back(bdf);
       r.evidence.push_back(acs_evidence(*d));
       r.evidence.push_back("on the path of " + std::to_string(pairs.size()) + " GPU-peer pair(s)");
-      r.consequence = "P2P is not redirected (kernel P2PDMA still maps BUS_ADDR), but SrcValid/UpstreamFwd/"
-                      "DirectTrans split IOMMU groups and some firmware pairs them with redirect after updates";
+      r.consequence =
+          "P2P is not redirected (kernel P2PDMA still maps BUS_ADDR), but SrcValid/UpstreamFwd/"
+          "DirectTrans split IOMMU groups and some firmware pairs them with redirect after updates";
       r.remedy = "none needed for GDS; to clear them: setpci -s " + bdf + " ECAP_ACS+6.w=0:7f";
       out.push_back(std::move(r));
     }
     if (!unknown.empty()) {
-      CheckResult r = make(id(), "ACS state unknown on " + std::to_string(unknown.size()) + " port(s)", Verdict::Waived);
+      CheckResult r =
+          make(id(), "ACS state unknown on " + std::to_string(unknown.size()) + " port(s)",
+               Verdict::Waived);
       for (const auto& b : unknown) {
         r.devices.push_back(b);
         r.evidence.push_back(b + ": " + s.find(b)->acs_note);
       }
-      r.reason = "extended config space (ACS) is unreadable for ports on GPU-peer paths; not guessed";
+      r.reason =
+          "extended config space (ACS) is unreadable for ports on GPU-peer paths; not guessed";
       r.remedy = "run gdsb-topo as root (or record with `sudo lspci -xxxx`)";
       out.push_back(std::move(r));
     }
     if (out.empty()) {
       CheckResult r = make(id(), title(), Verdict::Pass);
-      r.evidence.push_back(std::to_string(sharing) + " of " + std::to_string(ctx.view.pairs().size()) +
-                           " GPU-peer pairs share a PCIe bridge; no port on their paths has RR, CR or EC set");
-      if (sharing == 0) r.evidence.push_back("no pair shares a bridge: ACS does not apply (see pair-locality)");
+      r.evidence.push_back(
+          std::to_string(sharing) + " of " + std::to_string(ctx.view.pairs().size()) +
+          " GPU-peer pairs share a PCIe bridge; no port on their paths has RR, CR or EC set");
+      if (sharing == 0)
+        r.evidence.push_back("no pair shares a bridge: ACS does not apply (see pair-locality)");
       out.push_back(std::move(r));
     }
     return out;
@@ -95,14 +107,16 @@ class PairCheck final : public Check {
     if (auto w = waive_without_pairs(ctx, id(), title())) return {*w};
     std::vector<CheckResult> out;
     const Machine& m = ctx.snapshot.machine;
-    bool p2pdma_only = m.proc_known && !m.nvidia_fs_loaded && m.cufile.use_pci_p2pdma.value_or(false);
+    bool p2pdma_only =
+        m.proc_known && !m.nvidia_fs_loaded && m.cufile.use_pci_p2pdma.value_or(false);
     for (const Device* g : ctx.view.gpus())
       for (Role role : {Role::Nvme, Role::Nic}) {
         auto best = ctx.view.best_for_gpu(g->bdf, role);
         if (best.empty()) continue;
         const Pair& p = *best.front();
         std::string what = role == Role::Nvme ? "NVMe" : "NIC";
-        CheckResult r = make(id(), ctx.view.gpu_label(g->bdf) + " and its nearest " + what, Verdict::Pass);
+        CheckResult r =
+            make(id(), ctx.view.gpu_label(g->bdf) + " and its nearest " + what, Verdict::Pass);
         r.devices.push_back(g->bdf);
         for (const Pair* b : best) {
           r.devices.push_back(b->peer);
@@ -111,31 +125,39 @@ class PairCheck final : public Check {
         bool shares = p.label == PathLabel::Pix || p.label == PathLabel::Pxb;
         if (shares && p.p2pdma != P2pdmaMap::BusAddr) {
           r.verdict = Verdict::Warn;
-          r.consequence = "the devices share a switch but ACS redirect sends their traffic to the root complex";
+          r.consequence =
+              "the devices share a switch but ACS redirect sends their traffic to the root complex";
           r.remedy = "clear ACS redirect (see acs-redirect)";
         } else if (p.label == PathLabel::Sys) {
           r.verdict = Verdict::Fail;
-          r.consequence = "the nearest " + what + " is on another CPU socket: every transfer crosses the SMP "
+          r.consequence = "the nearest " + what +
+                          " is on another CPU socket: every transfer crosses the SMP "
                           "interconnect, far below the PCIe link rate";
-          r.remedy = "use a GPU and " + what + " on the same socket (numactl/CUDA_VISIBLE_DEVICES), or move the card";
+          r.remedy = "use a GPU and " + what +
+                     " on the same socket (numactl/CUDA_VISIBLE_DEVICES), or move the card";
         } else if (!shares) {
           r.verdict = Verdict::Warn;
-          r.consequence = "no " + what + " shares a PCIe switch with this GPU: P2P crosses the host bridge "
+          r.consequence = "no " + what +
+                          " shares a PCIe switch with this GPU: P2P crosses the host bridge "
                           "(NVIDIA's guide: 6.5 -> 3.9 GiB/s, 4K random 850k -> 28k IOPS)";
-          r.remedy = role == Role::Nvme
-                         ? "put the data for this GPU on a drive below the same switch (or use the better partner GPU listed)"
-                         : "use a NIC below the same switch as this GPU for GPUDirect RDMA (or the better partner GPU listed)";
+          r.remedy = role == Role::Nvme ? "put the data for this GPU on a drive below the same "
+                                          "switch (or use the better partner GPU listed)"
+                                        : "use a NIC below the same switch as this GPU for "
+                                          "GPUDirect RDMA (or the better partner GPU listed)";
         }
         if (p2pdma_only && p.p2pdma == P2pdmaMap::NotSupported) {
           r.verdict = Verdict::Fail;
-          r.consequence = "cufile.json sets use_pci_p2pdma without nvidia-fs, and the kernel refuses P2PDMA "
-                          "for this pair: cuFile falls back to compat mode";
+          r.consequence =
+              "cufile.json sets use_pci_p2pdma without nvidia-fs, and the kernel refuses P2PDMA "
+              "for this pair: cuFile falls back to compat mode";
           r.remedy = "place GPU and drive under one switch, or install nvidia-fs";
         }
         for (const Pair* b : best)
-          if (const Pair* bp = ctx.view.best_for_peer(b->peer); bp && bp->gpu != g->bdf && bp->label < b->label)
-            r.evidence.push_back("better partner for " + b->peer + ": " + ctx.view.gpu_label(bp->gpu) + " " +
-                                 bp->gpu + " (" + std::string(path_label_name(bp->label)) + ")");
+          if (const Pair* bp = ctx.view.best_for_peer(b->peer);
+              bp && bp->gpu != g->bdf && bp->label < b->label)
+            r.evidence.push_back("better partner for " + b->peer + ": " +
+                                 ctx.view.gpu_label(bp->gpu) + " " + bp->gpu + " (" +
+                                 std::string(path_label_name(bp->label)) + ")");
         out.push_back(std::move(r));
       }
     return out;
@@ -161,9 +183,11 @@ class LinkCheck final : public Check {
     std::vector<std::string> no_link;
     for (const auto& bdf : subjects) {
       const Device& d = *s.find(bdf);
-      if (d.role == Role::RootPort || d.role == Role::SwitchDownstream) continue;  // seen from below
+      if (d.role == Role::RootPort || d.role == Role::SwitchDownstream)
+        continue;  // seen from below
       if (!d.link) {
-        if (d.role == Role::Gpu || d.role == Role::Nvme || d.role == Role::Nic) no_link.push_back(bdf);
+        if (d.role == Role::Gpu || d.role == Role::Nvme || d.role == Role::Nic)
+          no_link.push_back(bdf);
         continue;
       }
       ++checked;
@@ -178,9 +202,12 @@ class LinkCheck final : public Check {
       bool width_loss = d.link->cur_width < exp_width;
       bool speed_loss = d.link->cur_speed_gts + 0.01 < exp_speed;
       if (!width_loss && !speed_loss) continue;
-      CheckResult r = make(id(), "link of " + bdf + " (" + std::string(role_name(d.role)) + ") trained at " +
-                                     link_text(d.link->cur_speed_gts, d.link->cur_width) + " of " +
-                                     link_text(exp_speed, exp_width), Verdict::Fail);
+      CheckResult r =
+          make(id(),
+               "link of " + bdf + " (" + std::string(role_name(d.role)) + ") trained at " +
+                   link_text(d.link->cur_speed_gts, d.link->cur_width) + " of " +
+                   link_text(exp_speed, exp_width),
+               Verdict::Fail);
       r.devices.push_back(bdf);
       r.evidence.push_back(bdf + " LnkSta " + link_text(d.link->cur_speed_gts, d.link->cur_width) +
                            ", LnkCap " + link_text(d.link->max_speed_gts, d.link->max_width));
@@ -191,15 +218,21 @@ class LinkCheck final : public Check {
       }
       char buf[160];
       std::snprintf(buf, sizeof buf, "%.1f of %.1f GB/s per direction available on this link",
-                    link_gb_s(d.link->cur_speed_gts, d.link->cur_width), link_gb_s(exp_speed, exp_width));
+                    link_gb_s(d.link->cur_speed_gts, d.link->cur_width),
+                    link_gb_s(exp_speed, exp_width));
       r.consequence = buf;
       if (width_loss) {
-        r.remedy = "reseat the card or drive, check the slot's lane wiring and BIOS bifurcation, then "
-                   "`lspci -vvv -s " + bdf + "` (LnkSta)";
+        r.remedy =
+            "reseat the card or drive, check the slot's lane wiring and BIOS bifurcation, then "
+            "`lspci -vvv -s " +
+            bdf + "` (LnkSta)";
       } else if (d.role == Role::Gpu) {
         r.verdict = Verdict::Warn;
-        r.consequence += "; idle NVIDIA GPUs lower their link speed to save power, so this may be idle downclocking";
-        r.remedy = "re-check under load: cat /sys/bus/pci/devices/" + bdf + "/current_link_speed while a transfer runs";
+        r.consequence +=
+            "; idle NVIDIA GPUs lower their link speed to save power, so this may be idle "
+            "downclocking";
+        r.remedy = "re-check under load: cat /sys/bus/pci/devices/" + bdf +
+                   "/current_link_speed while a transfer runs";
       } else {
         r.remedy = "check BIOS PCIe speed settings and the riser/cable; `setpci -s " + bdf +
                    " CAP_EXP+10.w=0020:0020` retrains the link";
@@ -209,8 +242,11 @@ class LinkCheck final : public Check {
     if (out.empty()) {
       CheckResult r = make(id(), title(), Verdict::Pass);
       if (checked > 0)
-        r.evidence.push_back(std::to_string(checked) + " link(s) on GPU, NVMe and NIC paths trained at the lower of both ends' capability");
-      for (const auto& b : no_link) r.evidence.push_back(b + ": no PCIe link capability (conventional PCI or virtual device)");
+        r.evidence.push_back(
+            std::to_string(checked) +
+            " link(s) on GPU, NVMe and NIC paths trained at the lower of both ends' capability");
+      for (const auto& b : no_link)
+        r.evidence.push_back(b + ": no PCIe link capability (conventional PCI or virtual device)");
       if (checked == 0) {
         r.verdict = Verdict::Waived;
         r.reason = "no link information for the GPUs, drives and NICs in this input";

@@ -41,7 +41,8 @@ TopologyPtr load(const char* xml, std::string& error) {
 
 std::string bdf_of(unsigned domain, unsigned bus, unsigned dev, unsigned func) {
   char b[16];
-  std::snprintf(b, sizeof b, "%04x:%02x:%02x.%u", domain & 0xffff, bus & 0xff, dev & 0x1f, func & 7);
+  std::snprintf(b, sizeof b, "%04x:%02x:%02x.%u", domain & 0xffff, bus & 0xff, dev & 0x1f,
+                func & 7);
   return b;
 }
 
@@ -77,7 +78,8 @@ std::string enrich_with_hwloc(Snapshot& s) {
   auto topo = load(nullptr, error);
   if (!topo) return "hwloc unavailable (" + error + "): NUMA locality from sysfs only";
   hwloc_topology_t t = topo.get();
-  s.machine.numa_nodes = std::max(s.machine.numa_nodes, hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE));
+  s.machine.numa_nodes =
+      std::max(s.machine.numa_nodes, hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE));
   for (auto& d : s.devices) {
     unsigned dom = 0, bus = 0, dev = 0, fn = 0;
     if (std::sscanf(d.bdf.c_str(), "%x:%x:%x.%u", &dom, &bus, &dev, &fn) != 4) continue;
@@ -93,7 +95,8 @@ std::string enrich_with_hwloc(Snapshot& s) {
 Snapshot collect_hwloc_xml(const std::filesystem::path& file) {
   std::string error;
   auto topo = load(file.c_str(), error);
-  if (!topo) throw RuntimeError(error + " (" + file.string() + "): expected `lstopo --of xml` output");
+  if (!topo)
+    throw RuntimeError(error + " (" + file.string() + "): expected `lstopo --of xml` output");
   hwloc_topology_t t = topo.get();
   Snapshot s;
   s.kind = SourceKind::HwlocXml;
@@ -101,7 +104,8 @@ Snapshot collect_hwloc_xml(const std::filesystem::path& file) {
   s.machine.numa_nodes = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
   for (hwloc_obj_t o = hwloc_get_next_pcidev(t, nullptr); o; o = hwloc_get_next_pcidev(t, o)) {
     Device d;
-    d.bdf = bdf_of(o->attr->pcidev.domain, o->attr->pcidev.bus, o->attr->pcidev.dev, o->attr->pcidev.func);
+    d.bdf = bdf_of(o->attr->pcidev.domain, o->attr->pcidev.bus, o->attr->pcidev.dev,
+                   o->attr->pcidev.func);
     d.vendor = o->attr->pcidev.vendor_id;
     d.device = o->attr->pcidev.device_id;
     d.class_code = static_cast<uint32_t>(o->attr->pcidev.class_id) << 8;
@@ -125,7 +129,8 @@ Snapshot collect_hwloc_xml(const std::filesystem::path& file) {
     d.acs_note = "hwloc XML carries no config space";
     s.devices.push_back(std::move(d));
   }
-  std::sort(s.devices.begin(), s.devices.end(), [](const Device& a, const Device& b) { return a.bdf < b.bdf; });
+  std::sort(s.devices.begin(), s.devices.end(),
+            [](const Device& a, const Device& b) { return a.bdf < b.bdf; });
   rebuild_tree_from_bus_numbers(s);
   for (auto& d : s.devices) d.port_type = -1;  // hwloc has no PCIe capability
   infer_port_types(s);

@@ -17,16 +17,24 @@
 namespace gdsb::topo {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, uint32_t>, 12> kClassNames{{
-    {"Host bridge", 0x060000}, {"PCI bridge", 0x060400}, {"3D controller", 0x030200},
-    {"VGA compatible controller", 0x030000}, {"Non-Volatile memory controller", 0x010802},
-    {"Ethernet controller", 0x020000}, {"Infiniband controller", 0x020700},
-    {"Mass storage controller", 0x018000}, {"SATA controller", 0x010601},
-    {"RAID bus controller", 0x010400}, {"ISA bridge", 0x060100}, {"Unassigned class", 0xff0000}}};
+constexpr std::array<std::pair<std::string_view, uint32_t>, 12> kClassNames{
+    {{"Host bridge", 0x060000},
+     {"PCI bridge", 0x060400},
+     {"3D controller", 0x030200},
+     {"VGA compatible controller", 0x030000},
+     {"Non-Volatile memory controller", 0x010802},
+     {"Ethernet controller", 0x020000},
+     {"Infiniband controller", 0x020700},
+     {"Mass storage controller", 0x018000},
+     {"SATA controller", 0x010601},
+     {"RAID bus controller", 0x010400},
+     {"ISA bridge", 0x060100},
+     {"Unassigned class", 0xff0000}}};
 
 uint16_t acs_from_text(const std::string& s) {
-  static constexpr std::array<const char*, 7> kNames{
-      "SrcValid+", "TransBlk+", "ReqRedir+", "CmpltRedir+", "UpstreamFwd+", "EgressCtrl+", "DirectTrans+"};
+  static constexpr std::array<const char*, 7> kNames{"SrcValid+",   "TransBlk+",    "ReqRedir+",
+                                                     "CmpltRedir+", "UpstreamFwd+", "EgressCtrl+",
+                                                     "DirectTrans+"};
   uint16_t v = 0;
   for (size_t i = 0; i < kNames.size(); ++i)
     if (s.find(kNames[i]) != std::string::npos) v = static_cast<uint16_t>(v | (1U << i));
@@ -36,14 +44,18 @@ uint16_t acs_from_text(const std::string& s) {
 uint64_t size_from_text(const std::string& num, char unit) {
   uint64_t v = std::strtoull(num.c_str(), nullptr, 10);
   switch (unit) {
-    case 'K': return v << 10;
-    case 'M': return v << 20;
-    case 'G': return v << 30;
-    case 'T': return v << 40;
-    default: return v;
+    case 'K':
+      return v << 10;
+    case 'M':
+      return v << 20;
+    case 'G':
+      return v << 30;
+    case 'T':
+      return v << 40;
+    default:
+      return v;
   }
 }
-
 
 bool is_hex(const std::string& s, size_t pos, size_t n) {
   if (pos + n > s.size()) return false;
@@ -98,9 +110,10 @@ std::optional<Header> parse_header(const std::string& line) {
 // The first "[vvvv:dddd]" in the text (lspci -nn ids).
 std::optional<std::pair<uint16_t, uint16_t>> parse_ids(const std::string& s) {
   for (auto pos = s.find('['); pos != std::string::npos; pos = s.find('[', pos + 1))
-    if (pos + 11 <= s.size() && s[pos + 5] == ':' && s[pos + 10] == ']' &&
-        is_hex(s, pos + 1, 4) && is_hex(s, pos + 6, 4))
-      return std::make_pair(static_cast<uint16_t>(hex_at(s, pos + 1, 4)), static_cast<uint16_t>(hex_at(s, pos + 6, 4)));
+    if (pos + 11 <= s.size() && s[pos + 5] == ':' && s[pos + 10] == ']' && is_hex(s, pos + 1, 4) &&
+        is_hex(s, pos + 6, 4))
+      return std::make_pair(static_cast<uint16_t>(hex_at(s, pos + 1, 4)),
+                            static_cast<uint16_t>(hex_at(s, pos + 6, 4)));
   return std::nullopt;
 }
 
@@ -172,14 +185,20 @@ Snapshot collect_lspci_text(const std::filesystem::path& file) {
     } else if (t.rfind("Capabilities: <access denied>", 0) == 0) {
       p.access_denied = true;
     } else if (t.rfind("Capabilities: [", 0) == 0 && t.find("Express") != std::string::npos) {
-      if (t.find("Root Port") != std::string::npos) p.cur->port_type = kPortRootPort;
-      else if (t.find("Upstream Port") != std::string::npos) p.cur->port_type = kPortUpstream;
-      else if (t.find("Downstream Port") != std::string::npos) p.cur->port_type = kPortDownstream;
-      else if (t.find("Endpoint") != std::string::npos) p.cur->port_type = kPortEndpoint;
+      if (t.find("Root Port") != std::string::npos)
+        p.cur->port_type = kPortRootPort;
+      else if (t.find("Upstream Port") != std::string::npos)
+        p.cur->port_type = kPortUpstream;
+      else if (t.find("Downstream Port") != std::string::npos)
+        p.cur->port_type = kPortDownstream;
+      else if (t.find("Endpoint") != std::string::npos)
+        p.cur->port_type = kPortEndpoint;
     } else if (t.rfind("LnkCap:", 0) == 0 || t.rfind("LnkSta:", 0) == 0) {
       bool cap = t[3] == 'C';
-      if (auto v = number_after(t, "Speed "); v && *v > 0 && *v < 1000) (cap ? p.cap_speed : p.sta_speed) = *v;
-      if (auto v = number_after(t, "Width x"); v && *v > 0 && *v <= 32) (cap ? p.cap_width : p.sta_width) = static_cast<int>(*v);
+      if (auto v = number_after(t, "Speed "); v && *v > 0 && *v < 1000)
+        (cap ? p.cap_speed : p.sta_speed) = *v;
+      if (auto v = number_after(t, "Width x"); v && *v > 0 && *v <= 32)
+        (cap ? p.cap_width : p.sta_width) = static_cast<int>(*v);
     } else if (t.rfind("ACSCap:", 0) == 0) {
       if (!p.acs) p.acs = Acs{};
       p.acs->cap = acs_from_text(t);
@@ -193,21 +212,24 @@ Snapshot collect_lspci_text(const std::filesystem::path& file) {
     } else if (t.rfind("Kernel driver in use:", 0) == 0) {
       p.cur->driver = detail::trim(t.substr(21));
     } else if (t.rfind("Region ", 0) == 0 && t.size() > 8 && t[7] >= '0' && t[7] <= '5' &&
-               t.find(": Memory at") != std::string::npos && t.find("[size=") != std::string::npos) {
+               t.find(": Memory at") != std::string::npos &&
+               t.find("[size=") != std::string::npos) {
       p.cur->bars_known = true;
       auto pos = t.find("[size=") + 6;
       size_t digits = pos;
       while (digits < t.size() && std::isdigit(static_cast<unsigned char>(t[digits]))) ++digits;
       if (digits == pos || digits - pos > 12) continue;
       char unit = digits < t.size() ? t[digits] : ' ';
-      bool pref = t.find("prefetchable") != std::string::npos && t.find("non-prefetchable") == std::string::npos;
+      bool pref = t.find("prefetchable") != std::string::npos &&
+                  t.find("non-prefetchable") == std::string::npos;
       p.cur->bars.push_back(Bar{t[7] - '0', size_from_text(t.substr(pos, digits - pos), unit), pref,
                                 t.find("64-bit") != std::string::npos});
     }
   }
   p.flush();
   if (p.s.devices.empty())
-    throw RuntimeError(file.string() + " holds no `lspci -vvv` device lines (expected lines "
+    throw RuntimeError(file.string() +
+                       " holds no `lspci -vvv` device lines (expected lines "
                        "such as \"01:00.0 3D controller: NVIDIA Corporation ...\")");
   p.s.kind = SourceKind::LspciText;
   p.s.path = file.string();

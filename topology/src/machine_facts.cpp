@@ -2,10 +2,9 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <system_error>
-
-#include <nlohmann/json.hpp>
 
 #include "gdsb/topo/collect.hpp"
 #include "internal.hpp"
@@ -53,8 +52,10 @@ std::string strip_json_comments(const std::string& text) {
     char c = text[i];
     if (in_string) {
       out += c;
-      if (c == '\\' && i + 1 < text.size()) out += text[++i];
-      else if (c == '"') in_string = false;
+      if (c == '\\' && i + 1 < text.size())
+        out += text[++i];
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
       out += c;
@@ -137,7 +138,8 @@ Machine collect_machine(const fs::path& root, bool live, const CollectOptions& o
   }
   fs::path groups = root / "sys/kernel/iommu_groups";
   m.iommu_known = fs::is_directory(root / "sys/kernel", ec);
-  for (fs::directory_iterator it(root / "sys/class/iommu", ec), end; !ec && it != end; it.increment(ec))
+  for (fs::directory_iterator it(root / "sys/class/iommu", ec), end; !ec && it != end;
+       it.increment(ec))
     m.iommu_units.push_back(it->path().filename().string());
   for (fs::directory_iterator it(groups, ec), end; !ec && it != end; it.increment(ec)) {
     try {

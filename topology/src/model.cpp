@@ -10,15 +10,24 @@
 namespace gdsb::topo {
 namespace {
 
-constexpr std::array<std::pair<Role, std::string_view>, 9> kRoles{{
-    {Role::Gpu, "gpu"}, {Role::Nvme, "nvme"}, {Role::Nic, "nic"}, {Role::RootPort, "root_port"},
-    {Role::SwitchUpstream, "switch_upstream"}, {Role::SwitchDownstream, "switch_downstream"},
-    {Role::Bridge, "bridge"}, {Role::HostBridge, "host_bridge"}, {Role::Other, "other"}}};
+constexpr std::array<std::pair<Role, std::string_view>, 9> kRoles{
+    {{Role::Gpu, "gpu"},
+     {Role::Nvme, "nvme"},
+     {Role::Nic, "nic"},
+     {Role::RootPort, "root_port"},
+     {Role::SwitchUpstream, "switch_upstream"},
+     {Role::SwitchDownstream, "switch_downstream"},
+     {Role::Bridge, "bridge"},
+     {Role::HostBridge, "host_bridge"},
+     {Role::Other, "other"}}};
 
-constexpr std::array<std::pair<SourceKind, std::string_view>, 6> kKinds{{
-    {SourceKind::Live, "live"}, {SourceKind::Snapshot, "snapshot"},
-    {SourceKind::SysfsRoot, "sysfs-root"}, {SourceKind::PciDump, "pci-dump"},
-    {SourceKind::LspciText, "lspci-text"}, {SourceKind::HwlocXml, "hwloc-xml"}}};
+constexpr std::array<std::pair<SourceKind, std::string_view>, 6> kKinds{
+    {{SourceKind::Live, "live"},
+     {SourceKind::Snapshot, "snapshot"},
+     {SourceKind::SysfsRoot, "sysfs-root"},
+     {SourceKind::PciDump, "pci-dump"},
+     {SourceKind::LspciText, "lspci-text"},
+     {SourceKind::HwlocXml, "hwloc-xml"}}};
 
 int parse_hex(std::string_view s) {
   int v = -1;
@@ -82,10 +91,14 @@ Role classify_role(const Device& d) {
   if (cls == 0x0108) return Role::Nvme;
   if (cls == 0x0200 || cls == 0x0207) return Role::Nic;
   switch (d.port_type) {
-    case kPortRootPort: return Role::RootPort;
-    case kPortUpstream: return Role::SwitchUpstream;
-    case kPortDownstream: return Role::SwitchDownstream;
-    default: break;
+    case kPortRootPort:
+      return Role::RootPort;
+    case kPortUpstream:
+      return Role::SwitchUpstream;
+    case kPortDownstream:
+      return Role::SwitchDownstream;
+    default:
+      break;
   }
   if (cls == 0x0600) return Role::HostBridge;
   if (cls == 0x0604 || cls == 0x0609) return Role::Bridge;
@@ -138,9 +151,12 @@ void infer_port_types(Snapshot& s) {
       if (d.port_type >= 0 || !d.secondary_bus) continue;
       const Device* p = d.parent.empty() ? nullptr : s.find(d.parent);
       int type = -1;
-      if (!p) type = 4;
-      else if (p->port_type == 4 || p->port_type == 6) type = 5;
-      else if (p->port_type == 5) type = 6;
+      if (!p)
+        type = 4;
+      else if (p->port_type == 4 || p->port_type == 6)
+        type = 5;
+      else if (p->port_type == 5)
+        type = 6;
       if (type < 0) continue;
       d.port_type = type;
       d.role = classify_role(d);

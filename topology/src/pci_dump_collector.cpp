@@ -87,11 +87,12 @@ namespace detail {
 
 void lookup_names(Snapshot& s) {
   LibpciEscape esc{};
-  pci_access* acc = pci_alloc();
+  pci_access* volatile acc = pci_alloc();
   t_escape = &esc;
   if (setjmp(esc.env) != 0) {
     t_escape = nullptr;
-    return;  // no pci.ids: names stay empty
+    pci_cleanup(acc);
+    return;  // no usable pci.ids: names stay empty
   }
   acc->error = libpci_error;
   acc->warning = libpci_quiet;
@@ -116,7 +117,8 @@ Snapshot collect_pci_dump(const fs::path& file, const CollectOptions& opt) {
   std::getline(probe, first);
   if (!detail::is_bdf(first.size() >= 12 ? first.substr(0, 12) : "") &&
       !detail::is_bdf("0000:" + (first.size() >= 7 ? first.substr(0, 7) : "")))
-    throw RuntimeError(file.string() + " does not look like `lspci -xxxx` output (first line "
+    throw RuntimeError(file.string() +
+                       " does not look like `lspci -xxxx` output (first line "
                        "should start with a bus address such as 00:06.0)");
   constexpr int kMax = 4096;
   auto raw = std::make_unique<RawDev[]>(kMax);
@@ -145,7 +147,8 @@ Snapshot collect_pci_dump(const fs::path& file, const CollectOptions& opt) {
   size_t short_config = 0;
   for (const auto& d : s.devices) short_config += d.port_type >= 0 && !d.ext_config_readable;
   if (short_config)
-    s.notes.push_back(std::to_string(short_config) + " PCIe device(s) have no extended config space in the "
+    s.notes.push_back(std::to_string(short_config) +
+                      " PCIe device(s) have no extended config space in the "
                       "dump (made with -xxx or without root): their ACS state is unknown");
   s.notes.push_back("a PCI dump has no NUMA, IOMMU, driver, BAR size or host facts");
   rebuild_tree_from_bus_numbers(s);

@@ -1,5 +1,4 @@
 #include <cstdio>
-
 #include <nlohmann/json.hpp>
 
 #include "gdsb/topo/pci_config.hpp"
@@ -15,16 +14,25 @@ std::string hex4(uint16_t v) {
 }
 
 nlohmann::json device_json(const Device& d) {
-  nlohmann::json j = {{"bdf", d.bdf}, {"role", role_name(d.role)}, {"vendor", hex4(d.vendor)},
-                      {"device", hex4(d.device)}, {"class", hex4(d.class_id())}, {"name", d.name},
-                      {"parent", d.parent.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.parent)},
-                      {"numa_node", d.numa_node ? nlohmann::json(*d.numa_node) : nlohmann::json(nullptr)},
-                      {"iommu_group", d.iommu_group ? nlohmann::json(*d.iommu_group) : nlohmann::json(nullptr)},
-                      {"block_devices", d.block_devices}, {"net_devices", d.net_devices}};
-  j["link"] = d.link ? nlohmann::json{{"cur_speed_gts", d.link->cur_speed_gts}, {"cur_width", d.link->cur_width},
-                                      {"max_speed_gts", d.link->max_speed_gts}, {"max_width", d.link->max_width}}
+  nlohmann::json j = {
+      {"bdf", d.bdf},
+      {"role", role_name(d.role)},
+      {"vendor", hex4(d.vendor)},
+      {"device", hex4(d.device)},
+      {"class", hex4(d.class_id())},
+      {"name", d.name},
+      {"parent", d.parent.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.parent)},
+      {"numa_node", d.numa_node ? nlohmann::json(*d.numa_node) : nlohmann::json(nullptr)},
+      {"iommu_group", d.iommu_group ? nlohmann::json(*d.iommu_group) : nlohmann::json(nullptr)},
+      {"block_devices", d.block_devices},
+      {"net_devices", d.net_devices}};
+  j["link"] = d.link ? nlohmann::json{{"cur_speed_gts", d.link->cur_speed_gts},
+                                      {"cur_width", d.link->cur_width},
+                                      {"max_speed_gts", d.link->max_speed_gts},
+                                      {"max_width", d.link->max_width}}
                      : nlohmann::json(nullptr);
-  j["acs"] = d.acs ? nlohmann::json{{"cap", hex16(d.acs->cap)}, {"ctl", hex16(d.acs->ctl)}} : nlohmann::json(nullptr);
+  j["acs"] = d.acs ? nlohmann::json{{"cap", hex16(d.acs->cap)}, {"ctl", hex16(d.acs->ctl)}}
+                   : nlohmann::json(nullptr);
   // Additive fields (allowed by the contract): why ACS is unknown, the root complex.
   j["root_complex"] = d.root_complex;
   j["driver"] = d.driver;
@@ -34,14 +42,16 @@ nlohmann::json device_json(const Device& d) {
 
 }  // namespace
 
-nlohmann::json to_json(const Snapshot& s, const TopologyView& v, const Report& r, const RunContext& ctx) {
+nlohmann::json to_json(const Snapshot& s, const TopologyView& v, const Report& r,
+                       const RunContext& ctx) {
   nlohmann::json j;
   j["schema"] = "gdsbench.topo/1";
   j["tool"] = {{"name", "gdsb-topo"}, {"version", ctx.tool_version}};
   j["argv"] = ctx.argv;
-  j["context"] = {{"host", ctx.host}, {"kernel", ctx.kernel}, {"os", ctx.os}, {"cpu_model", ctx.cpu_model},
-                  {"cpus", ctx.cpus}, {"started_at", ctx.started_at}, {"ended_at", ctx.ended_at},
-                  {"env", ctx.env}};
+  j["context"] = {
+      {"host", ctx.host},           {"kernel", ctx.kernel}, {"os", ctx.os},
+      {"cpu_model", ctx.cpu_model}, {"cpus", ctx.cpus},     {"started_at", ctx.started_at},
+      {"ended_at", ctx.ended_at},   {"env", ctx.env}};
   j["interrupted"] = false;
   j["source"] = {{"kind", source_kind_name(s.kind)},
                  {"path", s.path.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.path)}};
@@ -49,17 +59,27 @@ nlohmann::json to_json(const Snapshot& s, const TopologyView& v, const Report& r
   for (const auto& d : s.devices) j["devices"].push_back(device_json(d));
   j["checks"] = nlohmann::json::array();
   for (const auto& c : r.checks)
-    j["checks"].push_back({{"id", c.id}, {"title", c.title}, {"verdict", verdict_name(c.verdict)},
-                           {"devices", c.devices}, {"evidence", c.evidence}, {"consequence", c.consequence},
-                           {"remedy", c.remedy}, {"reason", c.reason}});
+    j["checks"].push_back({{"id", c.id},
+                           {"title", c.title},
+                           {"verdict", verdict_name(c.verdict)},
+                           {"devices", c.devices},
+                           {"evidence", c.evidence},
+                           {"consequence", c.consequence},
+                           {"remedy", c.remedy},
+                           {"reason", c.reason}});
   j["pairs"] = nlohmann::json::array();
   for (const auto& p : v.pairs())
-    j["pairs"].push_back({{"gpu", p.gpu}, {"peer", p.peer}, {"peer_role", role_name(p.peer_role)},
-                          {"label", path_label_name(p.label)}, {"p2pdma", p2pdma_map_name(p.p2pdma)},
-                          {"distance", p.distance}, {"acs_redirect_ports", p.acs_redirect_ports}});
+    j["pairs"].push_back({{"gpu", p.gpu},
+                          {"peer", p.peer},
+                          {"peer_role", role_name(p.peer_role)},
+                          {"label", path_label_name(p.label)},
+                          {"p2pdma", p2pdma_map_name(p.p2pdma)},
+                          {"distance", p.distance},
+                          {"acs_redirect_ports", p.acs_redirect_ports}});
   j["ceilings"] = nlohmann::json::array();
   for (const auto& c : r.ceilings)
-    j["ceilings"].push_back({{"gpu", c.gpu}, {"gb_s", c.gb_s ? nlohmann::json(*c.gb_s) : nlohmann::json(nullptr)},
+    j["ceilings"].push_back({{"gpu", c.gpu},
+                             {"gb_s", c.gb_s ? nlohmann::json(*c.gb_s) : nlohmann::json(nullptr)},
                              {"limited_by", c.limited_by}});
   j["verdict"] = verdict_name(r.verdict);
   j["notes"] = s.notes;

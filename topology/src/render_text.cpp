@@ -16,10 +16,14 @@ void banner(std::ostream& out, const char* title) {
 
 std::string tag(Verdict v) {
   switch (v) {
-    case Verdict::Pass: return "[PASS]  ";
-    case Verdict::Warn: return "[WARN]  ";
-    case Verdict::Fail: return "[FAIL]  ";
-    case Verdict::Waived: return "[WAIVED]";
+    case Verdict::Pass:
+      return "[PASS]  ";
+    case Verdict::Warn:
+      return "[WARN]  ";
+    case Verdict::Fail:
+      return "[FAIL]  ";
+    case Verdict::Waived:
+      return "[WAIVED]";
   }
   return "";
 }
@@ -58,28 +62,34 @@ std::string marks(const Snapshot& s, const Device& d) {
   return m;
 }
 
-void tree_node(std::ostream& out, const Snapshot& s, const std::map<std::string, std::vector<const Device*>>& kids,
-               const Device& d, const std::string& prefix, bool last, int depth) {
+void tree_node(std::ostream& out, const Snapshot& s,
+               const std::map<std::string, std::vector<const Device*>>& kids, const Device& d,
+               const std::string& prefix, bool last, int depth) {
   out << prefix << (last ? "\\-" : "+-") << d.bdf.substr(5) << ' '
       << (d.name.empty() ? "" : d.name.substr(0, 48)) << marks(s, d) << '\n';
   auto it = kids.find(d.bdf);
   if (it == kids.end() || depth > 32) return;
   for (size_t i = 0; i < it->second.size(); ++i)
-    tree_node(out, s, kids, *it->second[i], prefix + (last ? "  " : "| "), i + 1 == it->second.size(), depth + 1);
+    tree_node(out, s, kids, *it->second[i], prefix + (last ? "  " : "| "),
+              i + 1 == it->second.size(), depth + 1);
 }
 
 }  // namespace
 
 void render_tree(std::ostream& out, const Snapshot& s, const TopologyView&) {
   std::map<std::string, std::vector<const Device*>> kids;
-  std::map<std::string, std::vector<const Device*>> roots;  // root complex -> devices on its root bus
+  std::map<std::string, std::vector<const Device*>>
+      roots;  // root complex -> devices on its root bus
   for (const auto& d : s.devices) {
-    if (!d.parent.empty() && s.find(d.parent)) kids[d.parent].push_back(&d);
-    else roots[d.root_complex.empty() ? d.bdf.substr(0, 7) : d.root_complex].push_back(&d);
+    if (!d.parent.empty() && s.find(d.parent))
+      kids[d.parent].push_back(&d);
+    else
+      roots[d.root_complex.empty() ? d.bdf.substr(0, 7) : d.root_complex].push_back(&d);
   }
   for (const auto& [rc, devs] : roots) {
     out << " -[" << rc << "]\n";
-    for (size_t i = 0; i < devs.size(); ++i) tree_node(out, s, kids, *devs[i], "   ", i + 1 == devs.size(), 0);
+    for (size_t i = 0; i < devs.size(); ++i)
+      tree_node(out, s, kids, *devs[i], "   ", i + 1 == devs.size(), 0);
   }
 }
 
@@ -94,20 +104,26 @@ void render_matrix(std::ostream& out, const TopologyView& v) {
     return p->bdf.substr(5);
   };
   out << "        ";
-  for (const Device* p : v.peers()) out << ' ' << std::string(std::max<size_t>(0, 8 - std::min<size_t>(8, col(p).size())), ' ') << col(p).substr(0, 8);
+  for (const Device* p : v.peers())
+    out << ' ' << std::string(std::max<size_t>(0, 8 - std::min<size_t>(8, col(p).size())), ' ')
+        << col(p).substr(0, 8);
   out << '\n';
   for (const Device* g : v.gpus()) {
     std::string label = v.gpu_label(g->bdf);
     out << label << std::string(8 - std::min<size_t>(8, label.size()), ' ');
     for (const Device* p : v.peers()) {
       const Pair* pr = v.pair(g->bdf, p->bdf);
-      std::string cell = pr ? std::string(path_label_name(pr->label)) + (pr->acs_redirect_ports.empty() ? "" : "*") : "?";
+      std::string cell =
+          pr ? std::string(path_label_name(pr->label)) + (pr->acs_redirect_ports.empty() ? "" : "*")
+             : "?";
       out << ' ' << std::string(8 - cell.size(), ' ') << cell;
     }
     out << "  " << g->bdf << '\n';
   }
-  out << "\n Legend: PIX = at most one PCIe switch, PXB = several bridges, PHB = through a host bridge,\n"
-         "         NODE = between host bridges of one NUMA node, SYS = across sockets, * = ACS redirect\n";
+  out << "\n Legend: PIX = at most one PCIe switch, PXB = several bridges, PHB = through a host "
+         "bridge,\n"
+         "         NODE = between host bridges of one NUMA node, SYS = across sockets, * = ACS "
+         "redirect\n";
 }
 
 std::string platform_verification_line(const Report& r) {
@@ -116,27 +132,36 @@ std::string platform_verification_line(const Report& r) {
     fails += c.verdict == Verdict::Fail;
     warns += c.verdict == Verdict::Warn;
   }
-  if (fails) return "Platform verification: failed (" + std::to_string(fails) + " failed, " + std::to_string(warns) + " warning(s))";
-  if (warns) return "Platform verification: succeeded with " + std::to_string(warns) + " warning(s)";
+  if (fails)
+    return "Platform verification: failed (" + std::to_string(fails) + " failed, " +
+           std::to_string(warns) + " warning(s))";
+  if (warns)
+    return "Platform verification: succeeded with " + std::to_string(warns) + " warning(s)";
   return "Platform verification: succeeded";
 }
 
-void render_text(std::ostream& out, const Snapshot& s, const TopologyView& v, const Report& r, const TextOptions& opt) {
+void render_text(std::ostream& out, const Snapshot& s, const TopologyView& v, const Report& r,
+                 const TextOptions& opt) {
   const Machine& m = s.machine;
-  out << " GDS platform check (gdsb-topo), source: " << source_kind_name(s.kind) << (s.path.empty() ? "" : " " + s.path) << '\n';
+  out << " GDS platform check (gdsb-topo), source: " << source_kind_name(s.kind)
+      << (s.path.empty() ? "" : " " + s.path) << '\n';
   banner(out, "ENVIRONMENT");
   if (m.proc_known) {
-    out << " kernel " << m.kernel_release << " (" << m.arch << ", " << m.cpu_vendor << " family " << m.cpu_family << ")\n";
-    out << " nvidia-fs: " << (m.nvidia_fs_loaded ? "loaded " + m.nvidia_fs_version : std::string("not loaded"))
+    out << " kernel " << m.kernel_release << " (" << m.arch << ", " << m.cpu_vendor << " family "
+        << m.cpu_family << ")\n";
+    out << " nvidia-fs: "
+        << (m.nvidia_fs_loaded ? "loaded " + m.nvidia_fs_version : std::string("not loaded"))
         << ", udev database: " << (m.udev_present ? "present" : "absent")
         << ", cufile.json: " << m.cufile.path << (m.cufile.found ? "" : " (not found)") << '\n';
   } else {
     out << " host facts: not in this input\n";
   }
   if (m.iommu_known)
-    out << " IOMMU: " << m.iommu_units.size() << " unit(s), " << m.iommu_group_types.size() << " group(s)\n";
-  out << " devices: " << s.devices.size() << ", GPUs: " << v.gpus().size() << ", NVMe: " << s.with_role(Role::Nvme).size()
-      << ", NICs: " << s.with_role(Role::Nic).size() << ", NUMA nodes: " << (m.numa_nodes ? std::to_string(m.numa_nodes) : "?") << '\n';
+    out << " IOMMU: " << m.iommu_units.size() << " unit(s), " << m.iommu_group_types.size()
+        << " group(s)\n";
+  out << " devices: " << s.devices.size() << ", GPUs: " << v.gpus().size()
+      << ", NVMe: " << s.with_role(Role::Nvme).size() << ", NICs: " << s.with_role(Role::Nic).size()
+      << ", NUMA nodes: " << (m.numa_nodes ? std::to_string(m.numa_nodes) : "?") << '\n';
   for (const auto& n : s.notes) out << " note: " << n << '\n';
   if (opt.tree) {
     banner(out, "PCIE TREE");
@@ -150,18 +175,23 @@ void render_text(std::ostream& out, const Snapshot& s, const TopologyView& v, co
   for (const auto& c : r.checks) {
     out << ' ' << tag(c.verdict) << ' ' << c.id << ": " << c.title << '\n';
     if (c.verdict == Verdict::Waived) out << "           reason: " << c.reason << '\n';
-    size_t n = c.verdict == Verdict::Pass && !opt.verbose ? std::min<size_t>(1, c.evidence.size()) : c.evidence.size();
+    size_t n = c.verdict == Verdict::Pass && !opt.verbose ? std::min<size_t>(1, c.evidence.size())
+                                                          : c.evidence.size();
     for (size_t i = 0; i < n; ++i) out << "           - " << c.evidence[i] << '\n';
-    if (n < c.evidence.size()) out << "           (" << c.evidence.size() - n << " more with --verbose)\n";
-    if (!c.consequence.empty() && c.verdict != Verdict::Pass) out << "           consequence: " << c.consequence << '\n';
-    if (!c.remedy.empty() && c.verdict != Verdict::Pass) out << "           remedy: " << c.remedy << '\n';
+    if (n < c.evidence.size())
+      out << "           (" << c.evidence.size() - n << " more with --verbose)\n";
+    if (!c.consequence.empty() && c.verdict != Verdict::Pass)
+      out << "           consequence: " << c.consequence << '\n';
+    if (!c.remedy.empty() && c.verdict != Verdict::Pass)
+      out << "           remedy: " << c.remedy << '\n';
   }
   banner(out, "CEILINGS");
   if (r.ceilings.empty()) out << " (no GPU)\n";
   for (const auto& c : r.ceilings) {
     char buf[64] = "unknown";
     if (c.gb_s) std::snprintf(buf, sizeof buf, "~%.1f GB/s", *c.gb_s);
-    out << " GDS reads on " << v.gpu_label(c.gpu) << " (" << c.gpu << ") limited to " << buf << " by " << c.limited_by << '\n';
+    out << " GDS reads on " << v.gpu_label(c.gpu) << " (" << c.gpu << ") limited to " << buf
+        << " by " << c.limited_by << '\n';
   }
   out << ' ' << platform_verification_line(r) << '\n';
 }

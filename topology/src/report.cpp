@@ -9,10 +9,14 @@ namespace gdsb::topo {
 
 std::string_view verdict_name(Verdict v) {
   switch (v) {
-    case Verdict::Pass: return "pass";
-    case Verdict::Warn: return "warn";
-    case Verdict::Fail: return "fail";
-    case Verdict::Waived: return "waived";
+    case Verdict::Pass:
+      return "pass";
+    case Verdict::Warn:
+      return "warn";
+    case Verdict::Fail:
+      return "fail";
+    case Verdict::Waived:
+      return "waived";
   }
   return "fail";
 }
@@ -54,8 +58,9 @@ std::optional<Bottleneck> narrowest(const Snapshot& s, const TopologyView& v, co
     }
     double bw = link_gb_s(speed, x->link->cur_width);
     if (!best || bw < best->gb_s)
-      best = Bottleneck{bw, std::string(x == &d ? "" : "uplink ") + x->bdf + " (" + std::string(role_name(x->role)) +
-                                ") " + link_text(speed, x->link->cur_width)};
+      best = Bottleneck{bw, std::string(x == &d ? "" : "uplink ") + x->bdf + " (" +
+                                std::string(role_name(x->role)) + ") " +
+                                link_text(speed, x->link->cur_width)};
   }
   return best;
 }
@@ -101,8 +106,8 @@ std::vector<Ceiling> compute_ceilings(const Snapshot& s, const TopologyView& v) 
         c.limited_by = gpu_side->what;
       }
       if (c.gb_s && peers.front()->label >= PathLabel::Phb)
-        c.limited_by += "; path crosses the host bridge (" + std::string(path_label_name(peers.front()->label)) +
-                        "), expect less";
+        c.limited_by += "; path crosses the host bridge (" +
+                        std::string(path_label_name(peers.front()->label)) + "), expect less";
       if (c.gb_s && !peers.front()->acs_redirect_ports.empty())
         c.limited_by += "; ACS redirect routes it through the root complex";
     }

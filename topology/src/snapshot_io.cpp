@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
-#include <system_error>
-
 #include <nlohmann/json.hpp>
+#include <system_error>
 
 #include "gdsb/error.hpp"
 #include "gdsb/topo/collect.hpp"
@@ -57,19 +56,39 @@ std::optional<T> get_opt(const json& j, const char* k) {
 
 json device_json(const Device& d) {
   json bars = json::array();
-  for (const auto& b : d.bars) bars.push_back({{"index", b.index}, {"size", b.size}, {"prefetchable", b.prefetchable}, {"is_64bit", b.is_64bit}});
-  json j = {{"bdf", d.bdf}, {"vendor", d.vendor}, {"device", d.device}, {"class_code", d.class_code},
-            {"name", d.name}, {"role", role_name(d.role)}, {"parent", d.parent},
-            {"root_complex", d.root_complex}, {"numa_node", opt(d.numa_node)},
-            {"iommu_group", opt(d.iommu_group)}, {"driver", d.driver}, {"config", to_hex(d.config)},
-            {"port_type", d.port_type}, {"ext_config_readable", d.ext_config_readable},
-            {"acs_note", d.acs_note}, {"secondary_bus", opt(d.secondary_bus)},
-            {"subordinate_bus", opt(d.subordinate_bus)}, {"bars_known", d.bars_known}, {"bars", bars},
-            {"block_devices", d.block_devices}, {"net_devices", d.net_devices}};
-  j["link"] = d.link ? json{{"cur_speed_gts", d.link->cur_speed_gts}, {"cur_width", d.link->cur_width},
-                            {"max_speed_gts", d.link->max_speed_gts}, {"max_width", d.link->max_width}}
+  for (const auto& b : d.bars)
+    bars.push_back({{"index", b.index},
+                    {"size", b.size},
+                    {"prefetchable", b.prefetchable},
+                    {"is_64bit", b.is_64bit}});
+  json j = {{"bdf", d.bdf},
+            {"vendor", d.vendor},
+            {"device", d.device},
+            {"class_code", d.class_code},
+            {"name", d.name},
+            {"role", role_name(d.role)},
+            {"parent", d.parent},
+            {"root_complex", d.root_complex},
+            {"numa_node", opt(d.numa_node)},
+            {"iommu_group", opt(d.iommu_group)},
+            {"driver", d.driver},
+            {"config", to_hex(d.config)},
+            {"port_type", d.port_type},
+            {"ext_config_readable", d.ext_config_readable},
+            {"acs_note", d.acs_note},
+            {"secondary_bus", opt(d.secondary_bus)},
+            {"subordinate_bus", opt(d.subordinate_bus)},
+            {"bars_known", d.bars_known},
+            {"bars", bars},
+            {"block_devices", d.block_devices},
+            {"net_devices", d.net_devices}};
+  j["link"] = d.link ? json{{"cur_speed_gts", d.link->cur_speed_gts},
+                            {"cur_width", d.link->cur_width},
+                            {"max_speed_gts", d.link->max_speed_gts},
+                            {"max_width", d.link->max_width}}
                      : json(nullptr);
-  j["acs"] = d.acs ? json{{"cap", d.acs->cap}, {"ctl", d.acs->ctl}, {"offset", d.acs->offset}} : json(nullptr);
+  j["acs"] = d.acs ? json{{"cap", d.acs->cap}, {"ctl", d.acs->ctl}, {"offset", d.acs->offset}}
+                   : json(nullptr);
   return j;
 }
 
@@ -95,13 +114,16 @@ Device device_from(const json& j) {
   d.subordinate_bus = get_opt<int>(j, "subordinate_bus");
   d.bars_known = j.at("bars_known").get<bool>();
   for (const auto& b : j.at("bars"))
-    d.bars.push_back(Bar{b.at("index").get<int>(), b.at("size").get<uint64_t>(), b.at("prefetchable").get<bool>(), b.at("is_64bit").get<bool>()});
+    d.bars.push_back(Bar{b.at("index").get<int>(), b.at("size").get<uint64_t>(),
+                         b.at("prefetchable").get<bool>(), b.at("is_64bit").get<bool>()});
   d.block_devices = j.at("block_devices").get<std::vector<std::string>>();
   d.net_devices = j.at("net_devices").get<std::vector<std::string>>();
   if (const auto& l = j.at("link"); !l.is_null())
-    d.link = Link{l.at("cur_speed_gts").get<double>(), l.at("cur_width").get<int>(), l.at("max_speed_gts").get<double>(), l.at("max_width").get<int>()};
+    d.link = Link{l.at("cur_speed_gts").get<double>(), l.at("cur_width").get<int>(),
+                  l.at("max_speed_gts").get<double>(), l.at("max_width").get<int>()};
   if (const auto& a = j.at("acs"); !a.is_null())
-    d.acs = Acs{a.at("cap").get<uint16_t>(), a.at("ctl").get<uint16_t>(), a.at("offset").get<uint16_t>()};
+    d.acs = Acs{a.at("cap").get<uint16_t>(), a.at("ctl").get<uint16_t>(),
+                a.at("offset").get<uint16_t>()};
   return d;
 }
 
@@ -111,16 +133,31 @@ json machine_json(const Machine& m) {
   for (const auto& mt : m.mounts) mounts.push_back({mt.source, mt.target, mt.fstype, mt.options});
   json groups = json::object();
   for (const auto& [g, type] : m.iommu_group_types) groups[std::to_string(g)] = type;
-  return {{"proc_known", m.proc_known}, {"iommu_known", m.iommu_known}, {"kernel_release", m.kernel_release},
-          {"arch", m.arch}, {"cpu_vendor", m.cpu_vendor}, {"cpu_family", m.cpu_family}, {"cpu_part", m.cpu_part},
-          {"cpu_model", m.cpu_model}, {"cmdline", m.cmdline}, {"iommu_units", m.iommu_units},
-          {"iommu_group_types", groups}, {"nvidia_fs_loaded", m.nvidia_fs_loaded},
-          {"nvidia_fs_version", m.nvidia_fs_version}, {"udev_present", m.udev_present},
-          {"cufile", {{"path", c.path}, {"found", c.found}, {"error", c.error},
-                      {"allow_compat_mode", opt(c.allow_compat_mode)}, {"force_compat_mode", opt(c.force_compat_mode)},
-                      {"use_pci_p2pdma", opt(c.use_pci_p2pdma)}, {"use_poll_mode", opt(c.use_poll_mode)},
-                      {"max_direct_io_size_kb", opt(c.max_direct_io_size_kb)}}},
-          {"mounts", mounts}, {"numa_nodes", m.numa_nodes}};
+  return {{"proc_known", m.proc_known},
+          {"iommu_known", m.iommu_known},
+          {"kernel_release", m.kernel_release},
+          {"arch", m.arch},
+          {"cpu_vendor", m.cpu_vendor},
+          {"cpu_family", m.cpu_family},
+          {"cpu_part", m.cpu_part},
+          {"cpu_model", m.cpu_model},
+          {"cmdline", m.cmdline},
+          {"iommu_units", m.iommu_units},
+          {"iommu_group_types", groups},
+          {"nvidia_fs_loaded", m.nvidia_fs_loaded},
+          {"nvidia_fs_version", m.nvidia_fs_version},
+          {"udev_present", m.udev_present},
+          {"cufile",
+           {{"path", c.path},
+            {"found", c.found},
+            {"error", c.error},
+            {"allow_compat_mode", opt(c.allow_compat_mode)},
+            {"force_compat_mode", opt(c.force_compat_mode)},
+            {"use_pci_p2pdma", opt(c.use_pci_p2pdma)},
+            {"use_poll_mode", opt(c.use_poll_mode)},
+            {"max_direct_io_size_kb", opt(c.max_direct_io_size_kb)}}},
+          {"mounts", mounts},
+          {"numa_nodes", m.numa_nodes}};
 }
 
 Machine machine_from(const json& j) {
@@ -135,7 +172,8 @@ Machine machine_from(const json& j) {
   m.cpu_model = j.at("cpu_model").get<std::string>();
   m.cmdline = j.at("cmdline").get<std::string>();
   m.iommu_units = j.at("iommu_units").get<std::vector<std::string>>();
-  for (const auto& [g, type] : j.at("iommu_group_types").items()) m.iommu_group_types[std::stoi(g)] = type.get<std::string>();
+  for (const auto& [g, type] : j.at("iommu_group_types").items())
+    m.iommu_group_types[std::stoi(g)] = type.get<std::string>();
   m.nvidia_fs_loaded = j.at("nvidia_fs_loaded").get<bool>();
   m.nvidia_fs_version = j.at("nvidia_fs_version").get<std::string>();
   m.udev_present = j.at("udev_present").get<bool>();
@@ -149,7 +187,8 @@ Machine machine_from(const json& j) {
   m.cufile.use_poll_mode = get_opt<bool>(c, "use_poll_mode");
   m.cufile.max_direct_io_size_kb = get_opt<int64_t>(c, "max_direct_io_size_kb");
   for (const auto& mt : j.at("mounts"))
-    m.mounts.push_back(Mount{mt.at(0).get<std::string>(), mt.at(1).get<std::string>(), mt.at(2).get<std::string>(), mt.at(3).get<std::string>()});
+    m.mounts.push_back(Mount{mt.at(0).get<std::string>(), mt.at(1).get<std::string>(),
+                             mt.at(2).get<std::string>(), mt.at(3).get<std::string>()});
   m.numa_nodes = j.at("numa_nodes").get<int>();
   return m;
 }
@@ -159,13 +198,19 @@ Machine machine_from(const json& j) {
 void save_snapshot(const Snapshot& s, const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw RuntimeError("cannot create snapshot directory " + dir.string() + ": " + ec.message());
+  if (ec)
+    throw RuntimeError("cannot create snapshot directory " + dir.string() + ": " + ec.message());
   json devices = json::array();
   for (const auto& d : s.devices) devices.push_back(device_json(d));
   json facts = json::object();
-  for (const auto& [bdf, f] : s.gpu_facts) facts[bdf] = {{"memory_bytes", opt(f.memory_bytes)}, {"source", f.source}};
-  json j = {{"schema", kSnapshotSchema}, {"recorded_from", {{"kind", source_kind_name(s.kind)}, {"path", s.path}}},
-            {"devices", devices}, {"machine", machine_json(s.machine)}, {"gpu_facts", facts}, {"notes", s.notes}};
+  for (const auto& [bdf, f] : s.gpu_facts)
+    facts[bdf] = {{"memory_bytes", opt(f.memory_bytes)}, {"source", f.source}};
+  json j = {{"schema", kSnapshotSchema},
+            {"recorded_from", {{"kind", source_kind_name(s.kind)}, {"path", s.path}}},
+            {"devices", devices},
+            {"machine", machine_json(s.machine)},
+            {"gpu_facts", facts},
+            {"notes", s.notes}};
   fs::path tmp = dir / "snapshot.json.gdsb-tmp";
   {
     std::ofstream out(tmp);
@@ -179,10 +224,12 @@ void save_snapshot(const Snapshot& s, const fs::path& dir) {
 Snapshot load_snapshot(const fs::path& dir) {
   fs::path file = fs::is_directory(dir) ? dir / "snapshot.json" : dir;
   auto text = detail::read_text(file);
-  if (!text) throw RuntimeError("cannot read snapshot " + file.string() + " (made by --save-snapshot DIR)");
+  if (!text)
+    throw RuntimeError("cannot read snapshot " + file.string() + " (made by --save-snapshot DIR)");
   auto j = json::parse(*text, nullptr, false);
   if (j.is_discarded() || !j.is_object() || j.value("schema", "") != kSnapshotSchema)
-    throw RuntimeError(file.string() + " is not a gdsb-topo snapshot (schema " + kSnapshotSchema + ")");
+    throw RuntimeError(file.string() + " is not a gdsb-topo snapshot (schema " + kSnapshotSchema +
+                       ")");
   Snapshot s;
   s.kind = SourceKind::Snapshot;
   s.path = dir.string();
@@ -190,12 +237,14 @@ Snapshot load_snapshot(const fs::path& dir) {
     for (const auto& d : j.at("devices")) s.devices.push_back(device_from(d));
     s.machine = machine_from(j.at("machine"));
     for (const auto& [bdf, f] : j.at("gpu_facts").items())
-      s.gpu_facts[bdf] = GpuFacts{get_opt<uint64_t>(f, "memory_bytes"), f.at("source").get<std::string>()};
+      s.gpu_facts[bdf] =
+          GpuFacts{get_opt<uint64_t>(f, "memory_bytes"), f.at("source").get<std::string>()};
     s.notes = j.at("notes").get<std::vector<std::string>>();
   } catch (const json::exception& e) {
     throw RuntimeError("snapshot " + file.string() + " is damaged: " + e.what());
   }
-  std::sort(s.devices.begin(), s.devices.end(), [](const Device& a, const Device& b) { return a.bdf < b.bdf; });
+  std::sort(s.devices.begin(), s.devices.end(),
+            [](const Device& a, const Device& b) { return a.bdf < b.bdf; });
   return s;
 }
 

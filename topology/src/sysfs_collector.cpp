@@ -3,8 +3,8 @@
 // reading it here lets one code path serve live machines, recorded trees and fuzzing.
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <system_error>
@@ -177,8 +177,9 @@ Snapshot collect_tree(const fs::path& root, bool live, const CollectOptions& opt
   bool has_hierarchy = std::all_of(s.devices.begin(), s.devices.end(),
                                    [](const Device& d) { return !d.root_complex.empty(); });
   if (!has_hierarchy) {
-    s.notes.push_back("sysfs entries are not links into sys/devices/pci*: tree rebuilt from "
-                      "bridge bus numbers");
+    s.notes.push_back(
+        "sysfs entries are not links into sys/devices/pci*: tree rebuilt from "
+        "bridge bus numbers");
     rebuild_tree_from_bus_numbers(s);
   }
   infer_port_types(s);

@@ -10,7 +10,7 @@
 namespace gdsb::topo {
 
 enum class PathLabel { Pix, Pxb, Phb, Node, Sys };  // ordered best to worst
-std::string_view path_label_name(PathLabel l);       // "PIX", ...
+std::string_view path_label_name(PathLabel l);      // "PIX", ...
 
 enum class P2pdmaMap { BusAddr, ThruHostBridge, NotSupported };
 std::string_view p2pdma_map_name(P2pdmaMap m);  // "BUS_ADDR", ...
@@ -21,7 +21,7 @@ struct Pair {
   PathLabel label = PathLabel::Sys;
   P2pdmaMap p2pdma = P2pdmaMap::NotSupported;
   int distance = 0;
-  std::string common_bridge;  // lowest common upstream bridge, empty when none
+  std::string common_bridge;                    // lowest common upstream bridge, empty when none
   std::vector<std::string> path;                // devices the kernel walks (both sides)
   std::vector<std::string> acs_redirect_ports;  // ports on the path with RR|CR|EC
   std::vector<std::string> acs_unknown_ports;   // ports whose ACS state is unreadable

@@ -13,9 +13,17 @@
 namespace gdsb::topo {
 
 enum class Role {
-  Gpu, Nvme, Nic, RootPort, SwitchUpstream, SwitchDownstream, Bridge, HostBridge, Other
+  Gpu,
+  Nvme,
+  Nic,
+  RootPort,
+  SwitchUpstream,
+  SwitchDownstream,
+  Bridge,
+  HostBridge,
+  Other
 };
-std::string_view role_name(Role r);               // "gpu", "nvme", ... as in gdsbench.topo/1
+std::string_view role_name(Role r);  // "gpu", "nvme", ... as in gdsbench.topo/1
 std::optional<Role> role_from_name(std::string_view s);
 
 enum class SourceKind { Live, Snapshot, SysfsRoot, PciDump, LspciText, HwlocXml };
@@ -73,7 +81,7 @@ struct Device {
 
   uint8_t base_class() const { return static_cast<uint8_t>(class_code >> 16); }
   uint16_t class_id() const { return static_cast<uint16_t>(class_code >> 8); }  // 0x0302
-  int bus() const;  // parsed from bdf
+  int bus() const;                                                              // parsed from bdf
 };
 
 struct Mount {
@@ -94,7 +102,7 @@ struct Machine {
   bool proc_known = false;   // cmdline, kernel, cpu, mounts, nvidia-fs, udev, cufile.json
   bool iommu_known = false;  // /sys/class/iommu and /sys/kernel/iommu_groups were read
   std::string kernel_release;
-  std::string arch;  // "x86_64", "aarch64", or "" when unknown
+  std::string arch;        // "x86_64", "aarch64", or "" when unknown
   std::string cpu_vendor;  // "GenuineIntel", "AuthenticAMD", "0x41" (aarch64 implementer)
   int cpu_family = -1;
   std::string cpu_part;  // aarch64 "CPU part" (Grace/Neoverse V2 is 0xd4f)
@@ -126,11 +134,11 @@ class GpuFactsProvider {
 
 struct Snapshot {
   SourceKind kind = SourceKind::Live;
-  std::string path;  // input path, empty for live
+  std::string path;             // input path, empty for live
   std::vector<Device> devices;  // sorted by BDF
   Machine machine;
   std::map<std::string, GpuFacts> gpu_facts;  // by GPU BDF
-  std::vector<std::string> notes;  // what the collector could not read and why
+  std::vector<std::string> notes;             // what the collector could not read and why
 
   const Device* find(std::string_view bdf) const;
   std::vector<const Device*> with_role(Role r) const;

@@ -15,14 +15,14 @@ inline constexpr uint8_t kCapIdExp = 0x10;
 inline constexpr uint16_t kExtCapIdAcs = 0x0d;
 
 // ACS capability/control bits (same layout in both registers).
-inline constexpr uint16_t kAcsSv = 0x01, kAcsTb = 0x02, kAcsRr = 0x04, kAcsCr = 0x08,
-                          kAcsUf = 0x10, kAcsEc = 0x20, kAcsDt = 0x40;
+inline constexpr uint16_t kAcsSv = 0x01, kAcsTb = 0x02, kAcsRr = 0x04, kAcsCr = 0x08, kAcsUf = 0x10,
+                          kAcsEc = 0x20, kAcsDt = 0x40;
 inline constexpr uint16_t kAcsRedirectMask = kAcsRr | kAcsCr | kAcsEc;
 
 // PCIe port types (capability flags bits 7:4).
 inline constexpr int kPortEndpoint = 0, kPortLegacyEndpoint = 1, kPortRootPort = 4,
-                     kPortUpstream = 5, kPortDownstream = 6, kPortPcieToPci = 7,
-                     kPortPciToPcie = 8, kPortRcEndpoint = 9;
+                     kPortUpstream = 5, kPortDownstream = 6, kPortPcieToPci = 7, kPortPciToPcie = 8,
+                     kPortRcEndpoint = 9;
 
 std::optional<uint16_t> cfg_u16(std::span<const uint8_t> cfg, size_t off);
 std::optional<uint32_t> cfg_u32(std::span<const uint8_t> cfg, size_t off);

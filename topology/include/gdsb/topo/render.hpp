@@ -2,11 +2,10 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "gdsb/topo/checks.hpp"
 
@@ -35,6 +34,7 @@ void render_matrix(std::ostream& out, const TopologyView& v);
 std::string platform_verification_line(const Report& r);
 
 // The gdsbench.topo/1 document.
-nlohmann::json to_json(const Snapshot& s, const TopologyView& v, const Report& r, const RunContext& ctx);
+nlohmann::json to_json(const Snapshot& s, const TopologyView& v, const Report& r,
+                       const RunContext& ctx);
 
 }  // namespace gdsb::topo
