@@ -39,7 +39,7 @@ extern "C" void libpci_error(char* fmt, ...) {
 extern "C" void libpci_quiet(char*, ...) {}
 
 struct RawDev {
-  unsigned domain, bus, dev, func;
+  unsigned domain = 0, bus = 0, dev = 0, func = 0;
   std::vector<uint8_t> config;
 };
 
