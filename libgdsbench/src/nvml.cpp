@@ -137,6 +137,7 @@ std::unique_ptr<Library> Library::open(const std::string& path) {
   bind(handle, "nvmlDeviceGetCurrPcieLinkWidth", a.device_get_curr_pcie_link_width);
   bind(handle, "nvmlDeviceGetMaxPcieLinkWidth", a.device_get_max_pcie_link_width);
   bind(handle, "nvmlDeviceGetNumaNodeId", a.device_get_numa_node_id);
+  bind(handle, "nvmlDeviceGetMemoryAffinity", a.device_get_memory_affinity);
   bind(handle, "nvmlDeviceGetP2PStatus", a.device_get_p2p_status);
   bind(handle, "nvmlDeviceGetTopologyCommonAncestor", a.device_get_topology_common_ancestor);
   bind(handle, "nvmlDeviceGetNvLinkState", a.device_get_nvlink_state);
@@ -248,6 +249,25 @@ Result<unsigned> Library::max_pcie_link_width(Device d) const {
 
 Result<unsigned> Library::numa_node(Device d) const {
   return call<unsigned>(api_.device_get_numa_node_id, d);
+}
+
+Result<std::vector<unsigned>> Library::memory_affinity_nodes(Device d) const {
+  Result<std::vector<unsigned>> r;
+  if (api_.device_get_memory_affinity == nullptr) {
+    r.rc = kErrorFunctionNotFound;
+    return r;
+  }
+  constexpr unsigned kWords = 16;  // 1024 nodes
+  std::array<unsigned long, kWords> set{};
+  r.rc = api_.device_get_memory_affinity(d, kWords, set.data(), AffinityScope::Node);
+  if (!r.ok()) return r;
+  constexpr unsigned kBits = 8 * sizeof(unsigned long);
+  for (unsigned w = 0; w < kWords; ++w) {
+    for (unsigned b = 0; b < kBits; ++b) {
+      if ((set[w] >> b) & 1ul) r.value.push_back(w * kBits + b);
+    }
+  }
+  return r;
 }
 
 Result<P2PStatus> Library::p2p_status(Device a, Device b, P2PCapsIndex index) const {

@@ -90,8 +90,9 @@ class RealNvmlLayer final : public NvmlLayer {
       const auto cg = lib_->curr_pcie_link_generation(h.value);
       const auto cw = lib_->curr_pcie_link_width(h.value);
       if (cg.ok() && cw.ok()) g.cur_link = PcieLink{static_cast<int>(cg.value), static_cast<int>(cw.value)};
-      const auto numa = lib_->numa_node(h.value);
-      if (numa.ok()) g.numa_node = static_cast<int>(numa.value);
+      // The host node the GPU hangs off (as nvidia-smi's NUMA Affinity), when it is one.
+      const auto nodes = lib_->memory_affinity_nodes(h.value);
+      if (nodes.ok() && nodes.value.size() == 1) g.numa_node = static_cast<int>(nodes.value.front());
       const auto bar1 = lib_->bar1_memory_info(h.value);
       if (bar1.ok()) g.bar1_total = bar1.value.bar1_total;
       std::vector<std::string> remotes;

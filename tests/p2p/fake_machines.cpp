@@ -22,7 +22,7 @@ FakeMachine two_island_box() {
     g.bdf = bdf(buses[i]);
     g.numa = i < 4 ? 0 : 1;
     m.gpus.push_back(g);
-    m.nvml_order.insert(m.nvml_order.begin(), i);  // reverse order
+    m.nvml_order.push_back(7 - i);  // NVML enumerates in reverse
   }
   for (int a = 0; a < 8; ++a) {
     for (int b = 0; b < 8; ++b) {

@@ -65,6 +65,7 @@ struct Bar1Memory {  // nvmlBAR1Memory_t
 };
 
 enum class EnableState : int { Disabled = 0, Enabled = 1 };  // nvmlEnableState_t
+enum class AffinityScope : unsigned { Node = 0, Socket = 1 };  // nvmlAffinityScope_t
 
 // nvmlGpuTopologyLevel_t
 enum class TopologyLevel : int {
@@ -103,6 +104,7 @@ struct Api {
   Return (*device_get_curr_pcie_link_width)(Device, unsigned*) = nullptr;
   Return (*device_get_max_pcie_link_width)(Device, unsigned*) = nullptr;
   Return (*device_get_numa_node_id)(Device, unsigned*) = nullptr;  // driver >= 550
+  Return (*device_get_memory_affinity)(Device, unsigned, unsigned long*, AffinityScope) = nullptr;
   Return (*device_get_p2p_status)(Device, Device, P2PCapsIndex, P2PStatus*) = nullptr;
   Return (*device_get_topology_common_ancestor)(Device, Device, TopologyLevel*) = nullptr;
   Return (*device_get_nvlink_state)(Device, unsigned, EnableState*) = nullptr;
@@ -152,7 +154,11 @@ class Library {
   Result<unsigned> max_pcie_link_generation(Device d) const;
   Result<unsigned> curr_pcie_link_width(Device d) const;
   Result<unsigned> max_pcie_link_width(Device d) const;
+  // The GPU's own memory NUMA node (coherent GPU memory, e.g. Grace Hopper); most PCIe
+  // GPUs answer NOT_SUPPORTED.
   Result<unsigned> numa_node(Device d) const;
+  // The host NUMA nodes closest to the GPU (nvidia-smi topo -m's "NUMA Affinity").
+  Result<std::vector<unsigned>> memory_affinity_nodes(Device d) const;
   Result<P2PStatus> p2p_status(Device a, Device b, P2PCapsIndex index) const;
   Result<TopologyLevel> common_ancestor(Device a, Device b) const;
   Result<bool> nvlink_active(Device d, unsigned link) const;

@@ -70,12 +70,17 @@ int main(int argc, char** argv) {
           CHECK(cudaDeviceEnablePeerAccess(i, 0));
         }
         CHECK(cudaSetDevice(i));
-        const double uni = median_gb_s(bytes, reps, [&] { CHECK(cudaMemcpyPeer(dev[j], j, dev[i], i, bytes)); });
-        // 8-byte synchronous copies: an upper bound on latency (includes the API round trip).
+        // cudaMemcpyPeer returns before a device-to-device copy ends: wait for it.
+        const double uni = median_gb_s(bytes, reps, [&] {
+          CHECK(cudaMemcpyPeer(dev[j], j, dev[i], i, bytes));
+          CHECK(cudaDeviceSynchronize());
+        });
+        // 8-byte copies waited for one by one: an upper bound on latency (API round trip included).
         std::vector<double> lat;
         for (int r = 0; r < 1000; ++r) {
           const auto t0 = std::chrono::steady_clock::now();
           CHECK(cudaMemcpyPeer(dev[j], j, dev[i], i, 8));
+          CHECK(cudaDeviceSynchronize());
           lat.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
         }
         std::sort(lat.begin(), lat.end());

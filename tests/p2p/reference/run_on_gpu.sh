@@ -33,6 +33,8 @@ p2p=$b/apps/gdsb-p2p/gdsb-p2p
 $p2p --measure --sm-copy --json "$out/p2p.json" --expect all-gpu-p2p --expect min-h2d=40GB/s \
   > "$out/p2p.txt" 2>&1; echo "exit $?" >> "$out/p2p.txt"
 $p2p --expect all-gpu-nvlink --quiet >> "$out/p2p.txt" 2>&1; echo "exit $?" >> "$out/p2p.txt"
+# CUDA ordinal 0 is then NVML's GPU1: the two views must still be joined on the bus id.
+CUDA_VISIBLE_DEVICES=1 $p2p 2>&1 | sed -n 3,12p >> "$out/p2p.txt"
 nvcc -O2 -o /tmp/peer_reference "$src/tests/p2p/reference/peer_reference.cu" &&
   /tmp/peer_reference 256 11 > "$out/reference.txt" 2>&1
 tail -5 "$out/tests.log"; cat "$out/p2p.txt" | tail -60; cat "$out/reference.txt"

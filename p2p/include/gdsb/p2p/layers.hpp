@@ -52,7 +52,7 @@ struct NvmlGpu {
   std::string name;
   std::optional<PcieLink> max_link;  // nvmlDeviceGetMaxPcieLinkGeneration/Width
   std::optional<PcieLink> cur_link;  // current; idle GPUs may train down to Gen1
-  std::optional<int> numa_node;
+  std::optional<int> numa_node;  // nearest host NUMA node (nvmlDeviceGetMemoryAffinity)
   std::optional<unsigned long long> bar1_total;
   int nvlinks_active = 0;  // active NVLink links of this GPU, to any remote
 };
