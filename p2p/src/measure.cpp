@@ -87,6 +87,10 @@ class Driver {
                          " (see the *_no_p2p matrices)");
         continue;
       }
+      if (latency && !direct) {
+        notes_.push_back(gpu_label(p.a) + " -> " + gpu_label(p.b) +
+                         ": latency measured with peer access off (staged through the host)");
+      }
       CopyCase c{kind, p.a, p.b, latency ? o_.latency_bytes : o_.bytes,
                  latency ? o_.latency_loops : o_.loops, use_peer, engine};
       say(gpu_label(p.a) + (kind == CopyKind::PeerBidir ? " <-> " : " -> ") + gpu_label(p.b) +

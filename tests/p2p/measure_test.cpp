@@ -87,7 +87,15 @@ TEST(P2pMeasure, PairsWithoutPeerAccessGetNoPeerFigureAndANote) {
   EXPECT_TRUE(r.latency_us.cells[0][2].has_value());
   EXPECT_FALSE(r.d2d_uni_sm.cells[0][2].has_value());
   EXPECT_FALSE(r.h2d_sm.waived);
-  EXPECT_FALSE(r.notes.empty());
+  const auto has = [&](const std::string& text) {
+    for (const auto& n : r.notes) {
+      if (n.find(text) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has("GPU0 -> GPU2: no peer access"));
+  EXPECT_TRUE(has("GPU0 -> GPU2: latency measured with peer access off"));
+  EXPECT_FALSE(has("GPU0 -> GPU1"));
 }
 
 TEST(P2pMeasure, SingleGpuWaivesPeerCases) {
