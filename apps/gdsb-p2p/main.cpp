@@ -1,0 +1,25 @@
+// gdsb-p2p: which devices in this node can move data directly, over what, and how fast.
+#include <iostream>
+
+#include "gdsb/error.hpp"
+#include "p2p_cli.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"gdsb-p2p: GPU peer-to-peer capabilities (CUDA, NVML, PCIe P2PDMA) and measured "
+               "copy bandwidth/latency"};
+  gdsb::p2p::P2POptions options;
+  gdsb::p2p::setup_p2p(app, options);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? gdsb::kExitOk : gdsb::kExitUsage;
+  }
+  options.argv.assign(argv, argv + argc);
+  try {
+    gdsb::p2p::Backends backends = gdsb::p2p::make_backends(options);
+    return gdsb::p2p::run_p2p(options, backends, std::cout, std::cerr);
+  } catch (const gdsb::Error& e) {
+    std::cerr << "gdsb-p2p: " << e.what() << '\n';
+    return gdsb::exit_code_for(e.kind());
+  }
+}

@@ -1,0 +1,174 @@
+// NVML loaded at run time (dlopen of libnvidia-ml.so.1), kvikio-style: a typed function
+// table filled by symbol lookup, so gdsbench builds without nvml.h and runs where no
+// driver is installed, saying why NVML is unavailable. The NVML types used here are
+// declared below with the values and layouts of nvml.h (NVML API 12.x).
+//
+// One Library object owns one nvmlInit_v2/nvmlShutdown pair. Calls return Result<T>
+// (the NVML return code and the value); a missing optional symbol reads as
+// kErrorFunctionNotFound, never as a crash.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gdsb::nvml {
+
+// ---- NVML types, as declared in nvml.h -------------------------------------------------
+using Return = int;  // nvmlReturn_t
+inline constexpr Return kSuccess = 0;
+inline constexpr Return kErrorUninitialized = 1;
+inline constexpr Return kErrorInvalidArgument = 2;
+inline constexpr Return kErrorNotSupported = 3;
+inline constexpr Return kErrorNoPermission = 4;
+inline constexpr Return kErrorNotFound = 6;
+inline constexpr Return kErrorInsufficientSize = 7;
+inline constexpr Return kErrorDriverNotLoaded = 9;
+inline constexpr Return kErrorLibraryNotFound = 12;
+inline constexpr Return kErrorFunctionNotFound = 13;
+inline constexpr Return kErrorGpuIsLost = 15;
+inline constexpr Return kErrorUnknown = 999;
+
+struct DeviceSt;            // nvmlDevice_st, opaque
+using Device = DeviceSt*;   // nvmlDevice_t
+
+inline constexpr unsigned kPciBusIdBufferSize = 32;     // NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE
+inline constexpr unsigned kPciBusIdLegacySize = 16;     // NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE
+inline constexpr unsigned kDeviceNameBufferSize = 96;   // NVML_DEVICE_NAME_V2_BUFFER_SIZE
+inline constexpr unsigned kSystemDriverVersionBufferSize = 80;
+inline constexpr unsigned kNvLinkMaxLinks = 18;         // NVML_NVLINK_MAX_LINKS
+
+// nvmlPciInfo_t (the layout nvmlDeviceGetPciInfo_v3 and ...RemotePciInfo_v2 fill).
+struct PciInfo {
+  char bus_id_legacy[kPciBusIdLegacySize];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pci_device_id;     // (device id << 16) | vendor id
+  unsigned int pci_subsystem_id;
+  char bus_id[kPciBusIdBufferSize];  // "00000000:00:06.0"
+};
+
+struct Memory {  // nvmlMemory_t
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+
+struct Bar1Memory {  // nvmlBAR1Memory_t
+  unsigned long long bar1_total;
+  unsigned long long bar1_free;
+  unsigned long long bar1_used;
+};
+
+enum class EnableState : int { Disabled = 0, Enabled = 1 };  // nvmlEnableState_t
+enum class AffinityScope : unsigned { Node = 0, Socket = 1 };  // nvmlAffinityScope_t
+
+// nvmlGpuTopologyLevel_t
+enum class TopologyLevel : int {
+  Internal = 0, Single = 10, Multiple = 20, HostBridge = 30, Node = 40, System = 50
+};
+
+// nvmlGpuP2PCapsIndex_t
+enum class P2PCapsIndex : int { Read = 0, Write = 1, NvLink = 2, Atomics = 3, Pci = 4 };
+
+// nvmlGpuP2PStatus_t
+enum class P2PStatus : int {
+  Ok = 0,
+  ChipsetNotSupported = 1,
+  GpuNotSupported = 2,
+  IohTopologyNotSupported = 3,
+  DisabledByRegkey = 4,
+  NotSupported = 5,
+  Unknown = 6,
+};
+
+// ---- The function table ---------------------------------------------------------------
+struct Api {
+  Return (*init_v2)() = nullptr;
+  Return (*shutdown)() = nullptr;
+  const char* (*error_string)(Return) = nullptr;
+  Return (*system_get_driver_version)(char*, unsigned) = nullptr;
+  Return (*device_get_count_v2)(unsigned*) = nullptr;
+  Return (*device_get_handle_by_index_v2)(unsigned, Device*) = nullptr;
+  Return (*device_get_handle_by_pci_bus_id_v2)(const char*, Device*) = nullptr;
+  Return (*device_get_name)(Device, char*, unsigned) = nullptr;
+  Return (*device_get_pci_info_v3)(Device, PciInfo*) = nullptr;
+  Return (*device_get_memory_info)(Device, Memory*) = nullptr;
+  Return (*device_get_bar1_memory_info)(Device, Bar1Memory*) = nullptr;
+  Return (*device_get_curr_pcie_link_generation)(Device, unsigned*) = nullptr;
+  Return (*device_get_max_pcie_link_generation)(Device, unsigned*) = nullptr;
+  Return (*device_get_curr_pcie_link_width)(Device, unsigned*) = nullptr;
+  Return (*device_get_max_pcie_link_width)(Device, unsigned*) = nullptr;
+  Return (*device_get_numa_node_id)(Device, unsigned*) = nullptr;  // driver >= 550
+  Return (*device_get_memory_affinity)(Device, unsigned, unsigned long*, AffinityScope) = nullptr;
+  Return (*device_get_p2p_status)(Device, Device, P2PCapsIndex, P2PStatus*) = nullptr;
+  Return (*device_get_topology_common_ancestor)(Device, Device, TopologyLevel*) = nullptr;
+  Return (*device_get_nvlink_state)(Device, unsigned, EnableState*) = nullptr;
+  Return (*device_get_nvlink_remote_pci_info_v2)(Device, unsigned, PciInfo*) = nullptr;
+};
+
+template <class T>
+struct Result {
+  Return rc = kErrorUninitialized;
+  T value{};
+  bool ok() const noexcept { return rc == kSuccess; }
+  std::optional<T> get() const { return ok() ? std::optional<T>(value) : std::nullopt; }
+};
+
+// The NVML name of a return code when the library is not loaded ("NVML_ERROR_...").
+std::string_view return_name(Return rc) noexcept;
+std::string_view topology_level_name(TopologyLevel level) noexcept;  // "PIX", "PHB", ...
+std::string_view p2p_status_code(P2PStatus s) noexcept;  // "OK", "CNS", "GNS", "TNS", ...
+
+// "00000000:00:06.0" or "0000:00:06.0" -> "0000:00:06.0" (lower case, 4-digit domain).
+std::string normalize_bus_id(std::string_view bus_id);
+
+class Library {
+ public:
+  // Loads the library (path "" = "libnvidia-ml.so.1") and calls nvmlInit_v2. Throws
+  // gdsb::RuntimeError saying what is missing: the library, a required symbol, or the
+  // driver (the nvmlInit_v2 error string).
+  static std::unique_ptr<Library> open(const std::string& path = "");
+  ~Library();
+  Library(const Library&) = delete;
+  Library& operator=(const Library&) = delete;
+
+  const Api& api() const noexcept { return api_; }
+  const std::string& path() const noexcept { return path_; }
+  std::string error_string(Return rc) const;  // nvmlErrorString, or return_name()
+
+  Result<std::string> driver_version() const;
+  Result<unsigned> device_count() const;
+  Result<Device> device_by_index(unsigned index) const;
+  Result<Device> device_by_pci_bus_id(const std::string& bus_id) const;
+  Result<std::string> name(Device d) const;
+  Result<PciInfo> pci_info(Device d) const;
+  Result<std::string> bus_id(Device d) const;  // normalized, from pci_info
+  Result<Memory> memory_info(Device d) const;
+  Result<Bar1Memory> bar1_memory_info(Device d) const;
+  Result<unsigned> curr_pcie_link_generation(Device d) const;
+  Result<unsigned> max_pcie_link_generation(Device d) const;
+  Result<unsigned> curr_pcie_link_width(Device d) const;
+  Result<unsigned> max_pcie_link_width(Device d) const;
+  // The GPU's own memory NUMA node (coherent GPU memory, e.g. Grace Hopper); most PCIe
+  // GPUs answer NOT_SUPPORTED.
+  Result<unsigned> numa_node(Device d) const;
+  // The host NUMA nodes closest to the GPU (nvidia-smi topo -m's "NUMA Affinity").
+  Result<std::vector<unsigned>> memory_affinity_nodes(Device d) const;
+  Result<P2PStatus> p2p_status(Device a, Device b, P2PCapsIndex index) const;
+  Result<TopologyLevel> common_ancestor(Device a, Device b) const;
+  Result<bool> nvlink_active(Device d, unsigned link) const;
+  Result<PciInfo> nvlink_remote_pci_info(Device d, unsigned link) const;
+
+ private:
+  Library() = default;
+  void* handle_ = nullptr;
+  std::string path_;
+  Api api_;
+};
+
+}  // namespace gdsb::nvml

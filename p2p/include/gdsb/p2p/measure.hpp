@@ -1,0 +1,101 @@
+// --measure: copy bandwidth and latency. How a copy is timed (CopyTimer: the CUDA
+// implementation, or a fake in tests) is separate from which cases run and how results
+// are summarized (run_measurements). Units: GB/s = 1e9 bytes/s; latency in microseconds.
+// docs/gdsb-p2p.md defines every figure once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gdsb/p2p/capabilities.hpp"
+
+namespace gdsb::p2p {
+
+enum class CopyKind { HostToDevice, DeviceToHost, PeerUni, PeerBidir, PeerLatency };
+enum class CopyEngine { CopyEngine, Sm };  // cudaMemcpy*Async, or a copy kernel
+
+struct CopyCase {
+  CopyKind kind = CopyKind::HostToDevice;
+  int src = 0;  // GPU read from (unused for HostToDevice)
+  int dst = 0;  // GPU written to (unused for DeviceToHost)
+  std::uint64_t bytes = 0;  // per copy
+  int loops = 1;            // copies per sample, back to back
+  bool peer_access = true;  // peer cases: false = peer access disabled, staged by the driver
+  CopyEngine engine = CopyEngine::CopyEngine;
+};
+
+class CopyTimer {
+ public:
+  virtual ~CopyTimer() = default;
+  virtual Availability probe() = 0;
+  // Seconds of each of `repetitions` samples (GPU time between two events), after `warmups`
+  // untimed samples. A sample moves loops * bytes, in each direction for PeerBidir.
+  virtual std::vector<double> time_case(const CopyCase& c, int warmups, int repetitions) = 0;
+  // The plain reference for HostToDevice/DeviceToHost: one synchronous pinned cudaMemcpy of
+  // `bytes` per sample, wall-clock timed (what a user's own test would do).
+  virtual std::vector<double> time_plain_memcpy(CopyKind kind, int gpu, std::uint64_t bytes,
+                                                int repetitions) = 0;
+};
+
+std::unique_ptr<CopyTimer> make_cuda_copy_timer();
+std::unique_ptr<CopyTimer> make_unavailable_copy_timer(std::string reason);
+
+struct MeasureOptions {
+  std::uint64_t bytes = 256ull << 20;  // per copy (bandwidth)
+  int loops = 8;                       // copies per sample
+  int repetitions = 5;                 // samples; the median is reported
+  int warmups = 1;                     // untimed samples first
+  std::uint64_t latency_bytes = 8;
+  int latency_loops = 1000;
+  bool sm_copy = false;
+};
+
+struct HostFigure {
+  int gpu = 0;
+  double gb_s = 0;  // median sample
+  std::vector<double> samples_gb_s;
+  std::optional<double> theoretical_gb_s;
+  std::optional<double> percent;         // of theoretical
+  std::optional<double> reference_gb_s;  // plain pinned cudaMemcpy, same run
+  std::optional<double> reference_ratio; // gb_s / reference_gb_s
+};
+
+struct HostSeries {
+  std::vector<HostFigure> items;
+  std::optional<std::string> waived;
+};
+
+using NumCells = std::vector<std::vector<std::optional<double>>>;
+
+struct NumMatrix {
+  std::vector<std::string> rows;
+  std::vector<std::string> cols;
+  NumCells cells;        // null: diagonal, or a pair that could not run (see notes)
+  NumCells theoretical;  // GB/s; empty for latency
+  NumCells percent;
+  std::optional<std::string> waived;
+};
+
+struct Measurements {
+  HostSeries h2d, d2h, h2d_sm, d2h_sm;
+  NumMatrix d2d_uni, d2d_bi, d2d_uni_no_p2p, d2d_bi_no_p2p, d2d_uni_sm, latency_us;
+  MeasureOptions options;
+  std::vector<std::string> notes;
+};
+
+// Runs every case the report's GPUs allow; progress receives one line per case.
+Measurements run_measurements(CopyTimer& timer, const CapabilityReport& caps,
+                              const MeasureOptions& options,
+                              const std::function<void(const std::string&)>& progress = {});
+
+// Theoretical per-direction figures (REFERENCE.md section 3): PCIe lane rate x width;
+// NVLink links x per-link rate of the GPU generation (compute capability major).
+std::optional<double> pcie_gb_s(const PcieLink& link);
+std::optional<double> nvlink_gb_s(int links, int cc_major);
+double median(std::vector<double> values);
+
+}  // namespace gdsb::p2p

@@ -1,0 +1,259 @@
+// CopyTimer over the CUDA runtime: RAII buffers, streams and events; every sample is timed
+// with two CUDA events around `loops` back-to-back copies on one stream.
+#include <chrono>
+#include <cstring>
+
+#include "cuda_check.hpp"
+#include "gdsb/p2p/measure.hpp"
+#include "sm_copy.hpp"
+
+namespace gdsb::p2p {
+
+namespace {
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer(int device, std::size_t bytes) : device_(device) {
+    GDSB_CUDA_CHECK(cudaSetDevice(device));
+    GDSB_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+    GDSB_CUDA_CHECK(cudaMemset(ptr_, 0x5a, bytes));
+  }
+  ~DeviceBuffer() {
+    cudaSetDevice(device_);
+    cudaFree(ptr_);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* get() const { return ptr_; }
+
+ private:
+  int device_;
+  void* ptr_ = nullptr;
+};
+
+class PinnedBuffer {
+ public:
+  explicit PinnedBuffer(std::size_t bytes) {
+    // Portable: usable from every device's context; mapped: the SM kernel can read it.
+    GDSB_CUDA_CHECK(cudaHostAlloc(&ptr_, bytes, cudaHostAllocPortable | cudaHostAllocMapped));
+    std::memset(ptr_, 0x3c, bytes);
+  }
+  ~PinnedBuffer() { cudaFreeHost(ptr_); }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  void* get() const { return ptr_; }
+
+ private:
+  void* ptr_ = nullptr;
+};
+
+class Stream {
+ public:
+  explicit Stream(int device) : device_(device) {
+    GDSB_CUDA_CHECK(cudaSetDevice(device));
+    GDSB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    GDSB_CUDA_CHECK(cudaEventCreate(&start_));
+    GDSB_CUDA_CHECK(cudaEventCreate(&stop_));
+  }
+  ~Stream() {
+    cudaSetDevice(device_);
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+    cudaStreamDestroy(stream_);
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+  cudaEvent_t start() const { return start_; }
+  cudaEvent_t stop() const { return stop_; }
+  int device() const { return device_; }
+  int blocks() const {
+    int sms = 0;
+    GDSB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
+    return sms * 4;
+  }
+
+ private:
+  int device_;
+  cudaStream_t stream_{};
+  cudaEvent_t start_{};
+  cudaEvent_t stop_{};
+};
+
+// Enables peer access a -> b for the lifetime of the guard, unless it already was.
+class PeerAccess {
+ public:
+  PeerAccess(int a, int b) : a_(a), b_(b) {
+    GDSB_CUDA_CHECK(cudaSetDevice(a));
+    const cudaError_t err = cudaDeviceEnablePeerAccess(b, 0);
+    if (err == cudaErrorPeerAccessAlreadyEnabled) {
+      (void)cudaGetLastError();
+    } else {
+      GDSB_CUDA_CHECK(err);
+      owned_ = true;
+    }
+  }
+  ~PeerAccess() {
+    if (!owned_) return;
+    cudaSetDevice(a_);
+    cudaDeviceDisablePeerAccess(b_);
+  }
+  PeerAccess(const PeerAccess&) = delete;
+  PeerAccess& operator=(const PeerAccess&) = delete;
+
+ private:
+  int a_;
+  int b_;
+  bool owned_ = false;
+};
+
+double elapsed_s(const Stream& s) {
+  GDSB_CUDA_CHECK(cudaEventSynchronize(s.stop()));
+  float ms = 0;
+  GDSB_CUDA_CHECK(cudaEventElapsedTime(&ms, s.start(), s.stop()));
+  return static_cast<double>(ms) / 1e3;
+}
+
+class CudaCopyTimer final : public CopyTimer {
+ public:
+  Availability probe() override {
+    int n = 0;
+    const cudaError_t err = cudaGetDeviceCount(&n);
+    if (err != cudaSuccess) {
+      return Availability::no(std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err));
+    }
+    return n > 0 ? Availability::yes() : Availability::no("no CUDA device");
+  }
+
+  std::vector<double> time_case(const CopyCase& c, int warmups, int repetitions) override {
+    switch (c.kind) {
+      case CopyKind::HostToDevice:
+      case CopyKind::DeviceToHost: return host_case(c, warmups, repetitions);
+      case CopyKind::PeerUni:
+      case CopyKind::PeerLatency: return peer_uni(c, warmups, repetitions);
+      case CopyKind::PeerBidir: return peer_bidir(c, warmups, repetitions);
+    }
+    return {};
+  }
+
+  std::vector<double> time_plain_memcpy(CopyKind kind, int gpu, std::uint64_t bytes,
+                                        int repetitions) override {
+    DeviceBuffer dev(gpu, bytes);
+    PinnedBuffer& host = pinned(bytes);
+    const bool h2d = kind == CopyKind::HostToDevice;
+    void* dst = h2d ? dev.get() : host.get();
+    const void* src = h2d ? host.get() : dev.get();
+    const auto dir = h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+    GDSB_CUDA_CHECK(cudaMemcpy(dst, src, bytes, dir));  // warm-up
+    std::vector<double> out;
+    for (int r = 0; r < repetitions; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      GDSB_CUDA_CHECK(cudaMemcpy(dst, src, bytes, dir));
+      const auto t1 = std::chrono::steady_clock::now();
+      out.push_back(std::chrono::duration<double>(t1 - t0).count());
+    }
+    return out;
+  }
+
+ private:
+  PinnedBuffer& pinned(std::size_t bytes) {
+    if (!pinned_ || pinned_bytes_ < bytes) {
+      pinned_.reset();
+      pinned_ = std::make_unique<PinnedBuffer>(bytes);
+      pinned_bytes_ = bytes;
+    }
+    return *pinned_;
+  }
+
+  template <class Body>
+  static std::vector<double> samples(const Stream& s, int warmups, int repetitions, Body body) {
+    std::vector<double> out;
+    for (int r = 0; r < warmups + repetitions; ++r) {
+      GDSB_CUDA_CHECK(cudaSetDevice(s.device()));
+      GDSB_CUDA_CHECK(cudaEventRecord(s.start(), s.get()));
+      body();
+      GDSB_CUDA_CHECK(cudaEventRecord(s.stop(), s.get()));
+      const double sec = elapsed_s(s);
+      if (r >= warmups) out.push_back(sec);
+    }
+    return out;
+  }
+
+  static void copy(void* dst, int dst_dev, const void* src, int src_dev, std::size_t bytes,
+                   const Stream& s, CopyEngine engine) {
+    if (engine == CopyEngine::Sm) {
+      GDSB_CUDA_CHECK(detail::launch_sm_copy(dst, src, bytes, s.get(), s.blocks()));
+    } else if (dst_dev < 0 || src_dev < 0) {
+      GDSB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s.get()));
+    } else {
+      GDSB_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_dev, src, src_dev, bytes, s.get()));
+    }
+  }
+
+  std::vector<double> host_case(const CopyCase& c, int warmups, int repetitions) {
+    const bool h2d = c.kind == CopyKind::HostToDevice;
+    const int gpu = h2d ? c.dst : c.src;
+    DeviceBuffer dev(gpu, c.bytes);
+    PinnedBuffer& host = pinned(c.bytes);
+    Stream s(gpu);
+    void* dst = h2d ? dev.get() : host.get();
+    const void* src = h2d ? host.get() : dev.get();
+    return samples(s, warmups, repetitions, [&] {
+      for (int i = 0; i < c.loops; ++i) copy(dst, -1, src, -1, c.bytes, s, c.engine);
+    });
+  }
+
+  std::vector<double> peer_uni(const CopyCase& c, int warmups, int repetitions) {
+    DeviceBuffer src(c.src, c.bytes);
+    DeviceBuffer dst(c.dst, c.bytes);
+    // Copy engine: the source GPU's stream pushes; SM: the destination's kernel pulls.
+    const int runner = c.engine == CopyEngine::Sm ? c.dst : c.src;
+    const int other = runner == c.src ? c.dst : c.src;
+    std::unique_ptr<PeerAccess> on;
+    std::unique_ptr<PeerAccess> back;
+    if (c.peer_access) {
+      on = std::make_unique<PeerAccess>(runner, other);
+      back = std::make_unique<PeerAccess>(other, runner);
+    }
+    Stream s(runner);
+    return samples(s, warmups, repetitions, [&] {
+      for (int i = 0; i < c.loops; ++i) copy(dst.get(), c.dst, src.get(), c.src, c.bytes, s, c.engine);
+    });
+  }
+
+  std::vector<double> peer_bidir(const CopyCase& c, int warmups, int repetitions) {
+    DeviceBuffer a_src(c.src, c.bytes);
+    DeviceBuffer a_dst(c.src, c.bytes);
+    DeviceBuffer b_src(c.dst, c.bytes);
+    DeviceBuffer b_dst(c.dst, c.bytes);
+    std::unique_ptr<PeerAccess> on;
+    std::unique_ptr<PeerAccess> back;
+    if (c.peer_access) {
+      on = std::make_unique<PeerAccess>(c.src, c.dst);
+      back = std::make_unique<PeerAccess>(c.dst, c.src);
+    }
+    Stream s0(c.src);
+    Stream s1(c.dst);
+    return samples(s0, warmups, repetitions, [&] {
+      // s1 starts when s0's start event fires; s0's stop waits for s1's last copy.
+      GDSB_CUDA_CHECK(cudaSetDevice(c.dst));
+      GDSB_CUDA_CHECK(cudaStreamWaitEvent(s1.get(), s0.start(), 0));
+      for (int i = 0; i < c.loops; ++i) {
+        copy(b_dst.get(), c.dst, a_src.get(), c.src, c.bytes, s0, c.engine);
+        copy(a_dst.get(), c.src, b_src.get(), c.dst, c.bytes, s1, c.engine);
+      }
+      GDSB_CUDA_CHECK(cudaEventRecord(s1.stop(), s1.get()));
+      GDSB_CUDA_CHECK(cudaSetDevice(c.src));
+      GDSB_CUDA_CHECK(cudaStreamWaitEvent(s0.get(), s1.stop(), 0));
+    });
+  }
+
+  std::unique_ptr<PinnedBuffer> pinned_;
+  std::size_t pinned_bytes_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<CopyTimer> make_cuda_copy_timer() { return std::make_unique<CudaCopyTimer>(); }
+
+}  // namespace gdsb::p2p

@@ -1,0 +1,137 @@
+// run_p2p with fake backends (exit codes, messages), and the real binary's edges.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "fake_layers.hpp"
+#include "gdsb/error.hpp"
+#include "p2p_cli.hpp"
+
+namespace gdsb::p2p {
+namespace {
+
+Backends fakes(const testing::FakeMachine& m) {
+  Backends b;
+  b.cuda = std::make_unique<testing::FakeCudaLayer>(m);
+  b.nvml = std::make_unique<testing::FakeNvmlLayer>(m);
+  b.pcie = std::make_unique<StaticPcieTopologySource>("fixture", testing::pcie_box_peers());
+  b.timer = std::make_unique<testing::FakeCopyTimer>(m);
+  return b;
+}
+
+struct RunOutput {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+RunOutput run(const P2POptions& o, const testing::FakeMachine& m) {
+  Backends b = fakes(m);
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = run_p2p(o, b, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(P2pCli, PassingExpectationsExitZero) {
+  P2POptions o;
+  o.expect = {"all-gpu-p2p"};
+  const RunOutput r = run(o, testing::two_island_box());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("PASS all-gpu-p2p"), std::string::npos);
+}
+
+TEST(P2pCli, FailedExpectationExitsThree) {
+  P2POptions o;
+  o.expect = {"all-gpu-p2p"};
+  const RunOutput r = run(o, testing::pcie_cns_box());
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("expectation failed: all-gpu-p2p"), std::string::npos) << r.err;
+}
+
+TEST(P2pCli, MeasuredGateExitsThreeBelowTheFloor) {
+  P2POptions o;
+  o.measure = true;
+  o.size = "1M";
+  o.quiet = true;
+  o.expect = {"min-h2d=40GB/s"};
+  EXPECT_EQ(run(o, testing::single_gpu_box()).code, 0);
+  o.expect = {"min-h2d=60GB/s"};
+  EXPECT_EQ(run(o, testing::single_gpu_box()).code, 3);
+}
+
+TEST(P2pCli, UsageErrorsExitTwoAndNameTheInput) {
+  P2POptions o;
+  o.expect = {"min-h2d=lots"};
+  RunOutput r = run(o, testing::single_gpu_box());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--expect 'min-h2d=lots'"), std::string::npos) << r.err;
+  o.expect = {"min-h2d=50GB/s"};
+  r = run(o, testing::single_gpu_box());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("needs --measure"), std::string::npos);
+  o.expect = {};
+  o.measure = true;
+  o.size = "100X";
+  EXPECT_EQ(run(o, testing::single_gpu_box()).code, 2);
+  o.size = "17";
+  EXPECT_EQ(run(o, testing::single_gpu_box()).code, 2);
+}
+
+TEST(P2pCli, ParsesSizes) {
+  EXPECT_EQ(parse_size("256MiB"), 256ull << 20);
+  EXPECT_EQ(parse_size("64m"), 64ull << 20);
+  EXPECT_EQ(parse_size("1G"), 1ull << 30);
+  EXPECT_EQ(parse_size("4096"), 4096u);
+  EXPECT_THROW(parse_size("0"), UsageError);
+}
+
+TEST(P2pCli, WritesJsonAndRefusesForeignFiles) {
+  const auto dir = std::filesystem::temp_directory_path() / ("gdsb-p2p-cli-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  P2POptions o;
+  o.quiet = true;
+  o.json_path = (dir / "r.json").string();
+  EXPECT_EQ(run(o, testing::pcie_cns_box()).code, 0);
+  EXPECT_EQ(nlohmann::json::parse(std::ifstream(o.json_path))["schema"], "gdsbench.p2p/1");
+  std::ofstream(o.json_path, std::ios::trunc) << "precious";
+  const RunOutput r = run(o, testing::pcie_cns_box());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--allow-overwrite"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+int exit_status(const std::string& args, std::string* output = nullptr) {
+  const std::string cmd = std::string(GDSB_P2P_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string text;
+  char buf[4096];
+  while (p != nullptr && fgets(buf, sizeof buf, p) != nullptr) text += buf;
+  const int status = p != nullptr ? pclose(p) : -1;
+  if (output != nullptr) *output = text;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(P2pBinary, ExitCodesAtTheEdge) {
+  std::string text;
+  EXPECT_EQ(exit_status("--help", &text), 0);
+  EXPECT_NE(text.find("--expect"), std::string::npos);
+  EXPECT_EQ(exit_status("--no-such-option"), 2);
+  EXPECT_EQ(exit_status("--no-cuda --no-nvml --expect bogus", &text), 2);
+  EXPECT_NE(text.find("--expect 'bogus'"), std::string::npos) << text;
+  EXPECT_EQ(exit_status("--no-cuda --no-nvml --topo-json /nonexistent/t.json", &text), 2);
+  EXPECT_NE(text.find("/nonexistent/t.json"), std::string::npos) << text;
+  EXPECT_EQ(exit_status("--no-cuda --no-nvml", &text), 0);
+  EXPECT_NE(text.find("cuda: disabled by --no-cuda"), std::string::npos) << text;
+  EXPECT_EQ(exit_status("--no-cuda --no-nvml --expect all-gpu-p2p"), 3);
+}
+
+}  // namespace
+}  // namespace gdsb::p2p
