@@ -1,0 +1,27 @@
+// The gdsbench.io/1 JSON document (CONTRACTS.md, docs/io-schema.md): schema, tool,
+// argv, context, interrupted and one entry per job under "runs".
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gdsb/report/context.hpp"
+#include "gdsb/result.hpp"
+
+namespace gdsb::report {
+
+inline constexpr const char* kIoSchema = "gdsbench.io/1";
+
+struct ToolInfo {
+  std::string name;     // "gdsb-io"
+  std::string version;  // project version
+};
+
+nlohmann::json io_document(const ToolInfo& tool, const std::vector<std::string>& argv,
+                           const RunContext& context, std::span<const RunResult> runs,
+                           bool interrupted);
+
+}  // namespace gdsb::report
