@@ -114,16 +114,28 @@ std::string io_table(std::span<const RunResult> runs) {
     }
   }
 
-  std::string notes;
+  // Reasons under the table; identical ones (a type waived for every pattern) once,
+  // with the row numbers they apply to.
+  std::vector<std::pair<std::string, std::string>> notes;  // (rows, text)
+  const auto add_note = [&notes](std::size_t row, std::string text) {
+    for (auto& [row_list, t] : notes) {
+      if (t == text) {
+        row_list += "," + std::to_string(row + 1);
+        return;
+      }
+    }
+    notes.emplace_back(std::to_string(row + 1), std::move(text));
+  };
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const RunResult& r = runs[i];
     if (r.status != RunStatus::Ok) {
-      notes += "  " + std::to_string(i + 1) + " " + std::string(xfer_name(r.workload.xfer)) + ": " +
-               (r.status == RunStatus::Waived ? "not available: " : "failed: ") + r.reason + "\n";
+      add_note(i, std::string(xfer_name(r.workload.xfer)) + ": " +
+                      (r.status == RunStatus::Waived ? "not available: " : "failed: ") + r.reason);
     }
-    for (const auto& w : r.path.warnings) notes += "  " + std::to_string(i + 1) + " warning: " + w + "\n";
+    for (const auto& w : r.path.warnings) add_note(i, "warning: " + w);
   }
-  if (!notes.empty()) out += "\n" + notes;
+  if (!notes.empty()) out += "\n";
+  for (const auto& [row_list, text] : notes) out += "  " + row_list + " " + text + "\n";
   return out;
 }
 
