@@ -156,6 +156,7 @@ Repetition run_repetition(const Job& job, double warmup_s) {
       }
     }
     sync.arrive_and_wait();
+    stats[i].reset();  // nothing of the warm-up is reported, even when stopped now
     if (!stop.requested()) {
       try {
         const uint64_t deadline = w.runtime_s > 0 ? clock.t0 + to_ns(w.runtime_s) : 0;
