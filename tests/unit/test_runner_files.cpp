@@ -236,3 +236,57 @@ TEST_F(RunnerSafety, WriteErrorNamesPathAndSystemError) {
 
 }  // namespace
 }  // namespace gdsb
+
+namespace gdsb {
+namespace {
+
+TEST_F(RunnerSafety, MixedReadWriteAndFillModes) {
+  const std::string f = dir.file("mixed");
+  Workload w = make(f, IoPattern::Write, SubmitEngine::Psync);
+  w.verify = false;
+  w.fill_random = true;
+  w.refill_every_write = true;
+  ASSERT_EQ(runner.run(w).status, RunStatus::Ok);
+  w.pattern = IoPattern::RandRead;
+  w.mixed_read_percent = 50;
+  w.fill_random = false;
+  const RunResult r = runner.run(w);
+  EXPECT_EQ(r.result.ops, 128U);
+  EXPECT_EQ(r.result.read_ops + r.result.write_ops, 128U);
+  EXPECT_GT(r.result.read_ops, 20U);
+  EXPECT_GT(r.result.write_ops, 20U);
+}
+
+TEST_F(RunnerSafety, NumaNodeBindsOrIsAUsageError) {
+  const std::string f = dir.file("numa");
+  Workload w = make(f, IoPattern::Write, SubmitEngine::Psync);
+  w.numa_node = 0;
+  const RunResult r = runner.run(w);
+  EXPECT_EQ(r.status, RunStatus::Ok);
+  bool mentions = false;
+  for (const auto& e : r.path.evidence) mentions |= e.find("NUMA node 0") != std::string::npos;
+  EXPECT_TRUE(mentions);
+  w.numa_node = 999;
+  try {
+    runner.run(w);
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("-n 999"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(RunnerSafety, WarmupIsNotMeasuredAndRepeatKeepsEveryRun) {
+  const std::string f = dir.file("warm");
+  Workload w = make(f, IoPattern::Write, SubmitEngine::Psync);
+  ASSERT_EQ(runner.run(w).status, RunStatus::Ok);
+  w.pattern = IoPattern::Read;
+  w.warmup_s = 0.2;
+  w.repeat = 3;
+  const RunResult r = runner.run(w);
+  ASSERT_EQ(r.repetitions.size(), 3U);
+  for (const auto& m : r.repetitions) EXPECT_EQ(m.ops, 128U);  // one pass each, warm-up excluded
+  EXPECT_EQ(r.result.ops, 128U);
+}
+
+}  // namespace
+}  // namespace gdsb
