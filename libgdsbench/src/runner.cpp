@@ -225,6 +225,19 @@ Repetition run_repetition(const Job& job, double warmup_s) {
   return rep;
 }
 
+// Every thread must have at least one whole I/O to do.
+void check_regions(const Workload& w, const std::vector<Region>& regions) {
+  for (uint32_t i = 0; i < regions.size(); ++i) {
+    if (OffsetGenerator(offset_plan(w, regions[i], i)).blocks_per_pass() == 0) {
+      throw UsageError("thread " + std::to_string(i) + " has no whole I/O to do: its part of the data (" +
+                       std::to_string(regions[i].end - regions[i].begin) + " bytes) is too small for -i " +
+                       std::to_string(w.io_size) +
+                       (w.unaligned_random ? " with -U (which needs up to -a - 1 more bytes)" : "") +
+                       "; raise -s or lower -w");
+    }
+  }
+}
+
 }  // namespace
 
 Availability Runner::probe(const Workload& w) const {
@@ -251,12 +264,13 @@ RunResult Runner::run(const Workload& w, const RunOptions& options) const {
   TransferPath& path = *paths_.find(w.xfer);
   const bool odirect = path.needs_odirect(w);
   detail::validate_workload(w, odirect);
-  if (w.file_size != 0) (void)split_regions(w, w.file_size);  // usage errors before any file is touched
+  if (w.file_size != 0) check_regions(w, split_regions(w, w.file_size));  // before any file is touched
   std::optional<detail::NumaBinding> numa;
   if (w.numa_node) numa.emplace(*w.numa_node);
 
   const detail::RunFiles files = detail::open_run_files(w, odirect);
   const std::vector<Region> regions = split_regions(w, files.data_size);
+  check_regions(w, regions);
   std::unique_ptr<PathRun> path_run = path.start(w, files.set);
   const Job job{w, *path_run, files, regions, numa ? &*numa : nullptr, options};
 

@@ -233,6 +233,11 @@ TEST_F(RunnerFake, BadWorkloadsAreUsageErrors) {
   EXPECT_THROW(r.run(w), UsageError);
   w = read_workload(file, 300);  // 1 MiB over 300 threads: less than one 4K I/O each
   EXPECT_THROW(r.run(w), UsageError);
+  w = read_workload(file, 256);  // one 4K I/O per thread leaves no room for -U's shift
+  w.unaligned_random = true;
+  EXPECT_THROW(r.run(w), UsageError);
+  w.unaligned_random = false;
+  EXPECT_EQ(r.run(w).result.ops, 256U);
 }
 
 }  // namespace
