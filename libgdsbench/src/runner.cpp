@@ -9,6 +9,7 @@
 #include <exception>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "gdsb/error.hpp"
@@ -177,11 +178,20 @@ Repetition run_repetition(const Job& job, double warmup_s) {
 
   std::vector<std::thread> threads;
   threads.reserve(n);
-  try {
-    for (uint32_t i = 0; i < n; ++i) threads.emplace_back(thread_main, i);
-  } catch (...) {
-    // Could not start every thread: the barrier would never open; this is fatal.
-    std::terminate();
+  for (uint32_t i = 0; i < n; ++i) {
+    try {
+      threads.emplace_back(thread_main, i);
+    } catch (const std::system_error& e) {
+      record_error(std::make_exception_ptr(RuntimeError(
+          "cannot start worker thread " + std::to_string(i) + " of " + std::to_string(n) + ": " + e.what())));
+      // Stand in for the threads that do not exist so the others get past the barriers.
+      for (uint32_t k = i; k < n; ++k) {
+        sync.arrive_and_drop();
+        const std::lock_guard lock(mutex);
+        ++finished;
+      }
+      break;
+    }
   }
 
   uint64_t last_bytes = 0;
