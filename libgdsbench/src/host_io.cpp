@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -129,8 +130,16 @@ Availability probe_io_uring(uint32_t depth) {
                       std::strerror(-rc) + ")";
     if (rc == -ENOSYS) why += "; the kernel was built without io_uring";
     if (rc == -EPERM) {
-      why += "; refused by seccomp (containers) or kernel.io_uring_disabled; use --engine psync";
+      std::ifstream sysctl("/proc/sys/kernel/io_uring_disabled");
+      int disabled = 0;
+      if (sysctl >> disabled && disabled != 0) {
+        why += "; the sysctl kernel.io_uring_disabled is " + std::to_string(disabled) +
+               (disabled == 1 ? " (only members of kernel.io_uring_group may use it)" : " (off for everyone)");
+      } else {
+        why += "; most likely a seccomp filter (containers block io_uring by default)";
+      }
     }
+    why += "; use --engine psync";
     return Availability::no(why);
   }
   io_uring_queue_exit(&ring);
