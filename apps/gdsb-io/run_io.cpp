@@ -84,7 +84,15 @@ int run_jobs(const Options& opt, const StopSignals& signals, ProgressLine& progr
     results.push_back(o.result);
     code = std::max(code, o.exit_code);
   }
-  if (opt.format == "table") std::fputs(report::io_table(results).c_str(), stdout);
+  if (opt.format == "table") {
+    std::fputs(report::io_table(results).c_str(), stdout);
+    if (opt.per_job_stats) {
+      for (std::size_t i = 0; i < results.size(); ++i) {
+        const std::string stats = report::job_stats(results[i]);
+        if (!stats.empty()) std::printf("\njob %zu:\n%s", i + 1, stats.c_str());
+      }
+    }
+  }
   std::fflush(stdout);
 
   const bool interrupted = signals.stopped();

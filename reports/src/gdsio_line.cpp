@@ -42,6 +42,20 @@ std::string gdsio_block(const RunResult& r) {
       out += "failed: " + r.reason + "\n";
       break;
   }
+  // --repeat: every repetition under the median's line; they do not start with "IoType:",
+  // so gdsio parsers still see one line per job.
+  if (r.repetitions.size() > 1) {
+    for (std::size_t i = 0; i < r.repetitions.size(); ++i) {
+      const Measurement& m = r.repetitions[i];
+      char buf[256];
+      std::snprintf(buf, sizeof buf,
+                    "repetition %zu/%zu: Throughput: %f GiB/sec, Avg_Latency: %f usecs p99: %f usecs ops: %" PRIu64
+                    " total_time %f secs\n",
+                    i + 1, r.repetitions.size(), m.throughput_gib_s, m.latency.mean_us, m.latency.p99_us, m.ops,
+                    m.seconds);
+      out += buf;
+    }
+  }
   for (const auto& warning : r.path.warnings) out += "warning: " + warning + "\n";
   if (r.interrupted) out += "interrupted: results cover the time before the stop signal\n";
   return out;

@@ -2,17 +2,20 @@
 
 namespace gdsb::report {
 
-nlohmann::json io_document(const ToolInfo& tool, const std::vector<std::string>& argv,
-                           const RunContext& context, std::span<const RunResult> runs,
-                           bool interrupted) {
-  nlohmann::json run_list = nlohmann::json::array();
-  for (const auto& r : runs) run_list.push_back(r);  // RunResult's to_json (libgdsbench)
-  return nlohmann::json{{"schema", kIoSchema},
-                        {"tool", {{"name", tool.name}, {"version", tool.version}}},
-                        {"argv", argv},
-                        {"context", context},
-                        {"interrupted", interrupted},
-                        {"runs", std::move(run_list)}};
+nlohmann::ordered_json io_document(const ToolInfo& tool, const std::vector<std::string>& argv,
+                                   const RunContext& context, std::span<const RunResult> runs,
+                                   bool interrupted) {
+  nlohmann::ordered_json run_list = nlohmann::ordered_json::array();
+  // RunResult's to_json (libgdsbench) produces nlohmann::json; convert per run.
+  for (const auto& r : runs) run_list.push_back(nlohmann::ordered_json(nlohmann::json(r)));
+  nlohmann::ordered_json doc;
+  doc["schema"] = kIoSchema;
+  doc["tool"] = {{"name", tool.name}, {"version", tool.version}};
+  doc["argv"] = argv;
+  doc["context"] = nlohmann::ordered_json(nlohmann::json(context));
+  doc["interrupted"] = interrupted;
+  doc["runs"] = std::move(run_list);
+  return doc;
 }
 
 }  // namespace gdsb::report

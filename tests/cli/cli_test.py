@@ -381,6 +381,19 @@ class Integration(Base):
         self.assertExit(p, 0)
         self.assertTrue(GDSIO_LINE.match(p.stdout.splitlines()[0]), p.stdout)
 
+    def test_verify_mismatch_exits_3(self):
+        f = self.path("v")
+        self.assertExit(run(["-f", f, "-s", "1M", "-i", "64K", "-I", "1", "-V", "-q"], cwd=self.tmp), 0)
+        with open(f, "r+b") as fh:  # corrupt one byte in the second I/O
+            fh.seek(65536 + 100)
+            b = fh.read(1)
+            fh.seek(65536 + 100)
+            fh.write(bytes([b[0] ^ 0xFF]))
+        out = self.path("r.json")
+        p = run(["-f", f, "-s", "1M", "-i", "64K", "-I", "0", "-V", "-q", "--json", out], cwd=self.tmp)
+        self.assertExit(p, 3, f, "offset 65636", "expected", "found")
+        self.assertEqual(json.load(open(out))["runs"][0]["status"], "failed")
+
     def test_size_range_runs_one_job_per_size(self):
         p, doc = self.run_json(["-i", "64K:256K:64K", "-I", "0"])
         self.check_doc(doc, 4)

@@ -64,6 +64,22 @@ TEST(GdsioBlock, WarningsFollowTheLine) {
   EXPECT_EQ(text, gdsio_line(r) + "\nwarning: cuFile ran in compat mode\nwarning: second\n");
 }
 
+TEST(GdsioBlock, RepetitionsFollowTheMedianLine) {
+  RunResult r = sample();
+  r.repetitions.resize(2);
+  r.repetitions[0].throughput_gib_s = 1.5;
+  r.repetitions[0].latency.mean_us = 10;
+  r.repetitions[0].latency.p99_us = 20;
+  r.repetitions[0].ops = 7;
+  r.repetitions[0].seconds = 0.25;
+  const std::string text = gdsio_block(r);
+  EXPECT_EQ(text.substr(gdsio_line(r).size() + 1),
+            "repetition 1/2: Throughput: 1.500000 GiB/sec, Avg_Latency: 10.000000 usecs p99: "
+            "20.000000 usecs ops: 7 total_time 0.250000 secs\n"
+            "repetition 2/2: Throughput: 0.000000 GiB/sec, Avg_Latency: 0.000000 usecs p99: "
+            "0.000000 usecs ops: 0 total_time 0.000000 secs\n");
+}
+
 TEST(GdsioBlock, WaivedSaysNotAvailable) {
   RunResult r = sample();
   r.status = RunStatus::Waived;

@@ -14,7 +14,8 @@ namespace gdsb::report {
 std::string gdsio_line(const RunResult& r);
 
 // What default output prints for one job: the gdsio line, or "not available: <reason>"
-// for a waived run, or "failed: <reason>"; then one "warning: ..." line per path warning.
+// for a waived run, or "failed: <reason>"; with --repeat one "repetition i/N: ..." line per
+// repetition; then one "warning: ..." line per path warning.
 // Every line ends with '\n'.
 std::string gdsio_block(const RunResult& r);
 

@@ -20,7 +20,9 @@ struct ToolInfo {
   std::string version;  // project version
 };
 
-nlohmann::json io_document(const ToolInfo& tool, const std::vector<std::string>& argv,
+// Top-level keys keep the order above (ordered_json) so the file reads well; objects
+// below keep nlohmann's default (sorted) order.
+nlohmann::ordered_json io_document(const ToolInfo& tool, const std::vector<std::string>& argv,
                            const RunContext& context, std::span<const RunResult> runs,
                            bool interrupted);
 
