@@ -133,14 +133,14 @@ TEST(SplitRegions, SharedFileSplitsEvenlyAndDirectoryGivesEachThreadAFile) {
   EXPECT_EQ(r[0].end, 8192U + 3 * 4096);
   EXPECT_EQ(r[2].end, 8192U + 9 * 4096);
   w.file.clear();
-  w.directory = "d";
+  w.directory.assign("dir");
   r = split_regions(w, 10 * 4096);
   ASSERT_EQ(r.size(), 3U);
   EXPECT_EQ(r[2].file, 2U);
   EXPECT_EQ(r[2].begin, 8192U);
   EXPECT_EQ(r[2].end, 8192U + 10 * 4096);
   w.directory.clear();
-  w.file = "f";
+  w.file.assign("file");
   EXPECT_THROW(split_regions(w, 2 * 4096), UsageError);
 }
 
