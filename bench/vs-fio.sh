@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # gdsb-io against fio on the same file with the same settings, alternating, >= 3 rounds
 # each. Prints a markdown table: median throughput of each tool, the ratio gdsb-io/fio
-# (target >= 1.0) and median p99 latency of each (target: gdsb-io no worse).
+# (target >= 1.0), the ratio of each round's pair of runs (the machine's noise), median
+# IOPS and median p99 latency of each (target: gdsb-io no worse). p99 is per-I/O latency,
+# submission to completion (fio: lat_ns with lat_percentiles=1).
 #
 #   bench/vs-fio.sh [-b GDSB_IO] [-d DIR] [-s SIZE] [-t SECONDS] [-r ROUNDS]
 #
 # Defaults: build/release/apps/gdsb-io/gdsb-io, DIR=$GDSB_SCRATCH or ., SIZE=1G,
-# SECONDS=10, ROUNDS=3. The data file DIR/gdsb-vs-fio.dat is written once by gdsb-io
+# SECONDS=10, ROUNDS=3. Rounds alternate which tool goes first. The data file DIR/gdsb-vs-fio.dat is written once by gdsb-io
 # (real data, not fallocated) and removed at the end. Raw JSON of every run stays in
 # a temporary directory printed at the end.
 #
@@ -30,7 +32,7 @@ while getopts "b:d:s:t:r:h" o; do
     s) size=$OPTARG ;;
     t) secs=$OPTARG ;;
     r) rounds=$OPTARG ;;
-    *) sed -n '2,22p' "$0"; exit 2 ;;
+    *) sed -n '2,/^set -euo/p' "$0" | grep '^#'; exit 2 ;;
   esac
 done
 if [ "$rounds" -lt 3 ]; then echo "vs-fio: at least 3 rounds (-r)" >&2; exit 2; fi
@@ -57,24 +59,41 @@ run_fio() {  # case round args...
       --output="$out/$name.fio.$round.json" "$@" >/dev/null
 }
 
+gdsb_case() {  # case round
+  case $1 in
+    seq-1M-psync-2t)    run_gdsb "$1" "$2" -I 0 -i 1M -w 2 --engine psync ;;
+    rand-4K-psync-2t)   run_gdsb "$1" "$2" -I 2 -i 4K -w 2 --engine psync ;;
+    rand-4K-uring-qd32) run_gdsb "$1" "$2" -I 2 -i 4K -w 1 --engine io_uring --iodepth 32 ;;
+  esac
+}
+fio_case() {  # case round
+  case $1 in
+    seq-1M-psync-2t)    run_fio "$1" "$2" --rw=read --bs=1M --ioengine=psync --numjobs=2 \
+                                --size="$half" --offset_increment="$half" ;;
+    rand-4K-psync-2t)   run_fio "$1" "$2" --rw=randread --bs=4k --ioengine=psync --numjobs=2 --size="$bytes" ;;
+    rand-4K-uring-qd32) run_fio "$1" "$2" --rw=randread --bs=4k --ioengine=io_uring --iodepth=32 \
+                                --fixedbufs=1 --registerfiles=1 --numjobs=1 --size="$bytes" ;;
+  esac
+}
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for round in $(seq 1 "$rounds"); do
   echo "vs-fio: round $round/$rounds" >&2
-  run_gdsb seq-1M-psync-2t "$round" -I 0 -i 1M -w 2 --engine psync
-  run_fio  seq-1M-psync-2t "$round" --rw=read --bs=1M --ioengine=psync --numjobs=2 \
-           --size="$half" --offset_increment="$half"
-  run_gdsb rand-4K-psync-2t "$round" -I 2 -i 4K -w 2 --engine psync
-  run_fio  rand-4K-psync-2t "$round" --rw=randread --bs=4k --ioengine=psync --numjobs=2 --size="$bytes"
-  run_gdsb rand-4K-uring-qd32 "$round" -I 2 -i 4K -w 1 --engine io_uring --iodepth 32
-  run_fio  rand-4K-uring-qd32 "$round" --rw=randread --bs=4k --ioengine=io_uring --iodepth=32 \
-           --fixedbufs=1 --registerfiles=1 --numjobs=1 --size="$bytes"
+  for c in seq-1M-psync-2t rand-4K-psync-2t rand-4K-uring-qd32; do
+    # Each case's two runs are adjacent; odd rounds start with gdsb-io, even rounds with
+    # fio, so drift on a shared machine favours neither.
+    if [ $((round % 2)) -eq 1 ]; then gdsb_case $c "$round"; fio_case $c "$round"
+    else fio_case $c "$round"; gdsb_case $c "$round"; fi
+  done
 done
+echo "load average before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 python3 - "$out" "$rounds" <<'PY'
 import json, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
 cases = ["seq-1M-psync-2t", "rand-4K-psync-2t", "rand-4K-uring-qd32"]
-print("| case | gdsb-io GiB/s | fio GiB/s | ratio | gdsb-io IOPS | fio IOPS | gdsb-io p99 us | fio p99 us |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|")
+print("| case | gdsb-io GiB/s | fio GiB/s | ratio | per-round ratios | gdsb-io IOPS | fio IOPS | gdsb-io p99 us | fio p99 us |")
+print("|---|---:|---:|---:|---|---:|---:|---:|---:|")
 for c in cases:
     g_bw, g_iops, g_p99, f_bw, f_iops, f_p99 = [], [], [], [], [], []
     for r in range(1, rounds + 1):
@@ -84,7 +103,9 @@ for c in cases:
         f_bw.append(f["bw_bytes"] / 2**30); f_iops.append(f["iops"])
         f_p99.append(f["lat_ns"]["percentile"]["99.000000"] / 1000)
     m = statistics.median
-    print(f"| {c} | {m(g_bw):.3f} | {m(f_bw):.3f} | {m(g_bw)/m(f_bw):.2f} | {m(g_iops):.0f} | "
+    # Each gdsb-io run against the fio run right after it: shows how noisy the machine is.
+    paired = " ".join(f"{g / f:.2f}" for g, f in zip(g_bw, f_bw))
+    print(f"| {c} | {m(g_bw):.3f} | {m(f_bw):.3f} | {m(g_bw)/m(f_bw):.2f} | {paired} | {m(g_iops):.0f} | "
           f"{m(f_iops):.0f} | {m(g_p99):.1f} | {m(f_p99):.1f} |")
 print(f"\nmedians of {rounds} alternating rounds; raw JSON in {out}")
 PY
