@@ -28,7 +28,9 @@ class HostPathRun final : public PathRun {
 
   PathReport finish() override {
     PathReport r;
-    const std::string how = "storage I/O by " + (description_.empty() ? std::string(engine_name(options_.engine)) : description_);
+    const std::string how =
+        "storage I/O by " +
+        (description_.empty() ? std::string(engine_name(options_.engine)) : description_);
     if (page_cache_path_) {
       r.path_used = "page-cache";
       r.evidence.push_back("files opened without O_DIRECT: data moves through the page cache");
@@ -38,13 +40,15 @@ class HostPathRun final : public PathRun {
           "performed; the figures cover storage to host memory only");
     } else {
       r.path_used = "posix";
-      r.evidence.push_back(files_.odirect
-                               ? "files opened with O_DIRECT: data bypasses the page cache"
-                               : "files opened without O_DIRECT (-O 1): data moves through the page cache");
+      r.evidence.push_back(
+          files_.odirect
+              ? "files opened with O_DIRECT: data bypasses the page cache"
+              : "files opened without O_DIRECT (-O 1): data moves through the page cache");
       r.evidence.push_back(how + " into page-aligned host memory");
     }
     if (options_.numa_node) {
-      r.evidence.push_back("host buffers and threads bound to NUMA node " + std::to_string(*options_.numa_node));
+      r.evidence.push_back("host buffers and threads bound to NUMA node " +
+                           std::to_string(*options_.numa_node));
     }
     return r;
   }
@@ -80,7 +84,9 @@ Availability probe_host_engine(const Workload& w) {
   return Availability::yes();
 }
 
-std::unique_ptr<TransferPath> make_cpu_only_path() { return std::make_unique<CpuPath>(XferType::CpuOnly); }
+std::unique_ptr<TransferPath> make_cpu_only_path() {
+  return std::make_unique<CpuPath>(XferType::CpuOnly);
+}
 std::unique_ptr<TransferPath> make_cpu_cached_path() {
   return std::make_unique<CpuPath>(XferType::CpuCachedGpu);
 }

@@ -43,7 +43,8 @@ HostBuffer::HostBuffer(std::size_t bytes, std::optional<int> numa_node) : size_(
     }
     constexpr std::size_t kBitsPerWord = 8 * sizeof(unsigned long);
     std::vector<unsigned long> mask(static_cast<std::size_t>(node) / kBitsPerWord + 1, 0UL);
-    mask[static_cast<std::size_t>(node) / kBitsPerWord] |= 1UL << (static_cast<std::size_t>(node) % kBitsPerWord);
+    mask[static_cast<std::size_t>(node) / kBitsPerWord] |=
+        1UL << (static_cast<std::size_t>(node) % kBitsPerWord);
     const long rc = syscall(SYS_mbind, p, mapped_, kMpolBind, mask.data(),
                             mask.size() * kBitsPerWord + 1, kMpolMfMove);
     if (rc != 0) {

@@ -44,7 +44,7 @@ int64_t transfer_all(int fd, IoDir dir, std::byte* buf, uint32_t length, uint64_
     }
     if (n == 0) {
       if (dir == IoDir::Write) return -EIO;  // a write that moves nothing cannot progress
-      break;                                  // end of file
+      break;                                 // end of file
     }
     done += static_cast<std::size_t>(n);
   }
@@ -65,7 +65,9 @@ class PsyncWorker final : public HostIoWorker {
     return memory_.data() + static_cast<std::size_t>(slot) * slot_stride(slot_bytes_);
   }
   uint32_t slot_bytes() const override { return slot_bytes_; }
-  std::string describe() const override { return "psync (pread/pwrite), depth " + std::to_string(depth_); }
+  std::string describe() const override {
+    return "psync (pread/pwrite), depth " + std::to_string(depth_);
+  }
 
   void submit(std::span<const IoRequest> requests) override {
     for (const IoRequest& r : requests) {
@@ -134,7 +136,8 @@ Availability probe_io_uring(uint32_t depth) {
       int disabled = 0;
       if (sysctl >> disabled && disabled != 0) {
         why += "; the sysctl kernel.io_uring_disabled is " + std::to_string(disabled) +
-               (disabled == 1 ? " (only members of kernel.io_uring_group may use it)" : " (off for everyone)");
+               (disabled == 1 ? " (only members of kernel.io_uring_group may use it)"
+                              : " (off for everyone)");
       } else {
         why += "; most likely a seccomp filter (containers block io_uring by default)";
       }

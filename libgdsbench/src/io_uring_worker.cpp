@@ -40,7 +40,9 @@ class IoUringWorker final : public HostIoWorker {
   IoUringWorker& operator=(const IoUringWorker&) = delete;
 
   uint32_t depth() const override { return depth_; }
-  std::byte* slot_data(uint32_t slot) override { return memory_.data() + std::size_t{slot} * stride_; }
+  std::byte* slot_data(uint32_t slot) override {
+    return memory_.data() + std::size_t{slot} * stride_;
+  }
   uint32_t slot_bytes() const override { return slot_bytes_; }
   std::string describe() const override {
     return "io_uring, depth " + std::to_string(depth_) + notes_;
@@ -74,7 +76,8 @@ class IoUringWorker final : public HostIoWorker {
         if (rc >= 0) pending_ = 0;  // liburing hands every queued SQE to the kernel
       }
       std::array<io_uring_cqe*, 64> cqes{};
-      const unsigned max = static_cast<unsigned>(std::min<std::size_t>(cqes.size(), out.size() - got));
+      const unsigned max =
+          static_cast<unsigned>(std::min<std::size_t>(cqes.size(), out.size() - got));
       const unsigned n = max == 0 ? 0 : io_uring_peek_batch_cqe(&ring_, cqes.data(), max);
       for (unsigned i = 0; i < n; ++i) {
         const auto slot = static_cast<uint32_t>(io_uring_cqe_get_data64(cqes[i]));
@@ -121,13 +124,14 @@ class IoUringWorker final : public HostIoWorker {
       }
       if (rc != -EINVAL) break;
     }
-    throw RuntimeError("io_uring_setup(" + std::to_string(depth_) + " entries) failed: " +
-                       errno_text(-rc) + "; use --engine psync");
+    throw RuntimeError("io_uring_setup(" + std::to_string(depth_) +
+                       " entries) failed: " + errno_text(-rc) + "; use --engine psync");
   }
 
   void register_files() {
     if (fds_.empty()) return;
-    fixed_files_ = io_uring_register_files(&ring_, fds_.data(), static_cast<unsigned>(fds_.size())) == 0;
+    fixed_files_ =
+        io_uring_register_files(&ring_, fds_.data(), static_cast<unsigned>(fds_.size())) == 0;
   }
 
   void register_buffers() {

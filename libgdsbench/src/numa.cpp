@@ -21,7 +21,8 @@ struct NumaBinding::Impl {
 
 NumaBinding::NumaBinding(int os_index) : impl_(std::make_unique<Impl>()), node_(os_index) {
   if (hwloc_topology_init(&impl_->topo) != 0 || hwloc_topology_load(impl_->topo) != 0) {
-    throw RuntimeError(std::string("cannot read the machine topology (hwloc): ") + std::strerror(errno));
+    throw RuntimeError(std::string("cannot read the machine topology (hwloc): ") +
+                       std::strerror(errno));
   }
   std::string known;
   hwloc_obj_t obj = nullptr;
@@ -30,7 +31,8 @@ NumaBinding::NumaBinding(int os_index) : impl_(std::make_unique<Impl>()), node_(
     known += (known.empty() ? "" : ", ") + std::to_string(obj->os_index);
   }
   if (os_index < 0 || impl_->node == nullptr) {
-    throw UsageError("-n " + std::to_string(os_index) + ": no such NUMA node; this machine has node(s) " + known);
+    throw UsageError("-n " + std::to_string(os_index) +
+                     ": no such NUMA node; this machine has node(s) " + known);
   }
   char* text = nullptr;
   if (hwloc_bitmap_list_asprintf(&text, impl_->node->cpuset) >= 0 && text != nullptr) {
@@ -43,8 +45,8 @@ NumaBinding::~NumaBinding() = default;
 
 void NumaBinding::bind_current_thread() const {
   if (hwloc_set_cpubind(impl_->topo, impl_->node->cpuset, HWLOC_CPUBIND_THREAD) != 0) {
-    throw RuntimeError("cannot bind a worker thread to the CPUs of NUMA node " + std::to_string(node_) +
-                       " (" + cpus_ + "): " + std::strerror(errno));
+    throw RuntimeError("cannot bind a worker thread to the CPUs of NUMA node " +
+                       std::to_string(node_) + " (" + cpus_ + "): " + std::strerror(errno));
   }
 }
 

@@ -45,7 +45,8 @@ uint64_t BlockPermutation::operator()(uint64_t index) const noexcept {
 
 OffsetGenerator::OffsetGenerator(const OffsetPlan& plan) : plan_(plan), perm_(0, 0) {
   random_ = plan.random;
-  const uint64_t len = plan.region.end > plan.region.begin ? plan.region.end - plan.region.begin : 0;
+  const uint64_t len =
+      plan.region.end > plan.region.begin ? plan.region.end - plan.region.begin : 0;
   const uint64_t align = plan.alignment == 0 ? 1 : plan.alignment;
   step_ = plan.io_size;
   if (random_ && step_ % align != 0) step_ = (step_ / align + 1) * align;
@@ -75,7 +76,8 @@ std::vector<Region> split_regions(const Workload& w, uint64_t file_size) {
   std::vector<Region> out;
   const uint32_t threads = w.threads == 0 ? 1 : w.threads;
   if (!w.directory.empty() && w.file.empty()) {
-    for (uint32_t t = 0; t < threads; ++t) out.push_back({t, w.start_offset, w.start_offset + file_size});
+    for (uint32_t t = 0; t < threads; ++t)
+      out.push_back({t, w.start_offset, w.start_offset + file_size});
     if (file_size < w.io_size) {
       throw UsageError("-s " + format_size(file_size) + " is smaller than the I/O size -i " +
                        format_size(w.io_size));

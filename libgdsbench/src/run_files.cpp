@@ -42,7 +42,7 @@ struct Planned {
 Planned inspect(const Workload& w, const std::string& path) {
   Planned p;
   p.path = path;
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     const int err = errno;
     if (err != ENOENT) throw RuntimeError("cannot access " + path + ": " + sys_error(err));
@@ -106,8 +106,9 @@ void validate_workload(const Workload& w, bool odirect) {
     throw UsageError("-M (mixed read percent) must be between 0 and 100");
   }
   if (w.mixed_read_percent && w.verify) {
-    throw UsageError("-V (verify) cannot be combined with -M (mixed reads and writes): reads "
-                     "could meet blocks not yet written");
+    throw UsageError(
+        "-V (verify) cannot be combined with -M (mixed reads and writes): reads "
+        "could meet blocks not yet written");
   }
   if (w.file_size == 0 && (pattern_is_write(w.pattern) || w.mixed_read_percent)) {
     throw UsageError("-s (file size) is required for writes");
@@ -131,9 +132,11 @@ void validate_workload(const Workload& w, bool odirect) {
   }
   if (pattern_is_random(w.pattern)) {
     if (w.unaligned_random) throw UsageError("-U (unaligned random offsets) cannot be used" + how);
-    const uint64_t step = (w.io_size + w.random_alignment - 1) / w.random_alignment * w.random_alignment;
+    const uint64_t step =
+        (w.io_size + w.random_alignment - 1) / w.random_alignment * w.random_alignment;
     if (step % kDirectIoAlignment != 0) {
-      throw UsageError("-a " + std::to_string(w.random_alignment) + " gives random offsets that are not multiples of " +
+      throw UsageError("-a " + std::to_string(w.random_alignment) +
+                       " gives random offsets that are not multiples of " +
                        std::to_string(kDirectIoAlignment) + how);
     }
   }
@@ -153,7 +156,7 @@ RunFiles::RunFiles(RunFiles&& other) noexcept
 RunFiles open_run_files(const Workload& w, bool odirect) {
   const std::vector<std::string> paths = w.resolved_files();
   if (!w.directory.empty()) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(w.directory.c_str(), &st) != 0) {
       throw RuntimeError("cannot use directory " + w.directory + " (-D): " + sys_error(errno));
     }
@@ -174,8 +177,10 @@ RunFiles open_run_files(const Workload& w, bool odirect) {
       const int fd = ::open(p.path.c_str(), flags, 0644);
       if (fd < 0) {
         const int err = errno;
-        std::string msg = "cannot open " + p.path + (needs_writes(w) ? " for writing: " : " for reading: ") + sys_error(err);
-        if (err == EINVAL && odirect) msg += " (the file system refuses O_DIRECT; add -O 1 or use -x 4)";
+        std::string msg = "cannot open " + p.path +
+                          (needs_writes(w) ? " for writing: " : " for reading: ") + sys_error(err);
+        if (err == EINVAL && odirect)
+          msg += " (the file system refuses O_DIRECT; add -O 1 or use -x 4)";
         throw RuntimeError(msg);
       }
       files.set.paths.push_back(p.path);
@@ -184,13 +189,15 @@ RunFiles open_run_files(const Workload& w, bool odirect) {
         created.push_back(p.path);
         if (::fsetxattr(fd, kCreatedXattr, "1", 1, 0) != 0) {
           files.warnings.push_back("could not mark " + p.path + " as created by gdsbench (" +
-                                   sys_error(errno) + "); later writes to it need --allow-overwrite");
+                                   sys_error(errno) +
+                                   "); later writes to it need --allow-overwrite");
         }
       }
       uint64_t size = p.block_device ? block_device_size(fd, p.path) : p.size;
       if (needs_reads(w)) {
         if (size <= w.start_offset || (w.file_size != 0 && size < w.start_offset + w.file_size)) {
-          throw RuntimeError(p.path + " is " + std::to_string(size) + " bytes, shorter than -o + -s = " +
+          throw RuntimeError(p.path + " is " + std::to_string(size) +
+                             " bytes, shorter than -o + -s = " +
                              std::to_string(w.start_offset + (w.file_size ? w.file_size : 1)) +
                              " bytes; write it first (-I 1) or lower -s");
         }

@@ -30,8 +30,8 @@ class RunFiles {
   RunFiles& operator=(const RunFiles&) = delete;
 
   FileSet set;
-  uint64_t data_size = 0;              // bytes per file the run covers (-s, or what a read found)
-  std::vector<std::string> warnings;   // e.g. a file could not be marked as ours
+  uint64_t data_size = 0;             // bytes per file the run covers (-s, or what a read found)
+  std::vector<std::string> warnings;  // e.g. a file could not be marked as ours
 };
 
 // Checks every file first (nothing is created when one check fails), then opens them:

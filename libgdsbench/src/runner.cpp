@@ -144,7 +144,8 @@ Repetition run_repetition(const Job& job, double warmup_s) {
     try {
       if (job.numa != nullptr) job.numa->bind_current_thread();
       worker = job.path_run.make_worker(i);
-      loop.emplace(w, offset_plan(w, region, i), job.files.set.paths[region.file], *worker, live[i]);
+      loop.emplace(w, offset_plan(w, region, i), job.files.set.paths[region.file], *worker,
+                   live[i]);
     } catch (...) {
       record_error(std::current_exception());
     }
@@ -182,8 +183,9 @@ Repetition run_repetition(const Job& job, double warmup_s) {
     try {
       threads.emplace_back(thread_main, i);
     } catch (const std::system_error& e) {
-      record_error(std::make_exception_ptr(RuntimeError(
-          "cannot start worker thread " + std::to_string(i) + " of " + std::to_string(n) + ": " + e.what())));
+      record_error(
+          std::make_exception_ptr(RuntimeError("cannot start worker thread " + std::to_string(i) +
+                                               " of " + std::to_string(n) + ": " + e.what())));
       // Stand in for the threads that do not exist so the others get past the barriers.
       for (uint32_t k = i; k < n; ++k) {
         sync.arrive_and_drop();
@@ -239,11 +241,12 @@ Repetition run_repetition(const Job& job, double warmup_s) {
 void check_regions(const Workload& w, const std::vector<Region>& regions) {
   for (uint32_t i = 0; i < regions.size(); ++i) {
     if (OffsetGenerator(offset_plan(w, regions[i], i)).blocks_per_pass() == 0) {
-      throw UsageError("thread " + std::to_string(i) + " has no whole I/O to do: its part of the data (" +
-                       std::to_string(regions[i].end - regions[i].begin) + " bytes) is too small for -i " +
-                       std::to_string(w.io_size) +
-                       (w.unaligned_random ? " with -U (which needs up to -a - 1 more bytes)" : "") +
-                       "; raise -s or lower -w");
+      throw UsageError(
+          "thread " + std::to_string(i) + " has no whole I/O to do: its part of the data (" +
+          std::to_string(regions[i].end - regions[i].begin) + " bytes) is too small for -i " +
+          std::to_string(w.io_size) +
+          (w.unaligned_random ? " with -U (which needs up to -a - 1 more bytes)" : "") +
+          "; raise -s or lower -w");
     }
   }
 }
@@ -253,9 +256,10 @@ void check_regions(const Workload& w, const std::vector<Region>& regions) {
 Availability Runner::probe(const Workload& w) const {
   const TransferPath* path = paths_.find(w.xfer);
   if (path == nullptr) {
-    return Availability::no(std::string(xfer_label(w.xfer)) + " (-x " + std::to_string(static_cast<int>(w.xfer)) +
-                            ") is not part of this build" +
-                            (xfer_uses_gpu(w.xfer) ? ": GPU transfer paths need a build with CUDA support" : ""));
+    return Availability::no(
+        std::string(xfer_label(w.xfer)) + " (-x " + std::to_string(static_cast<int>(w.xfer)) +
+        ") is not part of this build" +
+        (xfer_uses_gpu(w.xfer) ? ": GPU transfer paths need a build with CUDA support" : ""));
   }
   return path->probe(w);
 }
@@ -274,7 +278,8 @@ RunResult Runner::run(const Workload& w, const RunOptions& options) const {
   TransferPath& path = *paths_.find(w.xfer);
   const bool odirect = path.needs_odirect(w);
   detail::validate_workload(w, odirect);
-  if (w.file_size != 0) check_regions(w, split_regions(w, w.file_size));  // before any file is touched
+  if (w.file_size != 0)
+    check_regions(w, split_regions(w, w.file_size));  // before any file is touched
   std::optional<detail::NumaBinding> numa;
   if (w.numa_node) numa.emplace(*w.numa_node);
 

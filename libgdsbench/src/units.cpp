@@ -38,11 +38,24 @@ uint64_t parse_size(std::string_view text, std::string_view what) {
   unsigned shift = 0;
   if (i < text.size()) {
     switch (lower(text[i])) {
-      case 'k': shift = 10; ++i; break;
-      case 'm': shift = 20; ++i; break;
-      case 'g': shift = 30; ++i; break;
-      case 't': shift = 40; ++i; break;
-      default: break;
+      case 'k':
+        shift = 10;
+        ++i;
+        break;
+      case 'm':
+        shift = 20;
+        ++i;
+        break;
+      case 'g':
+        shift = 30;
+        ++i;
+        break;
+      case 't':
+        shift = 40;
+        ++i;
+        break;
+      default:
+        break;
     }
   }
   std::string_view rest = text.substr(i);
@@ -101,8 +114,8 @@ std::vector<uint64_t> expand_size_range(const SizeRange& range) {
 }
 
 std::string format_size(uint64_t bytes) {
-  constexpr std::array<std::pair<unsigned, char>, 4> kUnits{{{40, 'T'}, {30, 'G'}, {20, 'M'},
-                                                             {10, 'K'}}};
+  constexpr std::array<std::pair<unsigned, char>, 4> kUnits{
+      {{40, 'T'}, {30, 'G'}, {20, 'M'}, {10, 'K'}}};
   for (const auto& [shift, suffix] : kUnits) {
     const uint64_t unit = uint64_t{1} << shift;
     if (bytes != 0 && bytes % unit == 0) return std::to_string(bytes >> shift) + suffix;

@@ -14,7 +14,9 @@ namespace {
 
 uint64_t pattern_key(uint64_t seed) noexcept { return mix64(seed ^ 0x6764736276657269ULL); }
 
-uint64_t pattern_word(uint64_t word_index, uint64_t key) noexcept { return mix64(word_index ^ key); }
+uint64_t pattern_word(uint64_t word_index, uint64_t key) noexcept {
+  return mix64(word_index ^ key);
+}
 
 std::byte pattern_byte(uint64_t pos, uint64_t key) noexcept {
   return static_cast<std::byte>(pattern_word(pos / 8, key) >> (8 * (pos % 8)));
@@ -44,7 +46,8 @@ void fill_pattern(std::span<std::byte> out, uint64_t file_offset, uint64_t seed)
   std::size_t i = 0;
   uint64_t pos = file_offset;
   while (i < out.size() && pos % 8 != 0) out[i++] = pattern_byte(pos++, key);
-  for (; i + 8 <= out.size(); i += 8, pos += 8) store_le(out.data() + i, pattern_word(pos / 8, key));
+  for (; i + 8 <= out.size(); i += 8, pos += 8)
+    store_le(out.data() + i, pattern_word(pos / 8, key));
   while (i < out.size()) out[i++] = pattern_byte(pos++, key);
 }
 
@@ -76,8 +79,7 @@ void check_pattern(std::span<const std::byte> data, uint64_t file_offset, uint64
                           std::to_string(file_offset + at) + " (I/O at offset " +
                           std::to_string(file_offset) + ", byte " + std::to_string(at) +
                           "): expected " + hex_bytes(expected.data(), n) + ", found " +
-                          hex_bytes(data.data() + at, n) + " (seed " + std::to_string(seed) +
-                          ")");
+                          hex_bytes(data.data() + at, n) + " (seed " + std::to_string(seed) + ")");
 }
 
 void fill_random(std::span<std::byte> out, uint64_t& state) noexcept {

@@ -87,7 +87,8 @@ void ThreadLoop::fail(const IoCompletion& c, uint32_t slot) const {
   const std::string where = path_ + " at offset " + std::to_string(f.offset);
   if (c.result < 0) {
     const int err = static_cast<int>(-c.result);
-    std::string msg = std::string(write ? "write to " : "read from ") + where + " failed: " + std::strerror(err);
+    std::string msg =
+        std::string(write ? "write to " : "read from ") + where + " failed: " + std::strerror(err);
     if (err == ENOSPC) msg += " (the file system is full)";
     throw RuntimeError(msg);
   }
@@ -124,7 +125,8 @@ void ThreadLoop::complete(const IoCompletion& c, uint64_t now, ThreadStats& stat
   ++current_second_.ops;
 }
 
-void ThreadLoop::run(uint64_t t0_ns, uint64_t deadline_ns, const StopSignals& stop, ThreadStats& stats) {
+void ThreadLoop::run(uint64_t t0_ns, uint64_t deadline_ns, const StopSignals& stop,
+                     ThreadStats& stats) {
   stats.reset();
   stats.seconds.reserve(deadline_ns > t0_ns ? (deadline_ns - t0_ns) / kSecondNs + 2 : 64);
   live_.bytes.store(0, std::memory_order_relaxed);

@@ -102,7 +102,7 @@ class ThreadLoop {
   std::vector<IoRequest> batch_;
   std::vector<IoCompletion> completions_;
   std::vector<std::byte> scratch_;  // pattern fill and verification copies
-  uint64_t sequence_ = 0;  // tags are (sequence << 32) | slot
+  uint64_t sequence_ = 0;           // tags are (sequence << 32) | slot
   uint64_t next_second_ns_ = 0;
   SecondBucket current_second_;
   uint64_t written_all_ = 0;  // whether the last run completed a full pass (for -V)

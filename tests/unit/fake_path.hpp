@@ -17,9 +17,9 @@ namespace gdsb::test {
 struct FakeConfig {
   uint32_t depth = 1;
   Availability availability = Availability::yes();
-  int64_t fail_at_op = -1;      // this op (0-based, per worker) completes with fail_result
-  int64_t fail_result = -5;     // -EIO
-  bool corrupt_tag = false;     // first completion carries a tag never submitted
+  int64_t fail_at_op = -1;   // this op (0-based, per worker) completes with fail_result
+  int64_t fail_result = -5;  // -EIO
+  bool corrupt_tag = false;  // first completion carries a tag never submitted
   std::chrono::microseconds delay_per_op{0};
   // Extra delay per op for the k-th worker generation (repetition), to vary throughput.
   std::vector<std::chrono::microseconds> delay_per_generation;
@@ -71,7 +71,8 @@ class FakeWorker final : public PathWorker {
     std::copy(data.begin(), data.end(), slots_[slot].begin());
   }
   void read_slot(uint32_t slot, std::span<std::byte> out) override {
-    std::copy(slots_[slot].begin(), slots_[slot].begin() + static_cast<std::ptrdiff_t>(out.size()), out.begin());
+    std::copy(slots_[slot].begin(), slots_[slot].begin() + static_cast<std::ptrdiff_t>(out.size()),
+              out.begin());
   }
 
  private:

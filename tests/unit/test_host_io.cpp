@@ -1,9 +1,8 @@
 // Host I/O workers on a temporary file: both engines move the right bytes, finish short
 // transfers, report end of file and errors, and keep slots page aligned.
 #include <fcntl.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -54,11 +53,13 @@ TEST_P(HostIo, WritesAndReadsBackThroughSlots) {
     std::memset(w->slot_data(s), 'a' + static_cast<int>(s), 8192);
   }
   std::vector<IoRequest> writes;
-  for (uint32_t s = 0; s < 4; ++s) writes.push_back({100 + s, 0, s * 8192ULL, 8192, IoDir::Write, s});
+  for (uint32_t s = 0; s < 4; ++s)
+    writes.push_back({100 + s, 0, s * 8192ULL, 8192, IoDir::Write, s});
   for (const auto& c : run(*w, writes)) EXPECT_EQ(c.result, 8192);
   for (uint32_t s = 0; s < 4; ++s) std::memset(w->slot_data(s), 0, 8192);
   std::vector<IoRequest> reads;
-  for (uint32_t s = 0; s < 4; ++s) reads.push_back({200 + s, 0, (3 - s) * 8192ULL, 8192, IoDir::Read, s});
+  for (uint32_t s = 0; s < 4; ++s)
+    reads.push_back({200 + s, 0, (3 - s) * 8192ULL, 8192, IoDir::Read, s});
   std::vector<uint64_t> tags;
   for (const auto& c : run(*w, reads)) {
     EXPECT_EQ(c.result, 8192);
@@ -94,8 +95,11 @@ TEST_P(HostIo, ReadPastEndOfFileIsShortAndBadFdIsAnError) {
   ::close(rfd);
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, HostIo, ::testing::Values(SubmitEngine::Psync, SubmitEngine::IoUring),
-                         [](const auto& param_info) { return std::string(engine_name(param_info.param)); });
+INSTANTIATE_TEST_SUITE_P(Engines, HostIo,
+                         ::testing::Values(SubmitEngine::Psync, SubmitEngine::IoUring),
+                         [](const auto& param_info) {
+                           return std::string(engine_name(param_info.param));
+                         });
 
 TEST(HostBuffer, AlignedZeroedMovable) {
   HostBuffer b(10000);

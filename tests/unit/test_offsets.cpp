@@ -67,7 +67,8 @@ TEST(Offsets, RandomCoversEveryBlockOnceAndIsShuffled) {
   EXPECT_EQ(*s.begin(), 1U << 20);
   EXPECT_EQ(*s.rbegin(), (1U << 20) + (blocks - 1) * 4096);
   std::size_t in_order = 0;
-  for (std::size_t i = 1; i < v.size(); ++i) if (v[i] == v[i - 1] + 4096) ++in_order;
+  for (std::size_t i = 1; i < v.size(); ++i)
+    if (v[i] == v[i - 1] + 4096) ++in_order;
   EXPECT_LT(in_order, blocks / 20) << "looks sequential";
 }
 

@@ -1,5 +1,6 @@
 // Probes say why a path cannot run. A child process blocks io_uring_setup with a seccomp
 // filter (as container runtimes do) and checks the probe's reason and the runner's waiver.
+#include <gtest/gtest.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -7,8 +8,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <cerrno>
 #include <cstddef>

@@ -1,13 +1,12 @@
 // The runner with the real CPU paths on temporary files: both engines, every pattern,
 // verification, and the safety refusals. Label: integration.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <filesystem>
 
@@ -49,7 +48,8 @@ class RunnerFiles : public ::testing::TestWithParam<SubmitEngine> {
 TEST_P(RunnerFiles, WriteReadRandWriteRandReadWithVerify) {
   const Runner runner(registry);
   const std::string f = dir.file("data");
-  for (IoPattern p : {IoPattern::Write, IoPattern::Read, IoPattern::RandWrite, IoPattern::RandRead}) {
+  for (IoPattern p :
+       {IoPattern::Write, IoPattern::Read, IoPattern::RandWrite, IoPattern::RandRead}) {
     const RunResult r = runner.run(make(f, p, GetParam(), depth()));
     ASSERT_EQ(r.status, RunStatus::Ok) << r.reason;
     EXPECT_EQ(r.result.ops, 128U) << pattern_label(p);
@@ -59,7 +59,8 @@ TEST_P(RunnerFiles, WriteReadRandWriteRandReadWithVerify) {
     EXPECT_GT(r.result.latency.p50_us, 0.0);
     EXPECT_EQ(r.path.path_used, "posix");
     EXPECT_NE(r.path.evidence.at(0).find("O_DIRECT"), std::string::npos);
-    EXPECT_NE(r.path.evidence.at(1).find(engine_name(GetParam())), std::string::npos) << r.path.evidence.at(1);
+    EXPECT_NE(r.path.evidence.at(1).find(engine_name(GetParam())), std::string::npos)
+        << r.path.evidence.at(1);
   }
   char mark[4];
   EXPECT_GT(getxattr(f.c_str(), "user.gdsbench.created", mark, sizeof mark), 0);
@@ -118,7 +119,9 @@ TEST_P(RunnerFiles, DirectoryModeAndTimedRun) {
 
 INSTANTIATE_TEST_SUITE_P(Engines, RunnerFiles,
                          ::testing::Values(SubmitEngine::Psync, SubmitEngine::IoUring),
-                         [](const auto& param_info) { return std::string(engine_name(param_info.param)); });
+                         [](const auto& param_info) {
+                           return std::string(engine_name(param_info.param));
+                         });
 
 class RunnerSafety : public ::testing::Test {
  protected:
@@ -136,7 +139,8 @@ TEST_F(RunnerSafety, RefusesToOverwriteAFileItDidNotCreate) {
     runner.run(w);
     FAIL() << "overwrote";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("refusing to overwrite " + f), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("refusing to overwrite " + f), std::string::npos)
+        << e.what();
     EXPECT_NE(std::string(e.what()).find("--allow-overwrite"), std::string::npos) << e.what();
   }
   const int fd = ::open(f.c_str(), O_RDONLY);
@@ -151,7 +155,7 @@ TEST_F(RunnerSafety, RefusesToOverwriteAFileItDidNotCreate) {
 TEST_F(RunnerSafety, NeverWritesToABlockDevice) {
   std::string dev;
   for (const auto& e : std::filesystem::directory_iterator("/dev")) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(e.path().c_str(), &st) == 0 && S_ISBLK(st.st_mode)) {
       dev = e.path().string();
       break;
@@ -212,7 +216,8 @@ TEST_F(RunnerSafety, UnalignedDirectIoIsAUsageErrorNamingTheOption) {
 
 TEST_F(RunnerSafety, WriteErrorNamesPathAndSystemError) {
   // A file size limit makes pwrite fail (EFBIG) like a full disk would (ENOSPC).
-  struct sigaction ignore{}, old{};
+  struct sigaction ignore {
+  }, old{};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGXFSZ, &ignore, &old);
   rlimit saved{};

@@ -46,8 +46,8 @@ TEST(SizeRange, ParsesAndExpands) {
 }
 
 TEST(SizeRange, Rejects) {
-  for (const char* bad : {"4K:1K:1K", "4K:8K", "4K:8K:0", "1:2:3:4", "0:4K:1K", "a:b:c",
-                          "1:1G:1"}) {
+  for (const char* bad :
+       {"4K:1K:1K", "4K:8K", "4K:8K:0", "1:2:3:4", "0:4K:1K", "a:b:c", "1:1G:1"}) {
     EXPECT_THROW(parse_size_range(bad), UsageError) << bad;
   }
 }

@@ -34,10 +34,10 @@ class HostIoWorker : public PathWorker {
 
 struct HostIoOptions {
   SubmitEngine engine = SubmitEngine::Psync;
-  uint32_t depth = 1;                // slots and requests in flight (psync: any, runs them in turn)
-  uint32_t slot_bytes = 0;           // bytes per slot (the io size)
-  std::optional<int> numa_node;      // bind slot memory to this node
-  bool register_buffers = true;      // io_uring fixed buffers (-b turns this off)
+  uint32_t depth = 1;            // slots and requests in flight (psync: any, runs them in turn)
+  uint32_t slot_bytes = 0;       // bytes per slot (the io size)
+  std::optional<int> numa_node;  // bind slot memory to this node
+  bool register_buffers = true;  // io_uring fixed buffers (-b turns this off)
   // io_uring: the worker is created and used by one thread only (the runner's model);
   // lets the kernel skip cross-thread work (IORING_SETUP_SINGLE_ISSUER|DEFER_TASKRUN).
   bool single_thread = true;
