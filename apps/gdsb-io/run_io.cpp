@@ -1,5 +1,6 @@
 #include "run_io.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -96,7 +97,10 @@ int run_jobs(const Options& opt, const StopSignals& signals, ProgressLine& progr
   std::fflush(stdout);
 
   const bool interrupted = signals.stopped();
-  if (!opt.json_file.empty()) {
+  // A usage error found by the runner before any job ran creates nothing, not even the report.
+  const bool nothing_ran = std::all_of(outcomes.begin(), outcomes.end(),
+                                       [](const JobOutcome& o) { return o.exit_code == kExitUsage; });
+  if (!opt.json_file.empty() && !(nothing_ran && !outcomes.empty())) {
     write_io_report(opt.json_file, opt.argv, context, results, interrupted);
   }
   if (interrupted) {

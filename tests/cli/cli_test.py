@@ -138,6 +138,15 @@ class BadInput(Base):
     def test_size_required_for_new_file(self):
         self.usage(["-f", self.path("new"), "-I", "1"], "-s/--size")
 
+    def test_runner_usage_error_creates_no_report(self):
+        # -s split over -w threads leaves less than one I/O each: found by the runner.
+        f = self.path("f")
+        make_file(f, 1 << 20)
+        before = self.listing()
+        p = run(["-f", f, "-s", "1M", "-i", "512K", "-w", "4", "--json", self.path("r.json")], cwd=self.tmp)
+        self.assertExit(p, 2, "-w")
+        self.assertEqual(self.listing(), before)
+
     def test_bad_format(self):
         self.usage(["-f", self.path("f"), "-s", "1M", "--format", "xml"], "--format")
 
