@@ -34,7 +34,7 @@ std::string iso_now() {
   gmtime_r(&ts.tv_sec, &tm);
   char buf[40];
   const std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(buf + n, sizeof buf - n, ".%03ldZ", ts.tv_nsec / 1000000L);
+  (void)std::snprintf(buf + n, sizeof buf - n, ".%03ldZ", ts.tv_nsec / 1000000L);
   return buf;
 }
 

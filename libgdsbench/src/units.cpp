@@ -60,11 +60,10 @@ uint64_t parse_size(std::string_view text, std::string_view what) {
   }
   std::string_view rest = text.substr(i);
   while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t')) rest.remove_suffix(1);
-  if (shift != 0 && rest.size() == 2 && lower(rest[0]) == 'i' && lower(rest[1]) == 'b') {
-    rest = {};
-  } else if (rest.size() == 1 && lower(rest[0]) == 'b') {
-    rest = {};
-  }
+  const bool iec_suffix =
+      shift != 0 && rest.size() == 2 && lower(rest[0]) == 'i' && lower(rest[1]) == 'b';
+  const bool byte_suffix = rest.size() == 1 && lower(rest[0]) == 'b';
+  if (iec_suffix || byte_suffix) rest = {};
   if (!rest.empty()) bad_size(text, what, "unknown suffix '" + std::string(rest) + "'");
   if (shift != 0 && value > (kMax >> shift)) bad_size(text, what, "too large");
   return value << shift;
@@ -132,9 +131,9 @@ std::string format_bytes_iec(double bytes) {
   }
   std::array<char, 48> buf{};
   if (u == 0) {
-    std::snprintf(buf.data(), buf.size(), "%.0f B", bytes);
+    (void)std::snprintf(buf.data(), buf.size(), "%.0f B", bytes);
   } else {
-    std::snprintf(buf.data(), buf.size(), "%.2f %s", bytes, kUnits[u]);
+    (void)std::snprintf(buf.data(), buf.size(), "%.2f %s", bytes, kUnits[u]);
   }
   return buf.data();
 }
