@@ -227,8 +227,12 @@ class JobFiles(Base):
         doc = json.load(open(out))
         self.assertEqual(len(doc["runs"]), 2)
         self.assertEqual(doc["runs"][1]["workload"]["engine"], "io_uring")
-        # Two 2-second jobs in sequence take over 4 s; together about 2.
-        self.assertLess(elapsed, 3.8)
+        # Together means overlapping: each job starts before the other ends (ISO 8601 with
+        # milliseconds, so string order is time order).
+        a_run, b_run = doc["runs"]
+        self.assertLess(a_run["started_at"], b_run["ended_at"])
+        self.assertLess(b_run["started_at"], a_run["ended_at"])
+        self.assertLess(elapsed, 30)
         self.assertEqual(len([l for l in p.stdout.splitlines() if GDSIO_LINE.match(l)]), 2)
 
 
