@@ -99,6 +99,18 @@ const std::map<std::string, Setter>& key_table() {
   return table;
 }
 
+// "jobs.gdsio:7: [job1] bs": where a value came from, for messages.
+std::string located(const std::string& path, int line, const std::string& section, const std::string& key) {
+  std::string out = path;
+  out += ':';
+  out += std::to_string(line);
+  out += ": [";
+  out += section;
+  out += "] ";
+  out += key;
+  return out;
+}
+
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r");
   if (b == std::string::npos) return {};
@@ -183,7 +195,7 @@ JobFile parse_job_file(const std::string& text, const std::string& path, const W
     w.name = s.name;
     std::string bs_text;
     for (const auto& [key, e] : merged) {
-      key_table().at(key)(w, e.value, path + ":" + std::to_string(e.line) + ": [" + e.section + "] " + key);
+      key_table().at(key)(w, e.value, located(path, e.line, e.section, key));
       if (key == "bs") bs_text = e.value;
     }
     // A [global] name names the test; each job keeps its section in its own name.
@@ -195,9 +207,10 @@ JobFile parse_job_file(const std::string& text, const std::string& path, const W
       if (f == Field::File && merged.count("file") != 0) key = "file";
       const auto it = merged.find(key);
       if (it != merged.end()) {
-        return path + ":" + std::to_string(it->second.line) + ": [" + it->second.section + "] " + key;
+        return located(path, it->second.line, it->second.section, key);
       }
-      return path + ": [" + s.name + "] (line " + std::to_string(s.line) + ") " + key;
+      // Not set anywhere: point at the job's section header.
+      return located(path, s.line, s.name, key);
     };
     std::vector<uint64_t> sizes{w.io_size};
     if (!bs_text.empty() && is_size_range(bs_text)) sizes = expand_size_range(parse_size_range(bs_text, namer(Field::IoSize)));

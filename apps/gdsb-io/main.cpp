@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
       if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-      std::fprintf(stderr, "gdsb-io: %s\nRun 'gdsb-io --help' for the options.\n", e.what());
+      (void)std::fprintf(stderr, "gdsb-io: %s\nRun 'gdsb-io --help' for the options.\n", e.what());
       return gdsb::kExitUsage;
     }
     gdsb::io::record_given(app, opt);

@@ -12,14 +12,14 @@ std::string ProgressLine::render(const std::string& label, const Progress& p) {
   char buf[256];
   const double iops = p.elapsed_s > 0 ? static_cast<double>(p.ops) / p.elapsed_s : 0.0;
   if (p.warming_up) {
-    std::snprintf(buf, sizeof buf, "%s warming up  %.2f GiB/s  %.1fs", label.c_str(), p.recent_gib_s,
+    (void)std::snprintf(buf, sizeof buf, "%s warming up  %.2f GiB/s  %.1fs", label.c_str(), p.recent_gib_s,
                   p.elapsed_s);
   } else if (p.planned_s > 0) {
     const double left = p.planned_s > p.elapsed_s ? p.planned_s - p.elapsed_s : 0.0;
-    std::snprintf(buf, sizeof buf, "%s  %.2f GiB/s  %.0f IOPS avg  %.1fs / %.1fs (%.1fs left)",
+    (void)std::snprintf(buf, sizeof buf, "%s  %.2f GiB/s  %.0f IOPS avg  %.1fs / %.1fs (%.1fs left)",
                   label.c_str(), p.recent_gib_s, iops, p.elapsed_s, p.planned_s, left);
   } else {
-    std::snprintf(buf, sizeof buf, "%s  %.2f GiB/s  %.0f IOPS avg  %.1fs elapsed", label.c_str(),
+    (void)std::snprintf(buf, sizeof buf, "%s  %.2f GiB/s  %.0f IOPS avg  %.1fs elapsed", label.c_str(),
                   p.recent_gib_s, iops, p.elapsed_s);
   }
   return buf;
@@ -48,8 +48,8 @@ void ProgressLine::draw() {
   }
   // Keep one terminal row: long lines would wrap and defeat the carriage return.
   if (line.size() > 150) line.resize(150);
-  std::fprintf(stderr, "\r\033[K%s", line.c_str());
-  std::fflush(stderr);
+  (void)std::fprintf(stderr, "\r\033[K%s", line.c_str());
+  (void)std::fflush(stderr);
   drawn_ = true;
 }
 
@@ -57,8 +57,8 @@ void ProgressLine::clear() {
   if (!enabled_) return;
   const std::lock_guard lock(mutex_);
   if (drawn_) {
-    std::fputs("\r\033[K", stderr);
-    std::fflush(stderr);
+    (void)std::fputs("\r\033[K", stderr);
+    (void)std::fflush(stderr);
     drawn_ = false;
   }
 }

@@ -54,14 +54,14 @@ void print_outcome(const Options& opt, const JobOutcome& o) {
   if (o.result.status == RunStatus::Failed) {
     // What was measured before the failure still gets its line; the error goes to stderr.
     if (o.result.result.ops > 0) text = report::gdsio_line(o.result) + "\n";
-    std::fputs(text.c_str(), stdout);
+    (void)std::fputs(text.c_str(), stdout);
     print_error(o.result.reason);
     return;
   }
   text = report::gdsio_block(o.result);
   if (opt.per_job_stats) text += report::job_stats(o.result);
-  std::fputs(text.c_str(), stdout);
-  std::fflush(stdout);
+  (void)std::fputs(text.c_str(), stdout);
+  (void)std::fflush(stdout);
 }
 
 int run_jobs(const Options& opt, const StopSignals& signals, ProgressLine& progress) {
@@ -86,7 +86,7 @@ int run_jobs(const Options& opt, const StopSignals& signals, ProgressLine& progr
     code = std::max(code, o.exit_code);
   }
   if (opt.format == "table") {
-    std::fputs(report::io_table(results).c_str(), stdout);
+    (void)std::fputs(report::io_table(results).c_str(), stdout);
     if (opt.per_job_stats) {
       for (std::size_t i = 0; i < results.size(); ++i) {
         const std::string stats = report::job_stats(results[i]);
@@ -94,7 +94,7 @@ int run_jobs(const Options& opt, const StopSignals& signals, ProgressLine& progr
       }
     }
   }
-  std::fflush(stdout);
+  (void)std::fflush(stdout);
 
   const bool interrupted = signals.stopped();
   // A usage error found by the runner before any job ran creates nothing, not even the report.
@@ -113,8 +113,8 @@ int run_jobs(const Options& opt, const StopSignals& signals, ProgressLine& progr
 }  // namespace
 
 void print_error(const std::string& message) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "gdsb-io: %s\n", message.c_str());
+  (void)std::fflush(stdout);
+  (void)std::fprintf(stderr, "gdsb-io: %s\n", message.c_str());
 }
 
 void write_io_report(const std::string& path, const std::vector<std::string>& argv,

@@ -143,7 +143,10 @@ int run_survey(const Options& opt, const std::atomic<bool>& stop, ProgressLine& 
   std::vector<RunResult> results;
   const auto all = survey_jobs(scratch.path(), size, seconds);
 
-  if (progress.enabled()) std::fprintf(stderr, "gdsb-io: writing %s scratch file %s\n", format_size(size).c_str(), scratch.path().c_str());
+  if (progress.enabled()) {
+    (void)std::fprintf(stderr, "gdsb-io: writing %s scratch file %s\n", format_size(size).c_str(),
+                       scratch.path().c_str());
+  }
   bool filled = false;
   try {
     filled = scratch.fill(size, stop);
@@ -173,13 +176,13 @@ int run_survey(const Options& opt, const std::atomic<bool>& stop, ProgressLine& 
     results.push_back(std::move(o.result));
   }
 
-  std::printf("gdsb-io survey: %s scratch file in %s, %.0f s per run, %u threads\n",
+  (void)std::printf("gdsb-io survey: %s scratch file in %s, %.0f s per run, %u threads\n",
               format_size(size).c_str(), dir.c_str(), seconds, all.front().threads);
-  std::fputs(report::io_table(results).c_str(), stdout);
-  std::fflush(stdout);
+  (void)std::fputs(report::io_table(results).c_str(), stdout);
+  (void)std::fflush(stdout);
   const bool interrupted = stop.load();
   write_io_report(report_path, opt.argv, context, results, interrupted);
-  std::printf("report: %s\n", report_path.c_str());
+  (void)std::printf("report: %s\n", report_path.c_str());
   if (interrupted) {
     print_error("interrupted; the scratch file was removed");
     return kExitInterrupted;

@@ -13,7 +13,7 @@ extern char** environ;  // POSIX; read once, never modified
 namespace gdsb::report {
 namespace {
 
-std::string trim(std::string s) {
+std::string trim(const std::string& s) {
   const auto first = s.find_first_not_of(" \t\"");
   const auto last = s.find_last_not_of(" \t\"\r\n");
   if (first == std::string::npos) return {};
@@ -54,7 +54,7 @@ std::string utc_now_iso8601() {
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) return "1970-01-01T00:00:00Z";
   return buf;
 }
 

@@ -21,7 +21,7 @@ std::string gdsio_line(const RunResult& r) {
     depth = " IoDepth: " + std::to_string(w.batch_size != 0 ? w.batch_size : w.iodepth);
   }
   char buf[512];
-  std::snprintf(buf, sizeof buf,
+  (void)std::snprintf(buf, sizeof buf,
                 "IoType: %s XferType: %s Threads: %" PRIu32 "%s DataSetSize: %" PRIu64 "/%" PRIu64
                 "(KiB) IOSize: %" PRIu64 "(KiB) Throughput: %f GiB/sec, Avg_Latency: %f usecs ops: %" PRIu64
                 " total_time %f secs",
@@ -48,7 +48,7 @@ std::string gdsio_block(const RunResult& r) {
     for (std::size_t i = 0; i < r.repetitions.size(); ++i) {
       const Measurement& m = r.repetitions[i];
       char buf[256];
-      std::snprintf(buf, sizeof buf,
+      (void)std::snprintf(buf, sizeof buf,
                     "repetition %zu/%zu: Throughput: %f GiB/sec, Avg_Latency: %f usecs p99: %f usecs ops: %" PRIu64
                     " total_time %f secs\n",
                     i + 1, r.repetitions.size(), m.throughput_gib_s, m.latency.mean_us, m.latency.p99_us, m.ops,

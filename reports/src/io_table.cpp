@@ -16,7 +16,7 @@ const Row kHeader = {"#",      "xfer",    "pattern", "io size",  "thr",  "qd",  
 
 std::string fixed(double v, int decimals) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  (void)std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
 }
 
@@ -141,7 +141,13 @@ std::string io_table(std::span<const RunResult> runs) {
     for (const auto& w : r.path.warnings) add_note(i, "warning: " + w);
   }
   if (!notes.empty()) out += "\n";
-  for (const auto& [row_list, text] : notes) out += "  " + row_list + " " + text + "\n";
+  for (const auto& [row_list, text] : notes) {
+    out += "  ";
+    out += row_list;
+    out += ' ';
+    out += text;
+    out += '\n';
+  }
   return out;
 }
 
