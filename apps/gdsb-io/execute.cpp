@@ -39,7 +39,8 @@ std::vector<JobOutcome> execute_jobs(const Runner& runner, const std::vector<Wor
   const auto run_options_for = [&](std::size_t i) {
     RunOptions ro;
     ro.stop = options.stop;
-    if (options.progress != nullptr) ro.on_progress = options.progress->for_job(i, job_label(i, jobs.size(), jobs[i]));
+    if (options.progress != nullptr)
+      ro.on_progress = options.progress->for_job(i, job_label(i, jobs.size(), jobs[i]));
     return ro;
   };
   const auto stopped = [&] { return options.stop != nullptr && options.stop->load(); };

@@ -17,8 +17,8 @@ struct JobOutcome {
 };
 
 struct ExecuteOptions {
-  bool together = false;           // run_together: all jobs concurrently
-  bool waived_is_error = true;     // an explicitly requested job that cannot run: exit 1
+  bool together = false;        // run_together: all jobs concurrently
+  bool waived_is_error = true;  // an explicitly requested job that cannot run: exit 1
   const std::atomic<bool>* stop = nullptr;
   ProgressLine* progress = nullptr;
   // Called after each job in sequential mode (after all in together mode), in job order.

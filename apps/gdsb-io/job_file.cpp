@@ -33,24 +33,42 @@ using Setter = std::function<void(Workload&, const std::string& value, const std
 // The job-file key that corresponds to a field, for messages.
 std::string job_key(Field f) {
   switch (f) {
-    case Field::File: return "filename";
-    case Field::Dir: return "directory";
-    case Field::Threads: return "num_threads";
-    case Field::Size: return "size";
-    case Field::Offset: return "offset";
-    case Field::IoSize: return "bs";
-    case Field::Xfer: return "xfer_type";
-    case Field::Pattern: return "rw";
-    case Field::Alignment: return "alignment";
-    case Field::Unaligned: return "unaligned";
-    case Field::Mixed: return "rwmixread";
-    case Field::Odirect: return "odirect";
-    case Field::Engine: return "engine";
-    case Field::Iodepth: return "iodepth";
-    case Field::Repeat: return "repeat";
-    case Field::Duration: return "runtime";
-    case Field::Warmup: return "warmup";
-    case Field::BatchSize: return "batch_size";
+    case Field::File:
+      return "filename";
+    case Field::Dir:
+      return "directory";
+    case Field::Threads:
+      return "num_threads";
+    case Field::Size:
+      return "size";
+    case Field::Offset:
+      return "offset";
+    case Field::IoSize:
+      return "bs";
+    case Field::Xfer:
+      return "xfer_type";
+    case Field::Pattern:
+      return "rw";
+    case Field::Alignment:
+      return "alignment";
+    case Field::Unaligned:
+      return "unaligned";
+    case Field::Mixed:
+      return "rwmixread";
+    case Field::Odirect:
+      return "odirect";
+    case Field::Engine:
+      return "engine";
+    case Field::Iodepth:
+      return "iodepth";
+    case Field::Repeat:
+      return "repeat";
+    case Field::Duration:
+      return "runtime";
+    case Field::Warmup:
+      return "warmup";
+    case Field::BatchSize:
+      return "batch_size";
   }
   return "?";
 }
@@ -62,45 +80,75 @@ uint32_t to_u32(const std::string& v, const std::string& what) {
 const std::map<std::string, Setter>& key_table() {
   static const std::map<std::string, Setter> table = {
       {"name", [](Workload& w, const std::string& v, const std::string&) { w.name = v; }},
-      {"xfer_type", [](Workload& w, const std::string& v, const std::string& k) { w.xfer = parse_xfer(v, k); }},
-      {"rw", [](Workload& w, const std::string& v, const std::string& k) { w.pattern = parse_pattern(v, k); }},
-      {"bs", [](Workload& w, const std::string& v, const std::string& k) {
-                // Ranges are expanded by the caller; store the minimum to validate the rest.
-                w.io_size = parse_size_range(v, k).min; }},
-      {"size", [](Workload& w, const std::string& v, const std::string& k) { w.file_size = parse_size(v, k); }},
-      {"offset", [](Workload& w, const std::string& v, const std::string& k) { w.start_offset = parse_size(v, k); }},
-      {"runtime", [](Workload& w, const std::string& v, const std::string& k) { w.runtime_s = parse_seconds(v, k); }},
-      {"do_verify", [](Workload& w, const std::string& v, const std::string& k) { w.verify = parse_bool(v, k); }},
-      {"enable_nvlinks", [](Workload& w, const std::string& v, const std::string& k) { w.enable_nvlinks = parse_bool(v, k); }},
-      {"numa_node", [](Workload& w, const std::string& v, const std::string& k) {
-                       w.numa_node = static_cast<int>(parse_uint(v, k, 4095)); }},
-      {"gpu_dev_id", [](Workload& w, const std::string& v, const std::string& k) {
-                        w.gpu = static_cast<int>(parse_uint(v, k, 4095)); }},
-      {"num_threads", [](Workload& w, const std::string& v, const std::string& k) { w.threads = to_u32(v, k); }},
+      {"xfer_type",
+       [](Workload& w, const std::string& v, const std::string& k) { w.xfer = parse_xfer(v, k); }},
+      {"rw", [](Workload& w, const std::string& v,
+                const std::string& k) { w.pattern = parse_pattern(v, k); }},
+      {"bs",
+       [](Workload& w, const std::string& v, const std::string& k) {
+         // Ranges are expanded by the caller; store the minimum to validate the rest.
+         w.io_size = parse_size_range(v, k).min;
+       }},
+      {"size", [](Workload& w, const std::string& v,
+                  const std::string& k) { w.file_size = parse_size(v, k); }},
+      {"offset", [](Workload& w, const std::string& v,
+                    const std::string& k) { w.start_offset = parse_size(v, k); }},
+      {"runtime", [](Workload& w, const std::string& v,
+                     const std::string& k) { w.runtime_s = parse_seconds(v, k); }},
+      {"do_verify", [](Workload& w, const std::string& v,
+                       const std::string& k) { w.verify = parse_bool(v, k); }},
+      {"enable_nvlinks", [](Workload& w, const std::string& v,
+                            const std::string& k) { w.enable_nvlinks = parse_bool(v, k); }},
+      {"numa_node",
+       [](Workload& w, const std::string& v, const std::string& k) {
+         w.numa_node = static_cast<int>(parse_uint(v, k, 4095));
+       }},
+      {"gpu_dev_id",
+       [](Workload& w, const std::string& v, const std::string& k) {
+         w.gpu = static_cast<int>(parse_uint(v, k, 4095));
+       }},
+      {"num_threads",
+       [](Workload& w, const std::string& v, const std::string& k) { w.threads = to_u32(v, k); }},
       {"directory", [](Workload& w, const std::string& v, const std::string&) { w.directory = v; }},
       {"filename", [](Workload& w, const std::string& v, const std::string&) { w.file = v; }},
       {"file", [](Workload& w, const std::string& v, const std::string&) { w.file = v; }},
-      {"seed", [](Workload& w, const std::string& v, const std::string& k) { w.seed = parse_uint(v, k, UINT64_MAX); }},
-      {"mem_type", [](Workload& w, const std::string& v, const std::string& k) { w.mem_type = parse_mem(v, k); }},
-      {"skip_bufregister", [](Workload& w, const std::string& v, const std::string& k) { w.skip_buffer_register = parse_bool(v, k); }},
-      {"batch_size", [](Workload& w, const std::string& v, const std::string& k) { w.batch_size = to_u32(v, k); }},
-      {"alignment", [](Workload& w, const std::string& v, const std::string& k) { w.random_alignment = parse_size(v, k); }},
-      {"unaligned", [](Workload& w, const std::string& v, const std::string& k) { w.unaligned_random = parse_bool(v, k); }},
-      {"rwmixread", [](Workload& w, const std::string& v, const std::string& k) {
-                       w.mixed_read_percent = static_cast<uint32_t>(parse_uint(v, k, 100)); }},
-      {"random_fill", [](Workload& w, const std::string& v, const std::string& k) { w.fill_random = parse_bool(v, k); }},
-      {"refill", [](Workload& w, const std::string& v, const std::string& k) { w.refill_every_write = parse_bool(v, k); }},
-      {"odirect", [](Workload& w, const std::string& v, const std::string& k) { w.odirect = parse_bool(v, k); }},
-      {"engine", [](Workload& w, const std::string& v, const std::string& k) { w.engine = parse_engine(v, k); }},
-      {"iodepth", [](Workload& w, const std::string& v, const std::string& k) { w.iodepth = to_u32(v, k); }},
-      {"warmup", [](Workload& w, const std::string& v, const std::string& k) { w.warmup_s = parse_seconds(v, k); }},
-      {"repeat", [](Workload& w, const std::string& v, const std::string& k) { w.repeat = to_u32(v, k); }},
+      {"seed", [](Workload& w, const std::string& v,
+                  const std::string& k) { w.seed = parse_uint(v, k, UINT64_MAX); }},
+      {"mem_type", [](Workload& w, const std::string& v,
+                      const std::string& k) { w.mem_type = parse_mem(v, k); }},
+      {"skip_bufregister", [](Workload& w, const std::string& v,
+                              const std::string& k) { w.skip_buffer_register = parse_bool(v, k); }},
+      {"batch_size", [](Workload& w, const std::string& v,
+                        const std::string& k) { w.batch_size = to_u32(v, k); }},
+      {"alignment", [](Workload& w, const std::string& v,
+                       const std::string& k) { w.random_alignment = parse_size(v, k); }},
+      {"unaligned", [](Workload& w, const std::string& v,
+                       const std::string& k) { w.unaligned_random = parse_bool(v, k); }},
+      {"rwmixread",
+       [](Workload& w, const std::string& v, const std::string& k) {
+         w.mixed_read_percent = static_cast<uint32_t>(parse_uint(v, k, 100));
+       }},
+      {"random_fill", [](Workload& w, const std::string& v,
+                         const std::string& k) { w.fill_random = parse_bool(v, k); }},
+      {"refill", [](Workload& w, const std::string& v,
+                    const std::string& k) { w.refill_every_write = parse_bool(v, k); }},
+      {"odirect", [](Workload& w, const std::string& v,
+                     const std::string& k) { w.odirect = parse_bool(v, k); }},
+      {"engine", [](Workload& w, const std::string& v,
+                    const std::string& k) { w.engine = parse_engine(v, k); }},
+      {"iodepth",
+       [](Workload& w, const std::string& v, const std::string& k) { w.iodepth = to_u32(v, k); }},
+      {"warmup", [](Workload& w, const std::string& v,
+                    const std::string& k) { w.warmup_s = parse_seconds(v, k); }},
+      {"repeat",
+       [](Workload& w, const std::string& v, const std::string& k) { w.repeat = to_u32(v, k); }},
   };
   return table;
 }
 
 // "jobs.gdsio:7: [job1] bs": where a value came from, for messages.
-std::string located(const std::string& path, int line, const std::string& section, const std::string& key) {
+std::string located(const std::string& path, int line, const std::string& section,
+                    const std::string& key) {
   std::string out = path;
   out += ':';
   out += std::to_string(line);
@@ -129,7 +177,8 @@ std::string known_keys() {
   return out + ", run_together ([global] only)";
 }
 
-std::vector<Section> split_sections(const std::string& text, const std::string& path, bool& run_together) {
+std::vector<Section> split_sections(const std::string& text, const std::string& path,
+                                    bool& run_together) {
   std::vector<Section> sections;
   std::istringstream in(text);
   std::string raw;
@@ -140,35 +189,44 @@ std::vector<Section> split_sections(const std::string& text, const std::string& 
     const std::string line = trim(raw);
     if (line.empty() || line[0] == '#' || line[0] == ';') continue;
     if (line.front() == '[') {
-      if (line.back() != ']') throw UsageError(where(line_no) + "section header '" + line + "' has no closing ']'");
+      if (line.back() != ']')
+        throw UsageError(where(line_no) + "section header '" + line + "' has no closing ']'");
       const std::string name = trim(line.substr(1, line.size() - 2));
       if (name != "global" && !is_job_section(name)) {
-        throw UsageError(where(line_no) + "unknown section [" + name + "]; expected [global] or [jobN] (e.g. [job1])");
+        throw UsageError(where(line_no) + "unknown section [" + name +
+                         "]; expected [global] or [jobN] (e.g. [job1])");
       }
       for (const auto& s : sections) {
         if (s.name == name && name != "global") {
-          throw UsageError(where(line_no) + "section [" + name + "] appears twice (first at line " + std::to_string(s.line) + ")");
+          throw UsageError(where(line_no) + "section [" + name + "] appears twice (first at line " +
+                           std::to_string(s.line) + ")");
         }
       }
       sections.push_back({name, line_no, {}});
       continue;
     }
     const auto eq = line.find('=');
-    if (eq == std::string::npos) throw UsageError(where(line_no) + "expected key=value, found '" + line + "'");
-    if (sections.empty()) throw UsageError(where(line_no) + "key before any section; start with [global] or [job1]");
+    if (eq == std::string::npos)
+      throw UsageError(where(line_no) + "expected key=value, found '" + line + "'");
+    if (sections.empty())
+      throw UsageError(where(line_no) + "key before any section; start with [global] or [job1]");
     const std::string key = trim(line.substr(0, eq));
     const std::string value = trim(line.substr(eq + 1));
     Section& cur = sections.back();
     if (key == "run_together") {
-      if (cur.name != "global") throw UsageError(where(line_no) + "run_together belongs in [global]");
+      if (cur.name != "global")
+        throw UsageError(where(line_no) + "run_together belongs in [global]");
       run_together = parse_bool(value, where(line_no) + "run_together");
       continue;
     }
     if (key_table().count(key) == 0) {
-      throw UsageError(where(line_no) + "unknown key '" + key + "' in [" + cur.name + "]; known keys: " + known_keys());
+      throw UsageError(where(line_no) + "unknown key '" + key + "' in [" + cur.name +
+                       "]; known keys: " + known_keys());
     }
     for (const auto& e : cur.entries) {
-      if (e.key == key) throw UsageError(where(line_no) + "key '" + key + "' set twice in [" + cur.name + "] (first at line " + std::to_string(e.line) + ")");
+      if (e.key == key)
+        throw UsageError(where(line_no) + "key '" + key + "' set twice in [" + cur.name +
+                         "] (first at line " + std::to_string(e.line) + ")");
     }
     cur.entries.push_back({key, value, line_no, cur.name});
   }
@@ -213,7 +271,8 @@ JobFile parse_job_file(const std::string& text, const std::string& path, const W
       return located(path, s.line, s.name, key);
     };
     std::vector<uint64_t> sizes{w.io_size};
-    if (!bs_text.empty() && is_size_range(bs_text)) sizes = expand_size_range(parse_size_range(bs_text, namer(Field::IoSize)));
+    if (!bs_text.empty() && is_size_range(bs_text))
+      sizes = expand_size_range(parse_size_range(bs_text, namer(Field::IoSize)));
     for (const uint64_t size : sizes) {
       Workload job = w;
       job.io_size = size;
@@ -222,7 +281,8 @@ JobFile parse_job_file(const std::string& text, const std::string& path, const W
       out.jobs.push_back(std::move(job));
     }
   }
-  if (out.jobs.empty()) throw UsageError(path + ": no [jobN] section; a job file needs at least one job");
+  if (out.jobs.empty())
+    throw UsageError(path + ": no [jobN] section; a job file needs at least one job");
   return out;
 }
 

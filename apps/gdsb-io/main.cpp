@@ -1,8 +1,7 @@
 // gdsb-io: gdsio-compatible transfer benchmark. Options in options.cpp, the work in
 // run_io.cpp; main only maps parse errors to exit code 2.
-#include <cstdio>
-
 #include <CLI/CLI.hpp>
+#include <cstdio>
 
 #include "gdsb/error.hpp"
 #include "options.hpp"

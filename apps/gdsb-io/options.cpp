@@ -12,10 +12,10 @@ namespace {
 
 // Long names of the options that describe a workload; with a job file they conflict.
 constexpr std::array<const char*, 24> kWorkloadOptions = {
-    "--file", "--dir", "--gpu", "--numa-node", "--mem-type", "--threads", "--size",
-    "--offset", "--io-size", "--xfer-type", "--io-type", "--duration", "--seed", "--unaligned",
-    "--random-fill", "--refill", "--alignment", "--mixed-read", "--batch-size", "--verify",
-    "--no-register", "--no-odirect", "--nvlinks", "--rdma-url"};
+    "--file",       "--dir",       "--gpu",         "--numa-node",  "--mem-type",  "--threads",
+    "--size",       "--offset",    "--io-size",     "--xfer-type",  "--io-type",   "--duration",
+    "--seed",       "--unaligned", "--random-fill", "--refill",     "--alignment", "--mixed-read",
+    "--batch-size", "--verify",    "--no-register", "--no-odirect", "--nvlinks",   "--rdma-url"};
 
 }  // namespace
 
@@ -32,29 +32,38 @@ void setup_io(CLI::App& app, Options& opt) {
   app.add_option("-f,--file", opt.file, "file to test, shared by all threads")->group(g);
   app.add_option("-D,--dir", opt.dir, "directory: one file per thread, DIR/gdsio.N")->group(g);
   app.add_option("-d,--gpu", opt.gpu, "GPU index")->group(g);
-  app.add_option("-n,--numa-node", opt.numa_node, "NUMA node for host memory and threads")->group(g);
+  app.add_option("-n,--numa-node", opt.numa_node, "NUMA node for host memory and threads")
+      ->group(g);
   app.add_option("-m,--mem-type", opt.mem_type,
-                 "GPU memory: 0 cudaMalloc, 1 cuMem, 2 cudaMallocHost, 3 malloc, 4 mmap")->group(g);
+                 "GPU memory: 0 cudaMalloc, 1 cuMem, 2 cudaMallocHost, 3 malloc, 4 mmap")
+      ->group(g);
   app.add_option("-w,--threads", opt.threads, "worker threads")->group(g);
   app.add_option("-s,--size", opt.size, "file size (K/M/G/T, base 1024)")->group(g);
   app.add_option("-o,--offset", opt.offset, "start offset in the file")->group(g);
-  app.add_option("-i,--io-size", opt.io_size, "I/O size, or min:max:step for one job per size")->group(g);
+  app.add_option("-i,--io-size", opt.io_size, "I/O size, or min:max:step for one job per size")
+      ->group(g);
   app.add_option("-x,--xfer-type", opt.xfer,
                  "transfer type: 0 gpu_direct, 1 cpu_only, 2 cpu_gpu, 3 cpu_async_gpu, "
-                 "4 cpu_cached_gpu, 5 gpu_direct_async, 6 gpu_batch, 7 gpu_batch_stream")->group(g);
+                 "4 cpu_cached_gpu, 5 gpu_direct_async, 6 gpu_batch, 7 gpu_batch_stream")
+      ->group(g);
   app.add_option("-I,--io-type", opt.io_type, "0 read, 1 write, 2 randread, 3 randwrite")->group(g);
   app.add_option("-T,--duration", opt.duration_s, "run for SECONDS (default: one pass)")->group(g);
   app.add_option("-k,--seed", opt.seed, "seed for random offsets and data")->group(g);
-  app.add_flag("-U,--unaligned", opt.unaligned, "unaligned random offsets (buffered I/O only)")->group(g);
-  app.add_flag("-R,--random-fill", opt.random_fill, "fill write buffers with random data")->group(g);
+  app.add_flag("-U,--unaligned", opt.unaligned, "unaligned random offsets (buffered I/O only)")
+      ->group(g);
+  app.add_flag("-R,--random-fill", opt.random_fill, "fill write buffers with random data")
+      ->group(g);
   app.add_flag("-F,--refill", opt.refill, "refill the buffer before every write")->group(g);
   app.add_option("-a,--alignment", opt.alignment, "alignment of random offsets")->group(g);
-  app.add_option("-M,--mixed-read", opt.mixed_read, "percent of operations that read (0-100)")->group(g);
+  app.add_option("-M,--mixed-read", opt.mixed_read, "percent of operations that read (0-100)")
+      ->group(g);
   app.add_option("-B,--batch-size", opt.batch_size, "cuFile batch size (-x 6, 7)")->group(g);
   app.add_flag("-V,--verify", opt.verify, "write a known pattern and check it on read")->group(g);
   app.add_flag("-b,--no-register", opt.no_register, "skip cuFile buffer registration")->group(g);
-  app.add_flag("-J,--per-job-stats", opt.per_job_stats, "print per-job statistics under each line")->group(g);
-  app.add_option("-O,--no-odirect", opt.no_odirect, "1: buffered I/O instead of O_DIRECT (gdsio: -O 1)")
+  app.add_flag("-J,--per-job-stats", opt.per_job_stats, "print per-job statistics under each line")
+      ->group(g);
+  app.add_option("-O,--no-odirect", opt.no_odirect,
+                 "1: buffered I/O instead of O_DIRECT (gdsio: -O 1)")
       ->expected(0, 1)
       ->group(g);
   app.add_flag("-p,--nvlinks", opt.nvlinks, "enable NVLinks")->group(g);
@@ -73,8 +82,10 @@ void setup_io(CLI::App& app, Options& opt) {
   app.add_option("--json", opt.json_file, "write the gdsbench.io/1 JSON report to FILE")->group(x);
   app.add_flag("-q,--quiet", opt.quiet, "no live progress")->group(x);
   app.add_flag("--allow-overwrite", opt.allow_overwrite,
-               "allow replacing files gdsbench did not create")->group(x);
-  app.add_flag("--require-gds", opt.require_gds, "fail instead of accepting cuFile compat mode")->group(x);
+               "allow replacing files gdsbench did not create")
+      ->group(x);
+  app.add_flag("--require-gds", opt.require_gds, "fail instead of accepting cuFile compat mode")
+      ->group(x);
   app.add_option("--cufile-lib", opt.cufile_lib, "path of libcufile.so to load")->group(x);
 }
 
@@ -113,7 +124,8 @@ std::vector<Workload> workloads_from(const Options& opt) {
   base.pattern = parse_pattern(opt.io_type, "-I/--io-type");
   if (opt.mixed_read >= 0) base.mixed_read_percent = static_cast<uint32_t>(opt.mixed_read);
   if (opt.mixed_read < -1 || opt.mixed_read > 100) {
-    throw UsageError("-M/--mixed-read: " + std::to_string(opt.mixed_read) + " is not a percentage (0-100)");
+    throw UsageError("-M/--mixed-read: " + std::to_string(opt.mixed_read) +
+                     " is not a percentage (0-100)");
   }
   if (opt.duration_s < 0) throw UsageError("-T/--duration: must not be negative");
   if (opt.warmup_s < 0) throw UsageError("--warmup: must not be negative");

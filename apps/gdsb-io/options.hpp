@@ -3,10 +3,9 @@
 // turns the parsed values into validated Workloads (one per -i size).
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "gdsb/workload.hpp"
 
@@ -17,32 +16,32 @@ struct Options {
   std::string job_file;
 
   // gdsio options, kept as text where the value needs our own parsing and message.
-  std::string file;              // -f
-  std::string dir;               // -D
-  int gpu = 0;                   // -d
-  int numa_node = -1;            // -n (-1: not set)
-  std::string mem_type = "0";    // -m
-  uint32_t threads = 1;          // -w
-  std::string size;              // -s
-  std::string offset = "0";      // -o
-  std::string io_size = "1M";    // -i (size or min:max:step)
-  std::string xfer = "1";        // -x
-  std::string io_type = "0";     // -I
-  double duration_s = 0;         // -T
-  uint64_t seed = 0;             // -k
-  bool unaligned = false;        // -U
-  bool random_fill = false;      // -R
-  bool refill = false;           // -F
-  std::string alignment;         // -a
-  int mixed_read = -1;           // -M (-1: not set)
-  uint32_t batch_size = 0;       // -B
-  bool verify = false;           // -V
-  bool no_register = false;      // -b
-  bool per_job_stats = false;    // -J
-  std::string no_odirect;        // -O (gdsio writes "-O 1"; the bare long form means 1)
+  std::string file;            // -f
+  std::string dir;             // -D
+  int gpu = 0;                 // -d
+  int numa_node = -1;          // -n (-1: not set)
+  std::string mem_type = "0";  // -m
+  uint32_t threads = 1;        // -w
+  std::string size;            // -s
+  std::string offset = "0";    // -o
+  std::string io_size = "1M";  // -i (size or min:max:step)
+  std::string xfer = "1";      // -x
+  std::string io_type = "0";   // -I
+  double duration_s = 0;       // -T
+  uint64_t seed = 0;           // -k
+  bool unaligned = false;      // -U
+  bool random_fill = false;    // -R
+  bool refill = false;         // -F
+  std::string alignment;       // -a
+  int mixed_read = -1;         // -M (-1: not set)
+  uint32_t batch_size = 0;     // -B
+  bool verify = false;         // -V
+  bool no_register = false;    // -b
+  bool per_job_stats = false;  // -J
+  std::string no_odirect;      // -O (gdsio writes "-O 1"; the bare long form means 1)
   bool no_odirect_given = false;
-  bool nvlinks = false;          // -p
-  std::string rdma_url;          // -P (refused: RDMA is not supported)
+  bool nvlinks = false;  // -p
+  std::string rdma_url;  // -P (refused: RDMA is not supported)
 
   // gdsbench extras.
   std::string engine = "psync";

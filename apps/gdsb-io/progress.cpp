@@ -12,15 +12,16 @@ std::string ProgressLine::render(const std::string& label, const Progress& p) {
   char buf[256];
   const double iops = p.elapsed_s > 0 ? static_cast<double>(p.ops) / p.elapsed_s : 0.0;
   if (p.warming_up) {
-    (void)std::snprintf(buf, sizeof buf, "%s warming up  %.2f GiB/s  %.1fs", label.c_str(), p.recent_gib_s,
-                  p.elapsed_s);
+    (void)std::snprintf(buf, sizeof buf, "%s warming up  %.2f GiB/s  %.1fs", label.c_str(),
+                        p.recent_gib_s, p.elapsed_s);
   } else if (p.planned_s > 0) {
     const double left = p.planned_s > p.elapsed_s ? p.planned_s - p.elapsed_s : 0.0;
-    (void)std::snprintf(buf, sizeof buf, "%s  %.2f GiB/s  %.0f IOPS avg  %.1fs / %.1fs (%.1fs left)",
-                  label.c_str(), p.recent_gib_s, iops, p.elapsed_s, p.planned_s, left);
+    (void)std::snprintf(buf, sizeof buf,
+                        "%s  %.2f GiB/s  %.0f IOPS avg  %.1fs / %.1fs (%.1fs left)", label.c_str(),
+                        p.recent_gib_s, iops, p.elapsed_s, p.planned_s, left);
   } else {
-    (void)std::snprintf(buf, sizeof buf, "%s  %.2f GiB/s  %.0f IOPS avg  %.1fs elapsed", label.c_str(),
-                  p.recent_gib_s, iops, p.elapsed_s);
+    (void)std::snprintf(buf, sizeof buf, "%s  %.2f GiB/s  %.0f IOPS avg  %.1fs elapsed",
+                        label.c_str(), p.recent_gib_s, iops, p.elapsed_s);
   }
   return buf;
 }

@@ -66,7 +66,8 @@ void print_outcome(const Options& opt, const JobOutcome& o) {
 
 int run_jobs(const Options& opt, const StopSignals& signals, ProgressLine& progress) {
   const Plan plan = plan_from(opt);
-  if (!opt.json_file.empty()) report::check_report_target(opt.json_file, "--json", opt.allow_overwrite);
+  if (!opt.json_file.empty())
+    report::check_report_target(opt.json_file, "--json", opt.allow_overwrite);
 
   report::RunContext context = report::collect_context();
   const PathRegistry registry = make_default_registry();
@@ -98,8 +99,9 @@ int run_jobs(const Options& opt, const StopSignals& signals, ProgressLine& progr
 
   const bool interrupted = signals.stopped();
   // A usage error found by the runner before any job ran creates nothing, not even the report.
-  const bool nothing_ran = std::all_of(outcomes.begin(), outcomes.end(),
-                                       [](const JobOutcome& o) { return o.exit_code == kExitUsage; });
+  const bool nothing_ran = std::all_of(outcomes.begin(), outcomes.end(), [](const JobOutcome& o) {
+    return o.exit_code == kExitUsage;
+  });
   if (!opt.json_file.empty() && !(nothing_ran && !outcomes.empty())) {
     write_io_report(opt.json_file, opt.argv, context, results, interrupted);
   }
@@ -118,7 +120,8 @@ void print_error(const std::string& message) {
 }
 
 void write_io_report(const std::string& path, const std::vector<std::string>& argv,
-                     report::RunContext context, std::span<const RunResult> runs, bool interrupted) {
+                     report::RunContext context, std::span<const RunResult> runs,
+                     bool interrupted) {
   context.ended_at = report::utc_now_iso8601();
   const auto doc = report::io_document({"gdsb-io", GDSB_VERSION}, argv, context, runs, interrupted);
   report::write_file_atomically(path, doc.dump(2) + "\n");
@@ -130,7 +133,8 @@ int run_io(const Options& opt) {
     const StopSignals signals;
     ProgressLine progress(stderr_is_terminal() && !opt.quiet);
     try {
-      if (opt.job_file.empty() && opt.given.empty()) return run_survey(opt, signals.flag(), progress);
+      if (opt.job_file.empty() && opt.given.empty())
+        return run_survey(opt, signals.flag(), progress);
       return run_jobs(opt, signals, progress);
     } catch (...) {
       progress.clear();

@@ -48,17 +48,21 @@ class ScratchFile {
   // Returns false when stopped.
   bool fill(uint64_t size, const std::atomic<bool>& stop) {
     std::vector<unsigned char> chunk(kChunk);
-    for (std::size_t i = 0; i < chunk.size(); ++i) chunk[i] = static_cast<unsigned char>((i * 131 + 7) & 0xff);
+    for (std::size_t i = 0; i < chunk.size(); ++i)
+      chunk[i] = static_cast<unsigned char>((i * 131 + 7) & 0xff);
     for (uint64_t done = 0; done < size;) {
       if (stop.load()) return false;
       const auto n = static_cast<std::size_t>(std::min<uint64_t>(kChunk, size - done));
       chunk[0] = static_cast<unsigned char>(done >> 20);  // no two chunks alike
       const ssize_t w = ::pwrite(fd_, chunk.data(), n, static_cast<off_t>(done));
       if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) throw RuntimeError("cannot write scratch file " + path_ + ": " + (w < 0 ? sys_error() : "short write"));
+      if (w <= 0)
+        throw RuntimeError("cannot write scratch file " + path_ + ": " +
+                           (w < 0 ? sys_error() : "short write"));
       done += static_cast<uint64_t>(w);
     }
-    if (::fsync(fd_) != 0) throw RuntimeError("cannot sync scratch file " + path_ + ": " + sys_error());
+    if (::fsync(fd_) != 0)
+      throw RuntimeError("cannot sync scratch file " + path_ + ": " + sys_error());
     ::close(fd_);
     fd_ = -1;
     return true;
@@ -81,7 +85,8 @@ uint64_t survey_size(const std::string& dir) {
     want = parse_size(env, "GDSB_SURVEY_SIZE");
   }
   struct statvfs vfs {};
-  if (::statvfs(dir.c_str(), &vfs) != 0) throw RuntimeError("cannot use scratch directory " + dir + ": " + sys_error());
+  if (::statvfs(dir.c_str(), &vfs) != 0)
+    throw RuntimeError("cannot use scratch directory " + dir + ": " + sys_error());
   const uint64_t free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
   // Leave at least half of the free space to others.
   uint64_t size = std::min(want, free_bytes / 2);
@@ -127,7 +132,8 @@ std::vector<Workload> survey_jobs(const std::string& file, uint64_t size, double
 
 int run_survey(const Options& opt, const std::atomic<bool>& stop, ProgressLine& progress) {
   const std::string report_path = opt.json_file.empty() ? kSurveyReport : opt.json_file;
-  report::check_report_target(report_path, opt.json_file.empty() ? "survey report" : "--json", opt.allow_overwrite);
+  report::check_report_target(report_path, opt.json_file.empty() ? "survey report" : "--json",
+                              opt.allow_overwrite);
   const std::string dir = scratch_dir();
   if (::access(dir.c_str(), W_OK) != 0) {
     throw RuntimeError("cannot write in scratch directory " + dir + ": " + sys_error() +
@@ -177,7 +183,7 @@ int run_survey(const Options& opt, const std::atomic<bool>& stop, ProgressLine& 
   }
 
   (void)std::printf("gdsb-io survey: %s scratch file in %s, %.0f s per run, %u threads\n",
-              format_size(size).c_str(), dir.c_str(), seconds, all.front().threads);
+                    format_size(size).c_str(), dir.c_str(), seconds, all.front().threads);
   (void)std::fputs(report::io_table(results).c_str(), stdout);
   (void)std::fflush(stdout);
   const bool interrupted = stop.load();

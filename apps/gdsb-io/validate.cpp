@@ -24,24 +24,42 @@ bool is_block_device(const std::string& path) {
 
 std::string cli_name(Field f) {
   switch (f) {
-    case Field::File: return "-f/--file";
-    case Field::Dir: return "-D/--dir";
-    case Field::Threads: return "-w/--threads";
-    case Field::Size: return "-s/--size";
-    case Field::Offset: return "-o/--offset";
-    case Field::IoSize: return "-i/--io-size";
-    case Field::Xfer: return "-x/--xfer-type";
-    case Field::Pattern: return "-I/--io-type";
-    case Field::Alignment: return "-a/--alignment";
-    case Field::Unaligned: return "-U/--unaligned";
-    case Field::Mixed: return "-M/--mixed-read";
-    case Field::Odirect: return "-O/--no-odirect";
-    case Field::Engine: return "--engine";
-    case Field::Iodepth: return "--iodepth";
-    case Field::Repeat: return "--repeat";
-    case Field::Duration: return "-T/--duration";
-    case Field::Warmup: return "--warmup";
-    case Field::BatchSize: return "-B/--batch-size";
+    case Field::File:
+      return "-f/--file";
+    case Field::Dir:
+      return "-D/--dir";
+    case Field::Threads:
+      return "-w/--threads";
+    case Field::Size:
+      return "-s/--size";
+    case Field::Offset:
+      return "-o/--offset";
+    case Field::IoSize:
+      return "-i/--io-size";
+    case Field::Xfer:
+      return "-x/--xfer-type";
+    case Field::Pattern:
+      return "-I/--io-type";
+    case Field::Alignment:
+      return "-a/--alignment";
+    case Field::Unaligned:
+      return "-U/--unaligned";
+    case Field::Mixed:
+      return "-M/--mixed-read";
+    case Field::Odirect:
+      return "-O/--no-odirect";
+    case Field::Engine:
+      return "--engine";
+    case Field::Iodepth:
+      return "--iodepth";
+    case Field::Repeat:
+      return "--repeat";
+    case Field::Duration:
+      return "-T/--duration";
+    case Field::Warmup:
+      return "--warmup";
+    case Field::BatchSize:
+      return "-B/--batch-size";
   }
   return "?";
 }
@@ -56,11 +74,13 @@ void validate_workload(const Workload& w, const FieldNamer& name) {
          "with one file per thread");
   }
   if (w.file.empty() && w.directory.empty()) {
-    fail(name(Field::File) + " or " + name(Field::Dir) + " is required: name the file or directory to test");
+    fail(name(Field::File) + " or " + name(Field::Dir) +
+         " is required: name the file or directory to test");
   }
   if (w.threads == 0) fail(name(Field::Threads) + ": must be at least 1");
   if (w.io_size == 0) fail(name(Field::IoSize) + ": must be above 0");
-  if (w.io_size > (uint64_t{1} << 30)) fail(name(Field::IoSize) + " " + sz(w.io_size) + ": must be at most 1G");
+  if (w.io_size > (uint64_t{1} << 30))
+    fail(name(Field::IoSize) + " " + sz(w.io_size) + ": must be at most 1G");
   if (w.file_size == 0 && writes(w)) {
     fail(name(Field::Size) + " is required for writes: give the file size (e.g. -s 1G)");
   }
@@ -72,7 +92,8 @@ void validate_workload(const Workload& w, const FieldNamer& name) {
     }
   }
   if (w.mixed_read_percent && *w.mixed_read_percent > 100) {
-    fail(name(Field::Mixed) + ": " + std::to_string(*w.mixed_read_percent) + " is not a percentage (0-100)");
+    fail(name(Field::Mixed) + ": " + std::to_string(*w.mixed_read_percent) +
+         " is not a percentage (0-100)");
   }
   if (w.verify && w.mixed_read_percent) {
     fail("-V/--verify and " + name(Field::Mixed) +
@@ -81,12 +102,14 @@ void validate_workload(const Workload& w, const FieldNamer& name) {
   if (w.random_alignment == 0) fail(name(Field::Alignment) + ": must be above 0");
   if (w.repeat == 0) fail(name(Field::Repeat) + ": must be at least 1");
   if (w.iodepth == 0) fail(name(Field::Iodepth) + ": must be at least 1");
-  if (w.iodepth > 4096) fail(name(Field::Iodepth) + ": " + std::to_string(w.iodepth) + " is above the limit of 4096");
-  if (w.threads > 4096) fail(name(Field::Threads) + ": " + std::to_string(w.threads) + " is above the limit of 4096");
+  if (w.iodepth > 4096)
+    fail(name(Field::Iodepth) + ": " + std::to_string(w.iodepth) + " is above the limit of 4096");
+  if (w.threads > 4096)
+    fail(name(Field::Threads) + ": " + std::to_string(w.threads) + " is above the limit of 4096");
   const bool cpu_path = w.xfer == XferType::CpuOnly || w.xfer == XferType::CpuCachedGpu;
   if (cpu_path && w.iodepth > 1 && w.engine == SubmitEngine::Psync) {
-    fail(name(Field::Iodepth) + " " + std::to_string(w.iodepth) +
-         " needs the io_uring engine (" + name(Field::Engine) + " io_uring); psync keeps one I/O per thread");
+    fail(name(Field::Iodepth) + " " + std::to_string(w.iodepth) + " needs the io_uring engine (" +
+         name(Field::Engine) + " io_uring); psync keeps one I/O per thread");
   }
 
   if (uses_odirect(w)) {
@@ -100,10 +123,12 @@ void validate_workload(const Workload& w, const FieldNamer& name) {
     }
     if (pattern_is_random(w.pattern)) {
       if (w.unaligned_random) {
-        fail(name(Field::Unaligned) + " gives unaligned random offsets, which O_DIRECT cannot do" + how);
+        fail(name(Field::Unaligned) + " gives unaligned random offsets, which O_DIRECT cannot do" +
+             how);
       }
       if (w.random_alignment % kDirectIoAlignment != 0) {
-        fail(name(Field::Alignment) + " " + sz(w.random_alignment) + " is not a multiple of 4096" + how);
+        fail(name(Field::Alignment) + " " + sz(w.random_alignment) + " is not a multiple of 4096" +
+             how);
       }
     }
   }

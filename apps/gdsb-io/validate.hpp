@@ -11,8 +11,24 @@ namespace gdsb::io {
 
 // The inputs a message may have to name.
 enum class Field {
-  File, Dir, Threads, Size, Offset, IoSize, Xfer, Pattern, Alignment, Unaligned, Mixed,
-  Odirect, Engine, Iodepth, Repeat, Duration, Warmup, BatchSize
+  File,
+  Dir,
+  Threads,
+  Size,
+  Offset,
+  IoSize,
+  Xfer,
+  Pattern,
+  Alignment,
+  Unaligned,
+  Mixed,
+  Odirect,
+  Engine,
+  Iodepth,
+  Repeat,
+  Duration,
+  Warmup,
+  BatchSize
 };
 
 // How to name a field for the user: "-i/--io-size" on the command line,

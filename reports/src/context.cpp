@@ -79,14 +79,9 @@ RunContext collect_context() {
 }
 
 void to_json(nlohmann::json& j, const RunContext& c) {
-  j = nlohmann::json{{"host", c.host},
-                     {"kernel", c.kernel},
-                     {"os", c.os},
-                     {"cpu_model", c.cpu_model},
-                     {"cpus", c.cpus},
-                     {"started_at", c.started_at},
-                     {"ended_at", c.ended_at},
-                     {"env", c.env}};
+  j = nlohmann::json{{"host", c.host},           {"kernel", c.kernel}, {"os", c.os},
+                     {"cpu_model", c.cpu_model}, {"cpus", c.cpus},     {"started_at", c.started_at},
+                     {"ended_at", c.ended_at},   {"env", c.env}};
 }
 
 }  // namespace gdsb::report

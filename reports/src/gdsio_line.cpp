@@ -21,21 +21,26 @@ std::string gdsio_line(const RunResult& r) {
     depth = " IoDepth: " + std::to_string(w.batch_size != 0 ? w.batch_size : w.iodepth);
   }
   char buf[512];
-  (void)std::snprintf(buf, sizeof buf,
-                "IoType: %s XferType: %s Threads: %" PRIu32 "%s DataSetSize: %" PRIu64 "/%" PRIu64
-                "(KiB) IOSize: %" PRIu64 "(KiB) Throughput: %f GiB/sec, Avg_Latency: %f usecs ops: %" PRIu64
-                " total_time %f secs",
-                std::string(pattern_label(w.pattern)).c_str(), std::string(xfer_label(w.xfer)).c_str(),
-                w.threads, depth.c_str(), m.bytes / 1024, dataset_kib, w.io_size / 1024,
-                m.throughput_gib_s, m.latency.mean_us, m.ops, m.seconds);
+  (void)std::snprintf(
+      buf, sizeof buf,
+      "IoType: %s XferType: %s Threads: %" PRIu32 "%s DataSetSize: %" PRIu64 "/%" PRIu64
+      "(KiB) IOSize: %" PRIu64 "(KiB) Throughput: %f GiB/sec, Avg_Latency: %f usecs ops: %" PRIu64
+      " total_time %f secs",
+      std::string(pattern_label(w.pattern)).c_str(), std::string(xfer_label(w.xfer)).c_str(),
+      w.threads, depth.c_str(), m.bytes / 1024, dataset_kib, w.io_size / 1024, m.throughput_gib_s,
+      m.latency.mean_us, m.ops, m.seconds);
   return buf;
 }
 
 std::string gdsio_block(const RunResult& r) {
   std::string out;
   switch (r.status) {
-    case RunStatus::Ok: out = gdsio_line(r) + "\n"; break;
-    case RunStatus::Waived: out = "not available: " + r.reason + "\n"; break;
+    case RunStatus::Ok:
+      out = gdsio_line(r) + "\n";
+      break;
+    case RunStatus::Waived:
+      out = "not available: " + r.reason + "\n";
+      break;
     case RunStatus::Failed:
       // A run that failed part way may still have measured something worth showing.
       if (r.result.ops > 0) out = gdsio_line(r) + "\n";
@@ -49,10 +54,10 @@ std::string gdsio_block(const RunResult& r) {
       const Measurement& m = r.repetitions[i];
       char buf[256];
       (void)std::snprintf(buf, sizeof buf,
-                    "repetition %zu/%zu: Throughput: %f GiB/sec, Avg_Latency: %f usecs p99: %f usecs ops: %" PRIu64
-                    " total_time %f secs\n",
-                    i + 1, r.repetitions.size(), m.throughput_gib_s, m.latency.mean_us, m.latency.p99_us, m.ops,
-                    m.seconds);
+                          "repetition %zu/%zu: Throughput: %f GiB/sec, Avg_Latency: %f usecs p99: "
+                          "%f usecs ops: %" PRIu64 " total_time %f secs\n",
+                          i + 1, r.repetitions.size(), m.throughput_gib_s, m.latency.mean_us,
+                          m.latency.p99_us, m.ops, m.seconds);
       out += buf;
     }
   }

@@ -11,8 +11,9 @@ namespace {
 constexpr std::size_t kColumns = 13;
 using Row = std::array<std::string, kColumns>;
 
-const Row kHeader = {"#",      "xfer",    "pattern", "io size",  "thr",  "qd",    "GiB/s",
-                     "IOPS",   "p50 us",  "p99 us",  "p99.9 us", "cpu usr/sys %", "status/path"};
+const Row kHeader = {"#",        "xfer",          "pattern",    "io size", "thr",
+                     "qd",       "GiB/s",         "IOPS",       "p50 us",  "p99 us",
+                     "p99.9 us", "cpu usr/sys %", "status/path"};
 
 std::string fixed(double v, int decimals) {
   char buf[64];
@@ -54,7 +55,12 @@ Row make_row(std::size_t index, const RunResult& r) {
           format_bytes(w.io_size),
           std::to_string(w.threads),
           std::to_string(w.engine == SubmitEngine::IoUring ? w.iodepth : 1),
-          "-", "-", "-", "-", "-", "-",
+          "-",
+          "-",
+          "-",
+          "-",
+          "-",
+          "-",
           status_cell(r)};
   if (measured) {
     row[6] = fixed(m.throughput_gib_s, 3);

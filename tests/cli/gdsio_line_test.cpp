@@ -1,10 +1,11 @@
 // Golden tests of the text reporters: fixed inputs, exact expected output. The gdsio
 // line must match gdsio byte for byte so that existing parsers keep working.
+#include "gdsb/report/gdsio_line.hpp"
+
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "gdsb/report/gdsio_line.hpp"
 #include "gdsb/report/io_table.hpp"
 #include "gdsb/report/job_stats.hpp"
 

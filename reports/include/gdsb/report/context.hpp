@@ -4,20 +4,19 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json_fwd.hpp>
 
 namespace gdsb::report {
 
 struct RunContext {
   std::string host;
-  std::string kernel;     // uname -r
-  std::string os;         // PRETTY_NAME from /etc/os-release
-  std::string cpu_model;  // /proc/cpuinfo "model name"
-  int cpus = 0;           // online CPUs
-  std::string started_at; // ISO 8601 UTC
+  std::string kernel;      // uname -r
+  std::string os;          // PRETTY_NAME from /etc/os-release
+  std::string cpu_model;   // /proc/cpuinfo "model name"
+  int cpus = 0;            // online CPUs
+  std::string started_at;  // ISO 8601 UTC
   std::string ended_at;
   std::map<std::string, std::string> env;  // CUFILE_* and CUDA_* that are set
 };

@@ -2,11 +2,10 @@
 // argv, context, interrupted and one entry per job under "runs".
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "gdsb/report/context.hpp"
 #include "gdsb/result.hpp"
@@ -23,7 +22,7 @@ struct ToolInfo {
 // Top-level keys keep the order above (ordered_json) so the file reads well; objects
 // below keep nlohmann's default (sorted) order.
 nlohmann::ordered_json io_document(const ToolInfo& tool, const std::vector<std::string>& argv,
-                           const RunContext& context, std::span<const RunResult> runs,
-                           bool interrupted);
+                                   const RunContext& context, std::span<const RunResult> runs,
+                                   bool interrupted);
 
 }  // namespace gdsb::report
