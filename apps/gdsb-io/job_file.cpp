@@ -276,6 +276,7 @@ JobFile parse_job_file(const std::string& text, const std::string& path, const W
     for (const uint64_t size : sizes) {
       Workload job = w;
       job.io_size = size;
+      size_from_existing_file(job);
       if (sizes.size() > 1) job.name = s.name + "/bs=" + format_size(size);
       validate_workload(job, namer);
       out.jobs.push_back(std::move(job));

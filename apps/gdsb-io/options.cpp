@@ -155,6 +155,7 @@ std::vector<Workload> workloads_from(const Options& opt) {
   for (const uint64_t size : expand_size_range(parse_size_range(opt.io_size, "-i/--io-size"))) {
     Workload w = base;
     w.io_size = size;
+    size_from_existing_file(w);
     validate_workload(w, cli_name);
     jobs.push_back(std::move(w));
   }

@@ -64,6 +64,15 @@ std::string cli_name(Field f) {
   return "?";
 }
 
+void size_from_existing_file(Workload& w) {
+  if (w.file_size != 0 || writes(w)) return;
+  const auto files = w.resolved_files();
+  struct stat st {};
+  if (files.empty() || ::stat(files.front().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+  const auto size = static_cast<uint64_t>(st.st_size);
+  if (size > w.start_offset) w.file_size = size - w.start_offset;
+}
+
 bool uses_odirect(const Workload& w) { return w.odirect && w.xfer != XferType::CpuCachedGpu; }
 
 void validate_workload(const Workload& w, const FieldNamer& name) {

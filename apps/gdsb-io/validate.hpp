@@ -38,6 +38,11 @@ using FieldNamer = std::function<std::string(Field)>;
 // Names of the command-line options.
 std::string cli_name(Field f);
 
+// Reads without -s cover the rest of an existing regular file: sets file_size to its size
+// minus -o so that reports (gdsio's DataSetSize) show it. Block devices and missing files
+// are left to the runner.
+void size_from_existing_file(Workload& w);
+
 // Throws UsageError for a workload that cannot be run as asked: -f with -D, no target,
 // sizes that do not fit, O_DIRECT with unaligned sizes/offsets, writes to block devices.
 void validate_workload(const Workload& w, const FieldNamer& name);

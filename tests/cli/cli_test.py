@@ -380,6 +380,14 @@ class Integration(Base):
         self.assertEqual(r["workload"]["engine"], "psync")
         self.assertEqual(doc["argv"][1:3], ["-f", self.path("data")])
 
+    def test_read_without_size_uses_the_file(self):
+        f = self.path("data")
+        make_file(f, 8 << 20)
+        p = run(["-f", f, "-i", "1M", "-o", "1M", "-q"], cwd=self.tmp)
+        self.assertExit(p, 0)
+        m = GDSIO_LINE.match(p.stdout.splitlines()[0])
+        self.assertEqual((m.group(5), m.group(6)), ("7168", "7168"), p.stdout)
+
     def test_io_uring_random_read(self):
         p, doc = self.run_json(["-x", "cpu_only", "-I", "randread", "-i", "4K", "-w", "2", "-T", "1",
                                 "--engine", "io_uring", "--iodepth", "8"])
