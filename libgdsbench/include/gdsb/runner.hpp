@@ -22,7 +22,9 @@ struct Progress {
 };
 
 struct RunOptions {
-  std::function<void(const Progress&)> on_progress;  // called from a monitor thread
+  // Called every progress_interval on the thread that called run(), which monitors the
+  // workers while they run; never from a worker thread.
+  std::function<void(const Progress&)> on_progress;
   std::chrono::milliseconds progress_interval{500};
   const std::atomic<bool>* stop = nullptr;  // set (e.g. by SIGINT) to stop workers cleanly
 };
@@ -38,6 +40,10 @@ class Runner {
   // a bad workload throws UsageError, an I/O or system failure throws RuntimeError naming
   // the path and the system error, a verification mismatch throws VerificationError.
   // If *stop is set, returns what was measured so far with interrupted = true.
+  // Files: opened by the runner (O_DIRECT when the path needs it), created for writes and
+  // marked with the xattr user.gdsbench.created; writes never go to a block device nor to
+  // an existing file without that mark unless w.allow_overwrite (UsageError otherwise).
+  // Safe to call from several threads at once (jobs that run together).
   RunResult run(const Workload& w, const RunOptions& options = {}) const;
 
  private:

@@ -1,0 +1,158 @@
+#include "run_io.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include "execute.hpp"
+#include "gdsb/error.hpp"
+#include "gdsb/report/gdsio_line.hpp"
+#include "gdsb/report/io_document.hpp"
+#include "gdsb/report/io_table.hpp"
+#include "gdsb/report/job_stats.hpp"
+#include "gdsb/report/report_file.hpp"
+#include "gdsb/runner.hpp"
+#include "job_file.hpp"
+#include "signals.hpp"
+#include "survey.hpp"
+
+namespace gdsb::io {
+namespace {
+
+struct Plan {
+  std::vector<Workload> jobs;
+  bool together = false;
+};
+
+Plan plan_from(const Options& opt) {
+  Plan plan;
+  if (opt.job_file.empty()) {
+    plan.jobs = workloads_from(opt);
+    return plan;
+  }
+  if (!opt.given.empty()) {
+    std::string list;
+    for (const auto& g : opt.given) list += (list.empty() ? "" : ", ") + g;
+    throw UsageError("a job file describes the workload; " + list +
+                     " cannot be combined with it (put them in the job file)");
+  }
+  Workload defaults;
+  defaults.io_size = 1ULL << 20;  // as on the command line
+  apply_extras(opt, defaults);
+  JobFile jf = load_job_file(opt.job_file, defaults);
+  plan.jobs = std::move(jf.jobs);
+  plan.together = jf.run_together;
+  return plan;
+}
+
+void print_outcome(const Options& opt, const JobOutcome& o) {
+  if (opt.format == "table") {
+    if (o.result.status == RunStatus::Failed) print_error(o.result.reason);
+    return;  // the table is printed once, at the end
+  }
+  std::string text;
+  if (o.result.status == RunStatus::Failed) {
+    // What was measured before the failure still gets its line; the error goes to stderr.
+    if (o.result.result.ops > 0) text = report::gdsio_line(o.result) + "\n";
+    (void)std::fputs(text.c_str(), stdout);
+    print_error(o.result.reason);
+    return;
+  }
+  text = report::gdsio_block(o.result);
+  if (opt.per_job_stats) text += report::job_stats(o.result);
+  (void)std::fputs(text.c_str(), stdout);
+  (void)std::fflush(stdout);
+}
+
+int run_jobs(const Options& opt, const StopSignals& signals, ProgressLine& progress) {
+  const Plan plan = plan_from(opt);
+  if (!opt.json_file.empty())
+    report::check_report_target(opt.json_file, "--json", opt.allow_overwrite);
+
+  report::RunContext context = report::collect_context();
+  const PathRegistry registry = make_default_registry();
+  const Runner runner(registry);
+
+  ExecuteOptions eo;
+  eo.together = plan.together;
+  eo.stop = &signals.flag();
+  eo.progress = &progress;
+  eo.on_done = [&opt](const JobOutcome& o) { print_outcome(opt, o); };
+  const auto outcomes = execute_jobs(runner, plan.jobs, eo);
+
+  std::vector<RunResult> results;
+  int code = kExitOk;
+  for (const auto& o : outcomes) {
+    results.push_back(o.result);
+    code = std::max(code, o.exit_code);
+  }
+  if (opt.format == "table") {
+    (void)std::fputs(report::io_table(results).c_str(), stdout);
+    if (opt.per_job_stats) {
+      for (std::size_t i = 0; i < results.size(); ++i) {
+        const std::string stats = report::job_stats(results[i]);
+        if (!stats.empty()) std::printf("\njob %zu:\n%s", i + 1, stats.c_str());
+      }
+    }
+  }
+  (void)std::fflush(stdout);
+
+  const bool interrupted = signals.stopped();
+  // A usage error found by the runner before any job ran creates nothing, not even the report.
+  const bool nothing_ran = std::all_of(outcomes.begin(), outcomes.end(), [](const JobOutcome& o) {
+    return o.exit_code == kExitUsage;
+  });
+  if (!opt.json_file.empty() && !(nothing_ran && !outcomes.empty())) {
+    write_io_report(opt.json_file, opt.argv, context, results, interrupted);
+  }
+  if (interrupted) {
+    print_error("interrupted; results above cover the time before the signal");
+    return kExitInterrupted;
+  }
+  return code;
+}
+
+}  // namespace
+
+void print_error(const std::string& message) {
+  (void)std::fflush(stdout);
+  (void)std::fprintf(stderr, "gdsb-io: %s\n", message.c_str());
+}
+
+void write_io_report(const std::string& path, const std::vector<std::string>& argv,
+                     report::RunContext context, std::span<const RunResult> runs,
+                     bool interrupted) {
+  context.ended_at = report::utc_now_iso8601();
+  const auto doc = report::io_document({"gdsb-io", GDSB_VERSION}, argv, context, runs, interrupted);
+  report::write_file_atomically(path, doc.dump(2) + "\n");
+}
+
+int run_io(const Options& opt) {
+  try {
+    // Before any thread exists, so that every thread inherits the blocked signals.
+    const StopSignals signals;
+    ProgressLine progress(stderr_is_terminal() && !opt.quiet);
+    try {
+      if (opt.job_file.empty() && opt.given.empty())
+        return run_survey(opt, signals.flag(), progress);
+      return run_jobs(opt, signals, progress);
+    } catch (...) {
+      progress.clear();
+      throw;
+    }
+  } catch (const UsageError& e) {
+    print_error(std::string(e.what()) + "\nRun 'gdsb-io --help' for the options.");
+    return kExitUsage;
+  } catch (const Error& e) {
+    print_error(e.what());
+    return exit_code_for(e.kind());
+  } catch (const std::exception& e) {
+    print_error(std::string("error: ") + e.what());
+    return kExitRuntime;
+  } catch (...) {
+    print_error("error: unknown exception");
+    return kExitRuntime;
+  }
+}
+
+}  // namespace gdsb::io

@@ -1,0 +1,199 @@
+#include "survey.hpp"
+
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "execute.hpp"
+#include "gdsb/error.hpp"
+#include "gdsb/report/io_table.hpp"
+#include "gdsb/report/report_file.hpp"
+#include "gdsb/runner.hpp"
+#include "gdsb/units.hpp"
+#include "run_io.hpp"
+#include "values.hpp"
+
+namespace gdsb::io {
+namespace {
+
+constexpr uint64_t kDefaultSize = 1ULL << 30;
+constexpr uint64_t kMinSize = 16ULL << 20;
+constexpr uint64_t kChunk = 4ULL << 20;
+
+std::string sys_error() { return std::strerror(errno); }
+
+// The scratch file: created exclusively, removed when this object goes, whatever happened.
+class ScratchFile {
+ public:
+  explicit ScratchFile(std::string path) : path_(std::move(path)) {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd_ < 0) throw RuntimeError("cannot create scratch file " + path_ + ": " + sys_error());
+  }
+  ~ScratchFile() {
+    if (fd_ >= 0) ::close(fd_);
+    ::unlink(path_.c_str());
+  }
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+
+  // Writes size bytes of real data (reads of unwritten extents would not reach storage).
+  // Returns false when stopped.
+  bool fill(uint64_t size, const std::atomic<bool>& stop) {
+    std::vector<unsigned char> chunk(kChunk);
+    for (std::size_t i = 0; i < chunk.size(); ++i)
+      chunk[i] = static_cast<unsigned char>((i * 131 + 7) & 0xff);
+    for (uint64_t done = 0; done < size;) {
+      if (stop.load()) return false;
+      const auto n = static_cast<std::size_t>(std::min<uint64_t>(kChunk, size - done));
+      chunk[0] = static_cast<unsigned char>(done >> 20);  // no two chunks alike
+      const ssize_t w = ::pwrite(fd_, chunk.data(), n, static_cast<off_t>(done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0)
+        throw RuntimeError("cannot write scratch file " + path_ + ": " +
+                           (w < 0 ? sys_error() : "short write"));
+      done += static_cast<uint64_t>(w);
+    }
+    if (::fsync(fd_) != 0)
+      throw RuntimeError("cannot sync scratch file " + path_ + ": " + sys_error());
+    ::close(fd_);
+    fd_ = -1;
+    return true;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+std::string scratch_dir() {
+  const char* env = std::getenv("GDSB_SCRATCH");
+  return env != nullptr && *env != '\0' ? std::string(env) : std::string(".");
+}
+
+uint64_t survey_size(const std::string& dir) {
+  uint64_t want = kDefaultSize;
+  if (const char* env = std::getenv("GDSB_SURVEY_SIZE"); env != nullptr && *env != '\0') {
+    want = parse_size(env, "GDSB_SURVEY_SIZE");
+  }
+  struct statvfs vfs {};
+  if (::statvfs(dir.c_str(), &vfs) != 0)
+    throw RuntimeError("cannot use scratch directory " + dir + ": " + sys_error());
+  const uint64_t free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+  // Leave at least half of the free space to others.
+  uint64_t size = std::min(want, free_bytes / 2);
+  size -= size % (1ULL << 20);
+  if (size < std::min(want, kMinSize)) {
+    throw RuntimeError("not enough free space in " + dir + " for the survey's scratch file (" +
+                       format_size(free_bytes) + " free); set GDSB_SCRATCH to another directory");
+  }
+  return size;
+}
+
+double survey_seconds() {
+  if (const char* env = std::getenv("GDSB_SURVEY_SECONDS"); env != nullptr && *env != '\0') {
+    return parse_seconds(env, "GDSB_SURVEY_SECONDS");
+  }
+  return 3.0;
+}
+
+std::vector<Workload> survey_jobs(const std::string& file, uint64_t size, double seconds) {
+  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  const auto threads = static_cast<uint32_t>(std::clamp<long>(cpus, 1, 4));
+  std::vector<Workload> jobs;
+  for (int x = 0; x < kXferTypeCount; ++x) {
+    for (const auto& [pattern, io_size] : {std::pair{IoPattern::Read, uint64_t{1} << 20},
+                                           std::pair{IoPattern::RandRead, uint64_t{4096}}}) {
+      Workload w;
+      w.name = "survey";
+      w.file = file;
+      w.file_size = size;
+      w.io_size = std::min(io_size, size);
+      w.xfer = static_cast<XferType>(x);
+      w.pattern = pattern;
+      w.threads = threads;
+      w.runtime_s = seconds;
+      w.allow_overwrite = true;  // our own scratch file
+      jobs.push_back(w);
+    }
+  }
+  return jobs;
+}
+
+}  // namespace
+
+int run_survey(const Options& opt, const std::atomic<bool>& stop, ProgressLine& progress) {
+  const std::string report_path = opt.json_file.empty() ? kSurveyReport : opt.json_file;
+  report::check_report_target(report_path, opt.json_file.empty() ? "survey report" : "--json",
+                              opt.allow_overwrite);
+  const std::string dir = scratch_dir();
+  if (::access(dir.c_str(), W_OK) != 0) {
+    throw RuntimeError("cannot write in scratch directory " + dir + ": " + sys_error() +
+                       "; set GDSB_SCRATCH to a writable directory");
+  }
+  const uint64_t size = survey_size(dir);
+  const double seconds = survey_seconds();
+  report::RunContext context = report::collect_context();
+  const PathRegistry registry = make_default_registry();
+  const Runner runner(registry);
+
+  ScratchFile scratch(dir + "/gdsb-survey." + std::to_string(::getpid()) + ".tmp");
+  std::vector<RunResult> results;
+  const auto all = survey_jobs(scratch.path(), size, seconds);
+
+  if (progress.enabled()) {
+    (void)std::fprintf(stderr, "gdsb-io: writing %s scratch file %s\n", format_size(size).c_str(),
+                       scratch.path().c_str());
+  }
+  bool filled = false;
+  try {
+    filled = scratch.fill(size, stop);
+  } catch (...) {
+    progress.clear();
+    throw;
+  }
+  int code = kExitOk;
+  for (std::size_t i = 0; filled && i < all.size() && !stop.load(); ++i) {
+    const Availability a = runner.probe(all[i]);
+    if (!a.ok) {
+      RunResult waived;
+      waived.workload = all[i];
+      waived.status = RunStatus::Waived;
+      waived.reason = a.reason;
+      results.push_back(std::move(waived));
+      continue;
+    }
+    RunOptions ro;
+    ro.stop = &stop;
+    ro.on_progress = progress.for_job(i, job_label(i, all.size(), all[i]));
+    JobOutcome o = execute_one(runner, all[i], ro, /*waived_is_error=*/false);
+    progress.finish_job(i);
+    progress.clear();
+    if (o.result.status == RunStatus::Failed) print_error(o.result.reason);
+    code = std::max(code, o.exit_code);
+    results.push_back(std::move(o.result));
+  }
+
+  (void)std::printf("gdsb-io survey: %s scratch file in %s, %.0f s per run, %u threads\n",
+                    format_size(size).c_str(), dir.c_str(), seconds, all.front().threads);
+  (void)std::fputs(report::io_table(results).c_str(), stdout);
+  (void)std::fflush(stdout);
+  const bool interrupted = stop.load();
+  write_io_report(report_path, opt.argv, context, results, interrupted);
+  (void)std::printf("report: %s\n", report_path.c_str());
+  if (interrupted) {
+    print_error("interrupted; the scratch file was removed");
+    return kExitInterrupted;
+  }
+  return code;
+}
+
+}  // namespace gdsb::io

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# gdsb-io against fio on the same file with the same settings, alternating, >= 3 rounds
+# each. Prints a markdown table: median throughput of each tool, the ratio gdsb-io/fio
+# (target >= 1.0), the ratio of each round's pair of runs (the machine's noise), median
+# IOPS and median p99 latency of each (target: gdsb-io no worse). p99 is per-I/O latency,
+# submission to completion (fio: lat_ns with lat_percentiles=1).
+#
+#   bench/vs-fio.sh [-b GDSB_IO] [-d DIR] [-s SIZE] [-t SECONDS] [-r ROUNDS]
+#
+# Defaults: build/release/apps/gdsb-io/gdsb-io, DIR=$GDSB_SCRATCH or ., SIZE=1G,
+# SECONDS=10, ROUNDS=3. Rounds alternate which tool goes first. The data file DIR/gdsb-vs-fio.dat is written once by gdsb-io
+# (real data, not fallocated) and removed at the end. Raw JSON of every run stays in
+# a temporary directory printed at the end.
+#
+# Cases (all O_DIRECT, CPU_ONLY, reads):
+#   seq-1M-psync-2t     1 MiB sequential, psync, 2 threads (fio: numjobs=2, each on its half)
+#   rand-4K-psync-2t    4 KiB random, psync, 2 threads
+#   rand-4K-uring-qd32  4 KiB random, io_uring, 1 thread, 32 in flight; registered buffers
+#                       and files on both sides (gdsb-io always registers; fio: fixedbufs,
+#                       registerfiles)
+set -euo pipefail
+
+gdsb_io=build/release/apps/gdsb-io/gdsb-io
+dir=${GDSB_SCRATCH:-.}
+size=1G
+secs=10
+rounds=3
+while getopts "b:d:s:t:r:h" o; do
+  case $o in
+    b) gdsb_io=$OPTARG ;;
+    d) dir=$OPTARG ;;
+    s) size=$OPTARG ;;
+    t) secs=$OPTARG ;;
+    r) rounds=$OPTARG ;;
+    *) sed -n '2,/^set -euo/p' "$0" | grep '^#'; exit 2 ;;
+  esac
+done
+if [ "$rounds" -lt 3 ]; then echo "vs-fio: at least 3 rounds (-r)" >&2; exit 2; fi
+command -v fio >/dev/null || { echo "vs-fio: fio is not installed (ci/install-deps.sh)" >&2; exit 1; }
+[ -x "$gdsb_io" ] || { echo "vs-fio: $gdsb_io not found; build with cmake --preset release" >&2; exit 1; }
+
+file=$dir/gdsb-vs-fio.dat
+out=$(mktemp -d -t gdsb-vs-fio.XXXXXX)
+trap 'rm -f "$file"' EXIT
+bytes=$(python3 -c "import sys; s=sys.argv[1].upper(); m={'K':1<<10,'M':1<<20,'G':1<<30,'T':1<<40}; print(int(s[:-1])*m[s[-1]] if s[-1] in m else int(s))" "$size")
+half=$((bytes / 2))
+
+echo "vs-fio: writing $size to $file" >&2
+"$gdsb_io" -f "$file" -x 1 -I 1 -s "$size" -i 1M -w 2 -q >/dev/null
+
+run_gdsb() {  # case round args...
+  local name=$1 round=$2; shift 2
+  "$gdsb_io" -f "$file" -x 1 -s "$size" -T "$secs" -q --json "$out/$name.gdsb.$round.json" "$@" >/dev/null
+}
+run_fio() {  # case round args...
+  local name=$1 round=$2; shift 2
+  fio --name="$name" --filename="$file" --direct=1 --time_based --runtime="$secs" \
+      --group_reporting --lat_percentiles=1 --output-format=json \
+      --output="$out/$name.fio.$round.json" "$@" >/dev/null
+}
+
+gdsb_case() {  # case round
+  case $1 in
+    seq-1M-psync-2t)    run_gdsb "$1" "$2" -I 0 -i 1M -w 2 --engine psync ;;
+    rand-4K-psync-2t)   run_gdsb "$1" "$2" -I 2 -i 4K -w 2 --engine psync ;;
+    rand-4K-uring-qd32) run_gdsb "$1" "$2" -I 2 -i 4K -w 1 --engine io_uring --iodepth 32 ;;
+  esac
+}
+fio_case() {  # case round
+  case $1 in
+    seq-1M-psync-2t)    run_fio "$1" "$2" --rw=read --bs=1M --ioengine=psync --numjobs=2 \
+                                --size="$half" --offset_increment="$half" ;;
+    rand-4K-psync-2t)   run_fio "$1" "$2" --rw=randread --bs=4k --ioengine=psync --numjobs=2 --size="$bytes" ;;
+    rand-4K-uring-qd32) run_fio "$1" "$2" --rw=randread --bs=4k --ioengine=io_uring --iodepth=32 \
+                                --fixedbufs=1 --registerfiles=1 --numjobs=1 --size="$bytes" ;;
+  esac
+}
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+for round in $(seq 1 "$rounds"); do
+  echo "vs-fio: round $round/$rounds" >&2
+  for c in seq-1M-psync-2t rand-4K-psync-2t rand-4K-uring-qd32; do
+    # Each case's two runs are adjacent; odd rounds start with gdsb-io, even rounds with
+    # fio, so drift on a shared machine favours neither.
+    if [ $((round % 2)) -eq 1 ]; then gdsb_case $c "$round"; fio_case $c "$round"
+    else fio_case $c "$round"; gdsb_case $c "$round"; fi
+  done
+done
+echo "load average before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+python3 - "$out" "$rounds" <<'PY'
+import json, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+cases = ["seq-1M-psync-2t", "rand-4K-psync-2t", "rand-4K-uring-qd32"]
+print("| case | gdsb-io GiB/s | fio GiB/s | ratio | per-round ratios | gdsb-io IOPS | fio IOPS | gdsb-io p99 us | fio p99 us |")
+print("|---|---:|---:|---:|---|---:|---:|---:|---:|")
+for c in cases:
+    g_bw, g_iops, g_p99, f_bw, f_iops, f_p99 = [], [], [], [], [], []
+    for r in range(1, rounds + 1):
+        g = json.load(open(f"{out}/{c}.gdsb.{r}.json"))["runs"][0]["result"]
+        g_bw.append(g["throughput_gib_s"]); g_iops.append(g["iops"]); g_p99.append(g["latency_us"]["p99"])
+        f = json.load(open(f"{out}/{c}.fio.{r}.json"))["jobs"][0]["read"]
+        f_bw.append(f["bw_bytes"] / 2**30); f_iops.append(f["iops"])
+        f_p99.append(f["lat_ns"]["percentile"]["99.000000"] / 1000)
+    m = statistics.median
+    # Each gdsb-io run against the fio run right after it: shows how noisy the machine is.
+    paired = " ".join(f"{g / f:.2f}" for g, f in zip(g_bw, f_bw))
+    print(f"| {c} | {m(g_bw):.3f} | {m(f_bw):.3f} | {m(g_bw)/m(f_bw):.2f} | {paired} | {m(g_iops):.0f} | "
+          f"{m(f_iops):.0f} | {m(g_p99):.1f} | {m(f_p99):.1f} |")
+print(f"\nmedians of {rounds} alternating rounds; raw JSON in {out}")
+PY

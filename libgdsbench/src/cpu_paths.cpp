@@ -1,0 +1,94 @@
+#include "gdsb/cpu_paths.hpp"
+
+#include <mutex>
+#include <string>
+
+#include "gdsb/host_io.hpp"
+
+namespace gdsb {
+namespace {
+
+class HostPathRun final : public PathRun {
+ public:
+  HostPathRun(const Workload& w, const FileSet& files, bool page_cache_path)
+      : files_(files), page_cache_path_(page_cache_path) {
+    options_.engine = w.engine;
+    options_.depth = w.engine == SubmitEngine::IoUring ? w.iodepth : 1;
+    options_.slot_bytes = static_cast<uint32_t>(w.io_size);
+    options_.numa_node = w.numa_node;
+    options_.register_buffers = !w.skip_buffer_register;
+  }
+
+  std::unique_ptr<PathWorker> make_worker(uint32_t /*thread_index*/) override {
+    auto worker = make_host_io_worker(options_, files_);
+    const std::lock_guard lock(mutex_);
+    if (description_.empty()) description_ = worker->describe();
+    return worker;
+  }
+
+  PathReport finish() override {
+    PathReport r;
+    const std::string how =
+        "storage I/O by " +
+        (description_.empty() ? std::string(engine_name(options_.engine)) : description_);
+    if (page_cache_path_) {
+      r.path_used = "page-cache";
+      r.evidence.push_back("files opened without O_DIRECT: data moves through the page cache");
+      r.evidence.push_back(how + " into page-aligned host memory");
+      r.warnings.push_back(
+          "CPU_CACHED_GPU: this build has no GPU service, so the host-to-GPU copy was not "
+          "performed; the figures cover storage to host memory only");
+    } else {
+      r.path_used = "posix";
+      r.evidence.push_back(
+          files_.odirect
+              ? "files opened with O_DIRECT: data bypasses the page cache"
+              : "files opened without O_DIRECT (-O 1): data moves through the page cache");
+      r.evidence.push_back(how + " into page-aligned host memory");
+    }
+    if (options_.numa_node) {
+      r.evidence.push_back("host buffers and threads bound to NUMA node " +
+                           std::to_string(*options_.numa_node));
+    }
+    return r;
+  }
+
+ private:
+  FileSet files_;
+  bool page_cache_path_;
+  HostIoOptions options_;
+  std::mutex mutex_;
+  std::string description_;
+};
+
+class CpuPath final : public TransferPath {
+ public:
+  explicit CpuPath(XferType type) : type_(type) {}
+  XferType type() const override { return type_; }
+  Availability probe(const Workload& w) const override { return probe_host_engine(w); }
+  bool needs_odirect(const Workload& w) const override {
+    return type_ == XferType::CpuOnly && w.odirect;
+  }
+  std::unique_ptr<PathRun> start(const Workload& w, const FileSet& files) override {
+    return std::make_unique<HostPathRun>(w, files, type_ == XferType::CpuCachedGpu);
+  }
+
+ private:
+  XferType type_;
+};
+
+}  // namespace
+
+Availability probe_host_engine(const Workload& w) {
+  if (w.engine == SubmitEngine::IoUring) return probe_io_uring(w.iodepth);
+  return Availability::yes();
+}
+
+std::unique_ptr<TransferPath> make_cpu_only_path() {
+  return std::make_unique<CpuPath>(XferType::CpuOnly);
+}
+std::unique_ptr<TransferPath> make_cpu_cached_path() {
+  return std::make_unique<CpuPath>(XferType::CpuCachedGpu);
+}
+
+}  // namespace gdsb

@@ -1,0 +1,220 @@
+#include "io_uring_worker.hpp"
+
+#include <liburing.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gdsb/error.hpp"
+#include "gdsb/host_buffer.hpp"
+
+namespace gdsb::detail {
+namespace {
+
+std::string errno_text(int err) {
+  return std::string(std::strerror(err)) + " (errno " + std::to_string(err) + ")";
+}
+
+class IoUringWorker final : public HostIoWorker {
+ public:
+  IoUringWorker(const HostIoOptions& o, const FileSet& files)
+      : fds_(files.fds), depth_(std::max<uint32_t>(o.depth, 1)), slot_bytes_(o.slot_bytes) {
+    stride_ = slot_stride(o.slot_bytes);
+    memory_ = HostBuffer(std::size_t{depth_} * stride_, o.numa_node);
+    slots_.resize(depth_);
+    init_ring(o.single_thread);
+    register_files();
+    if (o.register_buffers) register_buffers();
+    notes_ += fixed_buffers_ ? ", registered buffers" : ", buffers not registered";
+    notes_ += fixed_files_ ? ", registered files" : ", files not registered";
+  }
+
+  ~IoUringWorker() override { io_uring_queue_exit(&ring_); }
+  IoUringWorker(const IoUringWorker&) = delete;
+  IoUringWorker& operator=(const IoUringWorker&) = delete;
+
+  uint32_t depth() const override { return depth_; }
+  std::byte* slot_data(uint32_t slot) override {
+    return memory_.data() + std::size_t{slot} * stride_;
+  }
+  uint32_t slot_bytes() const override { return slot_bytes_; }
+  std::string describe() const override {
+    return "io_uring, depth " + std::to_string(depth_) + notes_;
+  }
+
+  void submit(std::span<const IoRequest> requests) override {
+    for (const IoRequest& r : requests) {
+      Slot& s = slots_[r.slot];
+      s.tag = r.tag;
+      s.file = r.file;
+      s.offset = r.offset;
+      s.length = r.length;
+      s.done = 0;
+      s.dir = r.dir;
+      queue(r.slot);
+    }
+  }
+
+  std::size_t reap(std::span<IoCompletion> out, std::size_t min_complete) override {
+    std::size_t got = 0;
+    min_complete = std::min(min_complete, out.size());
+    while (true) {
+      if (pending_ > 0 || got < min_complete) {
+        // One syscall flushes queued submissions and, when needed, waits for completions.
+        const auto want = static_cast<unsigned>(got < min_complete ? min_complete - got : 0);
+        const int rc = pending_ > 0 ? io_uring_submit_and_wait(&ring_, want)
+                                    : io_uring_wait_cqe_nr(&ring_, &scratch_, want);
+        if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY && rc != -ETIME) {
+          throw RuntimeError("io_uring_enter failed: " + errno_text(-rc));
+        }
+        if (rc >= 0) pending_ = 0;  // liburing hands every queued SQE to the kernel
+      }
+      std::array<io_uring_cqe*, 64> cqes{};
+      const unsigned max =
+          static_cast<unsigned>(std::min<std::size_t>(cqes.size(), out.size() - got));
+      const unsigned n = max == 0 ? 0 : io_uring_peek_batch_cqe(&ring_, cqes.data(), max);
+      for (unsigned i = 0; i < n; ++i) {
+        const auto slot = static_cast<uint32_t>(io_uring_cqe_get_data64(cqes[i]));
+        if (complete(slot, cqes[i]->res)) out[got++] = {slots_[slot].tag, slots_[slot].result};
+      }
+      io_uring_cq_advance(&ring_, n);
+      if (got >= min_complete && pending_ == 0) return got;
+      if (got == out.size()) return got;
+    }
+  }
+
+ private:
+  struct Slot {
+    uint64_t tag = 0;
+    uint64_t offset = 0;
+    uint32_t file = 0;
+    uint32_t length = 0;
+    uint32_t done = 0;
+    IoDir dir = IoDir::Read;
+    int64_t result = 0;
+  };
+
+  static std::size_t slot_stride(uint32_t bytes) {
+    const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    return (std::size_t{bytes} + page - 1) / page * page;
+  }
+
+  void init_ring(bool single_thread) {
+    // Newest flags first; older kernels reject them with EINVAL and we step back.
+    // COOP_TASKRUN (completions posted at the next kernel entry, no IPI) measured faster
+    // than SINGLE_ISSUER|DEFER_TASKRUN for O_DIRECT 4 KiB reads at QD 32 (7 of 7 rounds,
+    // 3-24%, docs/PERFORMANCE.md), so DEFER_TASKRUN is not used.
+    std::vector<unsigned> ladder;
+    if (single_thread) ladder.push_back(IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER);
+    ladder.push_back(IORING_SETUP_COOP_TASKRUN);
+    ladder.push_back(0);
+    int rc = -EINVAL;
+    for (const unsigned flags : ladder) {
+      io_uring_params p{};
+      p.flags = flags;
+      rc = io_uring_queue_init_params(depth_, &ring_, &p);
+      if (rc == 0) {
+        if ((flags & IORING_SETUP_SINGLE_ISSUER) != 0) notes_ += ", single issuer";
+        return;
+      }
+      if (rc != -EINVAL) break;
+    }
+    throw RuntimeError("io_uring_setup(" + std::to_string(depth_) +
+                       " entries) failed: " + errno_text(-rc) + "; use --engine psync");
+  }
+
+  void register_files() {
+    if (fds_.empty()) return;
+    fixed_files_ =
+        io_uring_register_files(&ring_, fds_.data(), static_cast<unsigned>(fds_.size())) == 0;
+  }
+
+  void register_buffers() {
+    std::vector<iovec> iov(depth_);
+    for (uint32_t i = 0; i < depth_; ++i) iov[i] = {slot_data(i), slot_bytes_};
+    // Fails with ENOMEM when RLIMIT_MEMLOCK is small; plain buffers still work.
+    fixed_buffers_ = io_uring_register_buffers(&ring_, iov.data(), depth_) == 0;
+  }
+
+  void queue(uint32_t slot) {
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+    if (sqe == nullptr) {  // cannot happen with depth_ entries and one request per slot
+      io_uring_submit(&ring_);
+      pending_ = 0;
+      sqe = io_uring_get_sqe(&ring_);
+      if (sqe == nullptr) throw RuntimeError("io_uring submission queue is full");
+    }
+    const Slot& s = slots_[slot];
+    std::byte* buf = slot_data(slot) + s.done;
+    const unsigned len = s.length - s.done;
+    const uint64_t off = s.offset + s.done;
+    const int fd = fixed_files_ ? static_cast<int>(s.file) : fds_[s.file];
+    if (fixed_buffers_) {
+      if (s.dir == IoDir::Read) {
+        io_uring_prep_read_fixed(sqe, fd, buf, len, off, static_cast<int>(slot));
+      } else {
+        io_uring_prep_write_fixed(sqe, fd, buf, len, off, static_cast<int>(slot));
+      }
+    } else if (s.dir == IoDir::Read) {
+      io_uring_prep_read(sqe, fd, buf, len, off);
+    } else {
+      io_uring_prep_write(sqe, fd, buf, len, off);
+    }
+    if (fixed_files_) sqe->flags |= IOSQE_FIXED_FILE;
+    io_uring_sqe_set_data64(sqe, slot);
+    ++pending_;
+  }
+
+  // Accounts one CQE; true when the slot's request is finished (result set).
+  bool complete(uint32_t slot, int res) {
+    Slot& s = slots_[slot];
+    if (res == -EINTR || res == -EAGAIN) {
+      queue(slot);
+      return false;
+    }
+    if (res < 0) {
+      // After partial progress a read error (e.g. O_DIRECT past an unaligned EOF) is EOF.
+      s.result = (s.dir == IoDir::Read && s.done > 0) ? int64_t{s.done} : int64_t{res};
+      return true;
+    }
+    if (res == 0) {
+      s.result = s.dir == IoDir::Read ? int64_t{s.done} : -EIO;
+      return true;
+    }
+    s.done += static_cast<uint32_t>(res);
+    if (s.done < s.length) {  // short transfer: finish the rest
+      queue(slot);
+      return false;
+    }
+    s.result = s.done;
+    return true;
+  }
+
+  std::vector<int> fds_;
+  uint32_t depth_;
+  uint32_t slot_bytes_;
+  std::size_t stride_ = 0;
+  HostBuffer memory_;
+  std::vector<Slot> slots_;
+  io_uring ring_{};
+  io_uring_cqe* scratch_ = nullptr;
+  unsigned pending_ = 0;
+  bool fixed_files_ = false;
+  bool fixed_buffers_ = false;
+  std::string notes_;
+};
+
+}  // namespace
+
+std::unique_ptr<HostIoWorker> make_io_uring_worker(const HostIoOptions& options,
+                                                   const FileSet& files) {
+  return std::make_unique<IoUringWorker>(options, files);
+}
+
+}  // namespace gdsb::detail

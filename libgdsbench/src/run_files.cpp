@@ -1,0 +1,218 @@
+#include "run_files.hpp"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <utility>
+
+#include "gdsb/error.hpp"
+#include "gdsb/units.hpp"
+
+namespace gdsb::detail {
+namespace {
+
+std::string sys_error(int err) { return std::strerror(err); }
+
+bool needs_reads(const Workload& w) {
+  return !pattern_is_write(w.pattern) || (w.mixed_read_percent && *w.mixed_read_percent > 0);
+}
+bool needs_writes(const Workload& w) {
+  return pattern_is_write(w.pattern) || (w.mixed_read_percent && *w.mixed_read_percent < 100);
+}
+
+bool has_created_mark(const std::string& path) {
+  char value[8];
+  return ::getxattr(path.c_str(), kCreatedXattr, value, sizeof value) >= 0;
+}
+
+struct Planned {
+  std::string path;
+  bool exists = false;
+  bool block_device = false;
+  uint64_t size = 0;  // regular files only; block devices are measured once open
+};
+
+Planned inspect(const Workload& w, const std::string& path) {
+  Planned p;
+  p.path = path;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    if (err != ENOENT) throw RuntimeError("cannot access " + path + ": " + sys_error(err));
+    if (needs_reads(w)) {
+      throw RuntimeError("cannot read " + path + ": " + sys_error(err) +
+                         " (create it first, e.g. with a write job: -I 1)");
+    }
+    return p;
+  }
+  p.exists = true;
+  p.block_device = S_ISBLK(st.st_mode);
+  if (!p.block_device && !S_ISREG(st.st_mode)) {
+    throw UsageError(path + " is neither a regular file nor a block device");
+  }
+  if (needs_writes(w)) {
+    if (p.block_device) {
+      throw UsageError("refusing to write to block device " + path +
+                       ": gdsb-io never writes to block devices (reads are fine)");
+    }
+    if (!w.allow_overwrite && !has_created_mark(path)) {
+      throw UsageError("refusing to overwrite " + path +
+                       ": it exists and was not created by gdsbench; pass --allow-overwrite "
+                       "to write to it, or name a new file");
+    }
+  }
+  p.size = static_cast<uint64_t>(st.st_size);
+  return p;
+}
+
+uint64_t block_device_size(int fd, const std::string& path) {
+  uint64_t bytes = 0;
+  if (::ioctl(fd, BLKGETSIZE64, &bytes) != 0) {
+    throw RuntimeError("cannot get the size of block device " + path + ": " + sys_error(errno));
+  }
+  return bytes;
+}
+
+}  // namespace
+
+void validate_workload(const Workload& w, bool odirect) {
+  if (!w.file.empty() && !w.directory.empty()) {
+    throw UsageError("-f (--file) and -D (--dir) cannot be used together; give one of them");
+  }
+  if (w.file.empty() && w.directory.empty()) {
+    throw UsageError("no data file: give -f FILE or -D DIR");
+  }
+  if (w.threads == 0) throw UsageError("-w (threads) must be at least 1");
+  if (w.threads > 4096) throw UsageError("-w (threads) must be at most 4096");
+  if (w.io_size == 0) throw UsageError("-i (I/O size) must be above 0");
+  if (w.io_size > (uint64_t{1} << 30)) throw UsageError("-i (I/O size) must be at most 1G");
+  if (w.iodepth == 0) throw UsageError("--iodepth must be at least 1");
+  if (w.iodepth > 4096) throw UsageError("--iodepth must be at most 4096");
+  if (w.engine == SubmitEngine::Psync && w.iodepth > 1) {
+    throw UsageError("--iodepth " + std::to_string(w.iodepth) +
+                     " needs --engine io_uring (psync does one I/O at a time per thread)");
+  }
+  if (w.repeat == 0) throw UsageError("--repeat must be at least 1");
+  if (w.runtime_s < 0) throw UsageError("-T (runtime) must not be negative");
+  if (w.warmup_s < 0) throw UsageError("--warmup must not be negative");
+  if (w.mixed_read_percent && *w.mixed_read_percent > 100) {
+    throw UsageError("-M (mixed read percent) must be between 0 and 100");
+  }
+  if (w.mixed_read_percent && w.verify) {
+    throw UsageError(
+        "-V (verify) cannot be combined with -M (mixed reads and writes): reads "
+        "could meet blocks not yet written");
+  }
+  if (w.file_size == 0 && (pattern_is_write(w.pattern) || w.mixed_read_percent)) {
+    throw UsageError("-s (file size) is required for writes");
+  }
+  if (w.file_size != 0 && w.file_size < w.io_size) {
+    throw UsageError("-i " + format_size(w.io_size) + " is larger than the file size -s " +
+                     format_size(w.file_size));
+  }
+  if (pattern_is_random(w.pattern) && w.random_alignment == 0) {
+    throw UsageError("-a (random alignment) must be above 0");
+  }
+  if (!odirect) return;
+  const std::string how = " with O_DIRECT (add -O 1 or use -x 4 for buffered I/O)";
+  if (w.io_size % kDirectIoAlignment != 0) {
+    throw UsageError("-i " + std::to_string(w.io_size) + " must be a multiple of " +
+                     std::to_string(kDirectIoAlignment) + how);
+  }
+  if (w.start_offset % kDirectIoAlignment != 0) {
+    throw UsageError("-o " + std::to_string(w.start_offset) + " must be a multiple of " +
+                     std::to_string(kDirectIoAlignment) + how);
+  }
+  if (pattern_is_random(w.pattern)) {
+    if (w.unaligned_random) throw UsageError("-U (unaligned random offsets) cannot be used" + how);
+    const uint64_t step =
+        (w.io_size + w.random_alignment - 1) / w.random_alignment * w.random_alignment;
+    if (step % kDirectIoAlignment != 0) {
+      throw UsageError("-a " + std::to_string(w.random_alignment) +
+                       " gives random offsets that are not multiples of " +
+                       std::to_string(kDirectIoAlignment) + how);
+    }
+  }
+}
+
+RunFiles::~RunFiles() {
+  for (int fd : set.fds) {
+    if (fd >= 0) ::close(fd);
+  }
+}
+
+RunFiles::RunFiles(RunFiles&& other) noexcept
+    : set(std::exchange(other.set, {})),
+      data_size(other.data_size),
+      warnings(std::move(other.warnings)) {}
+
+RunFiles open_run_files(const Workload& w, bool odirect) {
+  const std::vector<std::string> paths = w.resolved_files();
+  if (!w.directory.empty()) {
+    struct stat st {};
+    if (::stat(w.directory.c_str(), &st) != 0) {
+      throw RuntimeError("cannot use directory " + w.directory + " (-D): " + sys_error(errno));
+    }
+    if (!S_ISDIR(st.st_mode)) throw UsageError("-D " + w.directory + " is not a directory");
+  }
+  std::vector<Planned> plan;
+  plan.reserve(paths.size());
+  for (const auto& p : paths) plan.push_back(inspect(w, p));  // every check before any change
+
+  RunFiles files;
+  files.set.odirect = odirect;
+  std::vector<std::string> created;
+  try {
+    for (const Planned& p : plan) {
+      int flags = O_CLOEXEC | (needs_writes(w) ? O_RDWR : O_RDONLY);
+      if (odirect) flags |= O_DIRECT;
+      if (!p.exists) flags |= O_CREAT | O_EXCL;
+      const int fd = ::open(p.path.c_str(), flags, 0644);
+      if (fd < 0) {
+        const int err = errno;
+        std::string msg = "cannot open " + p.path +
+                          (needs_writes(w) ? " for writing: " : " for reading: ") + sys_error(err);
+        if (err == EINVAL && odirect)
+          msg += " (the file system refuses O_DIRECT; add -O 1 or use -x 4)";
+        throw RuntimeError(msg);
+      }
+      files.set.paths.push_back(p.path);
+      files.set.fds.push_back(fd);
+      if (!p.exists) {
+        created.push_back(p.path);
+        if (::fsetxattr(fd, kCreatedXattr, "1", 1, 0) != 0) {
+          files.warnings.push_back("could not mark " + p.path + " as created by gdsbench (" +
+                                   sys_error(errno) +
+                                   "); later writes to it need --allow-overwrite");
+        }
+      }
+      uint64_t size = p.block_device ? block_device_size(fd, p.path) : p.size;
+      if (needs_reads(w)) {
+        if (size <= w.start_offset || (w.file_size != 0 && size < w.start_offset + w.file_size)) {
+          throw RuntimeError(p.path + " is " + std::to_string(size) +
+                             " bytes, shorter than -o + -s = " +
+                             std::to_string(w.start_offset + (w.file_size ? w.file_size : 1)) +
+                             " bytes; write it first (-I 1) or lower -s");
+        }
+        const uint64_t avail = size - w.start_offset;
+        const uint64_t want = w.file_size != 0 ? w.file_size : avail;
+        files.data_size = files.data_size == 0 ? want : std::min(files.data_size, want);
+      } else {
+        files.data_size = w.file_size;
+      }
+    }
+  } catch (...) {
+    for (const auto& c : created) ::unlink(c.c_str());  // leave nothing behind on failure
+    throw;
+  }
+  return files;
+}
+
+}  // namespace gdsb::detail

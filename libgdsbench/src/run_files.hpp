@@ -1,0 +1,44 @@
+// Internal: checking a workload against the files it names, and opening them safely.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gdsb/transfer_path.hpp"
+#include "gdsb/workload.hpp"
+
+namespace gdsb::detail {
+
+// O_DIRECT offsets and sizes must be multiples of this (the largest logical block size in
+// common use; gdsio asks the same).
+inline constexpr uint64_t kDirectIoAlignment = 4096;
+// The extended attribute that marks files gdsbench created (and may overwrite).
+inline constexpr const char* kCreatedXattr = "user.gdsbench.created";
+
+// Checks that need no file system access. Throws UsageError naming the option.
+void validate_workload(const Workload& w, bool odirect);
+
+// Opened files of one run; closes them when destroyed.
+class RunFiles {
+ public:
+  RunFiles() = default;
+  ~RunFiles();
+  RunFiles(RunFiles&& other) noexcept;
+  RunFiles& operator=(RunFiles&&) = delete;
+  RunFiles(const RunFiles&) = delete;
+  RunFiles& operator=(const RunFiles&) = delete;
+
+  FileSet set;
+  uint64_t data_size = 0;             // bytes per file the run covers (-s, or what a read found)
+  std::vector<std::string> warnings;  // e.g. a file could not be marked as ours
+};
+
+// Checks every file first (nothing is created when one check fails), then opens them:
+// reads need an existing file (or block device) of at least -o + -s bytes; writes never
+// touch block devices and refuse an existing file without gdsbench's mark unless
+// allow_overwrite. New files are created and marked. Throws UsageError for refusals and
+// RuntimeError (naming the path and the system error) for what the system refuses.
+RunFiles open_run_files(const Workload& w, bool odirect);
+
+}  // namespace gdsb::detail

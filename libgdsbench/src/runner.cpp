@@ -1,0 +1,318 @@
+#include "gdsb/runner.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <barrier>
+#include <condition_variable>
+#include <ctime>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <system_error>
+#include <thread>
+
+#include "gdsb/error.hpp"
+#include "gdsb/offsets.hpp"
+#include "numa.hpp"
+#include "run_files.hpp"
+#include "worker_loop.hpp"
+
+namespace gdsb {
+namespace {
+
+using detail::LiveCounters;
+using detail::now_ns;
+using detail::ThreadStats;
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string iso_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  std::tm tm{};
+  gmtime_r(&ts.tv_sec, &tm);
+  char buf[40];
+  const std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  (void)std::snprintf(buf + n, sizeof buf - n, ".%03ldZ", ts.tv_nsec / 1000000L);
+  return buf;
+}
+
+uint64_t to_ns(double seconds) { return static_cast<uint64_t>(seconds * 1e9); }
+
+// What one repetition needs; everything lives on the stack of Runner::run.
+struct Job {
+  const Workload& w;
+  PathRun& path_run;
+  const detail::RunFiles& files;
+  const std::vector<Region>& regions;
+  const detail::NumaBinding* numa;
+  const RunOptions& options;
+};
+
+struct Repetition {
+  Measurement m;
+  bool interrupted = false;
+};
+
+Measurement summarize(const Workload& w, std::vector<ThreadStats>& stats, uint64_t t0) {
+  Measurement m;
+  uint64_t end = t0;
+  LatencyHistogram merged;
+  double user_s = 0;
+  double sys_s = 0;
+  std::size_t seconds_len = 0;
+  for (const ThreadStats& s : stats) {
+    m.bytes += s.bytes;
+    m.ops += s.ops;
+    m.read_ops += s.read_ops;
+    m.write_ops += s.write_ops;
+    end = std::max(end, s.end_ns);
+    merged.merge(s.histogram);
+    user_s += s.cpu_user_s;
+    sys_s += s.cpu_sys_s;
+    seconds_len = std::max(seconds_len, s.seconds.size());
+  }
+  m.seconds = static_cast<double>(end - t0) * 1e-9;
+  if (m.seconds > 0) {
+    m.throughput_gib_s = static_cast<double>(m.bytes) / m.seconds / kGiB;
+    m.iops = static_cast<double>(m.ops) / m.seconds;
+    const double cpus = static_cast<double>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+    m.cpu.user_percent = 100.0 * user_s / (m.seconds * cpus);
+    m.cpu.sys_percent = 100.0 * sys_s / (m.seconds * cpus);
+  }
+  m.latency = merged.summary();
+  m.histogram = merged.buckets();
+  for (std::size_t k = 0; k < seconds_len; ++k) {
+    TimePoint p;
+    p.t_end_s = std::min(static_cast<double>(k + 1), m.seconds);
+    for (const ThreadStats& s : stats) {
+      if (k < s.seconds.size()) {
+        p.bytes += s.seconds[k].bytes;
+        p.ops += s.seconds[k].ops;
+      }
+    }
+    m.timeseries.push_back(p);
+  }
+  (void)w;
+  return m;
+}
+
+Repetition run_repetition(const Job& job, double warmup_s) {
+  const Workload& w = job.w;
+  const uint32_t n = w.threads;
+  std::vector<ThreadStats> stats(n);
+  std::vector<LiveCounters> live(n);
+  std::atomic<bool> abort{false};
+  const detail::StopSignals stop{job.options.stop, &abort};
+  std::mutex mutex;
+  std::condition_variable cv;
+  uint32_t finished = 0;
+  std::exception_ptr error;
+
+  // Phase boundaries: set by the barrier's completion step, read by every thread after it.
+  struct Clock {
+    uint64_t warmup_start = 0;
+    uint64_t t0 = 0;
+    int phase = 0;
+  } clock;
+  std::atomic<uint64_t> phase_start{0};
+  std::atomic<bool> warming{false};
+  auto on_phase = [&]() noexcept {
+    const uint64_t t = now_ns();
+    if (clock.phase++ == 0) {
+      clock.warmup_start = t;
+      warming.store(warmup_s > 0, std::memory_order_relaxed);
+    } else {
+      clock.t0 = t;
+      warming.store(false, std::memory_order_relaxed);
+    }
+    phase_start.store(t, std::memory_order_relaxed);
+  };
+  std::barrier sync(static_cast<std::ptrdiff_t>(n), on_phase);
+
+  auto record_error = [&](std::exception_ptr e) {
+    const std::lock_guard lock(mutex);
+    if (!error) error = std::move(e);
+    abort.store(true, std::memory_order_relaxed);
+  };
+
+  auto thread_main = [&](uint32_t i) {
+    std::unique_ptr<PathWorker> worker;
+    std::optional<detail::ThreadLoop> loop;
+    const Region& region = job.regions[i];
+    try {
+      if (job.numa != nullptr) job.numa->bind_current_thread();
+      worker = job.path_run.make_worker(i);
+      loop.emplace(w, offset_plan(w, region, i), job.files.set.paths[region.file], *worker,
+                   live[i]);
+    } catch (...) {
+      record_error(std::current_exception());
+    }
+    sync.arrive_and_wait();
+    if (warmup_s > 0 && !stop.requested()) {
+      try {
+        loop->run(clock.warmup_start, clock.warmup_start + to_ns(warmup_s), stop, stats[i]);
+      } catch (...) {
+        record_error(std::current_exception());
+      }
+    }
+    sync.arrive_and_wait();
+    stats[i].reset();  // nothing of the warm-up is reported, even when stopped now
+    if (!stop.requested()) {
+      try {
+        const uint64_t deadline = w.runtime_s > 0 ? clock.t0 + to_ns(w.runtime_s) : 0;
+        loop->run(clock.t0, deadline, stop, stats[i]);
+        if (w.verify && pattern_is_write(w.pattern)) loop->verify_written(stop);
+      } catch (...) {
+        record_error(std::current_exception());
+      }
+    }
+    loop.reset();
+    worker.reset();  // in this thread: some workers (io_uring) belong to their thread
+    {
+      const std::lock_guard lock(mutex);
+      ++finished;
+    }
+    cv.notify_all();
+  };
+
+  std::vector<std::thread> threads;
+  threads.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    try {
+      threads.emplace_back(thread_main, i);
+    } catch (const std::system_error& e) {
+      record_error(
+          std::make_exception_ptr(RuntimeError("cannot start worker thread " + std::to_string(i) +
+                                               " of " + std::to_string(n) + ": " + e.what())));
+      // Stand in for the threads that do not exist so the others get past the barriers.
+      for (uint32_t k = i; k < n; ++k) {
+        sync.arrive_and_drop();
+        const std::lock_guard lock(mutex);
+        ++finished;
+      }
+      break;
+    }
+  }
+
+  uint64_t last_bytes = 0;
+  uint64_t last_ns = now_ns();
+  bool last_warming = false;
+  {
+    std::unique_lock lock(mutex);
+    while (!cv.wait_for(lock, job.options.progress_interval, [&] { return finished == n; })) {
+      if (!job.options.on_progress) continue;
+      lock.unlock();
+      Progress p;
+      const uint64_t t = now_ns();
+      const uint64_t start = phase_start.load(std::memory_order_relaxed);
+      p.warming_up = warming.load(std::memory_order_relaxed);
+      for (const LiveCounters& c : live) {
+        p.bytes += c.bytes.load(std::memory_order_relaxed);
+        p.ops += c.ops.load(std::memory_order_relaxed);
+      }
+      if (p.warming_up != last_warming || p.bytes < last_bytes) last_bytes = 0;
+      p.elapsed_s = start == 0 ? 0.0 : static_cast<double>(t - start) * 1e-9;
+      p.planned_s = p.warming_up ? warmup_s : w.runtime_s;
+      const double dt = static_cast<double>(t - last_ns) * 1e-9;
+      p.recent_gib_s = dt > 0 ? static_cast<double>(p.bytes - last_bytes) / dt / kGiB : 0.0;
+      last_bytes = p.bytes;
+      last_ns = t;
+      last_warming = p.warming_up;
+      try {
+        if (start != 0) job.options.on_progress(p);
+      } catch (...) {
+        record_error(std::current_exception());
+      }
+      lock.lock();
+    }
+  }
+  for (auto& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
+
+  Repetition rep;
+  rep.m = summarize(w, stats, clock.t0);
+  rep.interrupted = job.options.stop != nullptr && job.options.stop->load();
+  return rep;
+}
+
+// Every thread must have at least one whole I/O to do.
+void check_regions(const Workload& w, const std::vector<Region>& regions) {
+  for (uint32_t i = 0; i < regions.size(); ++i) {
+    if (OffsetGenerator(offset_plan(w, regions[i], i)).blocks_per_pass() == 0) {
+      throw UsageError(
+          "thread " + std::to_string(i) + " has no whole I/O to do: its part of the data (" +
+          std::to_string(regions[i].end - regions[i].begin) + " bytes) is too small for -i " +
+          std::to_string(w.io_size) +
+          (w.unaligned_random ? " with -U (which needs up to -a - 1 more bytes)" : "") +
+          "; raise -s or lower -w");
+    }
+  }
+}
+
+}  // namespace
+
+Availability Runner::probe(const Workload& w) const {
+  const TransferPath* path = paths_.find(w.xfer);
+  if (path == nullptr) {
+    return Availability::no(
+        std::string(xfer_label(w.xfer)) + " (-x " + std::to_string(static_cast<int>(w.xfer)) +
+        ") is not part of this build" +
+        (xfer_uses_gpu(w.xfer) ? ": GPU transfer paths need a build with CUDA support" : ""));
+  }
+  return path->probe(w);
+}
+
+RunResult Runner::run(const Workload& w, const RunOptions& options) const {
+  RunResult r;
+  r.workload = w;
+  r.started_at = iso_now();
+  const Availability available = probe(w);
+  if (!available.ok) {
+    r.status = RunStatus::Waived;
+    r.reason = available.reason;
+    r.ended_at = iso_now();
+    return r;
+  }
+  TransferPath& path = *paths_.find(w.xfer);
+  const bool odirect = path.needs_odirect(w);
+  detail::validate_workload(w, odirect);
+  if (w.file_size != 0)
+    check_regions(w, split_regions(w, w.file_size));  // before any file is touched
+  std::optional<detail::NumaBinding> numa;
+  if (w.numa_node) numa.emplace(*w.numa_node);
+
+  const detail::RunFiles files = detail::open_run_files(w, odirect);
+  const std::vector<Region> regions = split_regions(w, files.data_size);
+  check_regions(w, regions);
+  std::unique_ptr<PathRun> path_run = path.start(w, files.set);
+  const Job job{w, *path_run, files, regions, numa ? &*numa : nullptr, options};
+
+  std::vector<Measurement> reps;
+  for (uint32_t i = 0; i < w.repeat; ++i) {
+    Repetition rep = run_repetition(job, i == 0 ? w.warmup_s : 0.0);
+    reps.push_back(std::move(rep.m));
+    if (rep.interrupted) {
+      r.interrupted = true;
+      break;
+    }
+  }
+  r.path = path_run->finish();
+  path_run.reset();
+  for (const auto& warning : files.warnings) r.path.warnings.push_back(warning);
+
+  // The reported figures are the median repetition by throughput (lower middle when even).
+  std::vector<std::size_t> order(reps.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return reps[a].throughput_gib_s < reps[b].throughput_gib_s;
+  });
+  r.result = reps[order[(order.size() - 1) / 2]];
+  if (w.repeat > 1) r.repetitions = std::move(reps);
+  r.status = RunStatus::Ok;
+  r.ended_at = iso_now();
+  return r;
+}
+
+}  // namespace gdsb

@@ -1,0 +1,141 @@
+#include "gdsb/units.hpp"
+
+#include <array>
+#include <cctype>
+#include <cstdio>
+#include <limits>
+
+#include "gdsb/error.hpp"
+
+namespace gdsb {
+namespace {
+
+constexpr std::string_view kAccepted =
+    "a whole number of bytes with an optional K, M, G or T suffix (base 1024), e.g. 4096, "
+    "4K, 1M, 2G";
+
+[[noreturn]] void bad_size(std::string_view text, std::string_view what, std::string_view why) {
+  throw UsageError(std::string(what) + ": '" + std::string(text) + "' is not a size (" +
+                   std::string(why) + "); expected " + std::string(kAccepted));
+}
+
+char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+
+}  // namespace
+
+uint64_t parse_size(std::string_view text, std::string_view what) {
+  std::size_t i = 0;
+  while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+  const std::size_t digits_begin = i;
+  uint64_t value = 0;
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    const auto d = static_cast<uint64_t>(text[i] - '0');
+    if (value > (kMax - d) / 10) bad_size(text, what, "too large");
+    value = value * 10 + d;
+  }
+  if (i == digits_begin) bad_size(text, what, text.empty() ? "empty" : "no leading number");
+  unsigned shift = 0;
+  if (i < text.size()) {
+    switch (lower(text[i])) {
+      case 'k':
+        shift = 10;
+        ++i;
+        break;
+      case 'm':
+        shift = 20;
+        ++i;
+        break;
+      case 'g':
+        shift = 30;
+        ++i;
+        break;
+      case 't':
+        shift = 40;
+        ++i;
+        break;
+      default:
+        break;
+    }
+  }
+  std::string_view rest = text.substr(i);
+  while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t')) rest.remove_suffix(1);
+  const bool iec_suffix =
+      shift != 0 && rest.size() == 2 && lower(rest[0]) == 'i' && lower(rest[1]) == 'b';
+  const bool byte_suffix = rest.size() == 1 && lower(rest[0]) == 'b';
+  if (iec_suffix || byte_suffix) rest = {};
+  if (!rest.empty()) bad_size(text, what, "unknown suffix '" + std::string(rest) + "'");
+  if (shift != 0 && value > (kMax >> shift)) bad_size(text, what, "too large");
+  return value << shift;
+}
+
+bool is_size_range(std::string_view text) { return text.find(':') != std::string_view::npos; }
+
+SizeRange parse_size_range(std::string_view text, std::string_view what) {
+  if (!is_size_range(text)) {
+    const uint64_t v = parse_size(text, what);
+    return {v, v, 0};
+  }
+  const std::string w(what);
+  const std::string t(text);
+  const auto c1 = text.find(':');
+  const auto c2 = text.find(':', c1 + 1);
+  if (c2 == std::string_view::npos || text.find(':', c2 + 1) != std::string_view::npos) {
+    throw UsageError(w + ": '" + t + "' is not a size range; expected min:max:step, e.g. 4K:1M:4K");
+  }
+  const std::array<std::string_view, 3> parts{text.substr(0, c1), text.substr(c1 + 1, c2 - c1 - 1),
+                                              text.substr(c2 + 1)};
+  SizeRange r{parse_size(parts[0], w + " (min)"), parse_size(parts[1], w + " (max)"),
+              parse_size(parts[2], w + " (step)")};
+  if (r.min == 0) throw UsageError(w + ": '" + t + "': the minimum size must be above 0");
+  if (r.min > r.max) throw UsageError(w + ": '" + t + "': min is larger than max");
+  if (r.step == 0 && r.min != r.max) {
+    throw UsageError(w + ": '" + t + "': step must be above 0 when min < max");
+  }
+  if (r.step != 0 && (r.max - r.min) / r.step + 1 > kMaxRangeSizes) {
+    throw UsageError(w + ": '" + t + "' expands to more than " + std::to_string(kMaxRangeSizes) +
+                     " sizes; use a larger step");
+  }
+  return r;
+}
+
+std::vector<uint64_t> expand_size_range(const SizeRange& range) {
+  std::vector<uint64_t> out;
+  if (range.step == 0 || range.min >= range.max) {
+    out.push_back(range.min);
+    return out;
+  }
+  for (uint64_t v = range.min; v <= range.max; v += range.step) {
+    out.push_back(v);
+    if (range.max - v < range.step) break;  // next step would pass max (or overflow)
+  }
+  return out;
+}
+
+std::string format_size(uint64_t bytes) {
+  constexpr std::array<std::pair<unsigned, char>, 4> kUnits{
+      {{40, 'T'}, {30, 'G'}, {20, 'M'}, {10, 'K'}}};
+  for (const auto& [shift, suffix] : kUnits) {
+    const uint64_t unit = uint64_t{1} << shift;
+    if (bytes != 0 && bytes % unit == 0) return std::to_string(bytes >> shift) + suffix;
+  }
+  return std::to_string(bytes);
+}
+
+std::string format_bytes_iec(double bytes) {
+  constexpr std::array<const char*, 6> kUnits{"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  std::size_t u = 0;
+  while (bytes >= 1024.0 && u + 1 < kUnits.size()) {
+    bytes /= 1024.0;
+    ++u;
+  }
+  std::array<char, 48> buf{};
+  if (u == 0) {
+    (void)std::snprintf(buf.data(), buf.size(), "%.0f B", bytes);
+  } else {
+    (void)std::snprintf(buf.data(), buf.size(), "%.2f %s", bytes, kUnits[u]);
+  }
+  return buf.data();
+}
+
+}  // namespace gdsb

@@ -1,0 +1,112 @@
+// Internal: what one runner thread does with its PathWorker. The hot loop keeps to plain
+// per-thread state: no allocation, no locks, one clock read per batch of completions
+// (and one per batch of submissions only when buffers were filled before it).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gdsb/histogram.hpp"
+#include "gdsb/offsets.hpp"
+#include "gdsb/transfer_path.hpp"
+#include "gdsb/workload.hpp"
+
+namespace gdsb::detail {
+
+inline uint64_t now_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// Read by the progress monitor while the owner thread writes (relaxed stores only).
+struct alignas(64) LiveCounters {
+  std::atomic<uint64_t> bytes{0};
+  std::atomic<uint64_t> ops{0};
+};
+
+struct SecondBucket {
+  uint64_t bytes = 0;
+  uint64_t ops = 0;
+};
+
+// One thread's measured figures; read by the runner after the thread has finished.
+struct ThreadStats {
+  LatencyHistogram histogram;
+  uint64_t bytes = 0;
+  uint64_t ops = 0;
+  uint64_t read_ops = 0;
+  uint64_t write_ops = 0;
+  uint64_t end_ns = 0;  // last completion
+  std::vector<SecondBucket> seconds;
+  double cpu_user_s = 0;
+  double cpu_sys_s = 0;
+  void reset();
+};
+
+struct StopSignals {
+  const std::atomic<bool>* user = nullptr;  // RunOptions::stop
+  std::atomic<bool>* abort = nullptr;       // another thread failed
+  bool requested() const noexcept {
+    return (user != nullptr && user->load(std::memory_order_relaxed)) ||
+           abort->load(std::memory_order_relaxed);
+  }
+};
+
+// The thread's view of the workload, fixed for the whole run.
+class ThreadLoop {
+ public:
+  ThreadLoop(const Workload& w, const OffsetPlan& plan, const std::string& path, PathWorker& worker,
+             LiveCounters& live);
+
+  // Issues I/O from pass 0 until the data is done (deadline_ns == 0: one pass) or the
+  // deadline passes (further passes as needed), then drains. Stats restart at t0_ns.
+  void run(uint64_t t0_ns, uint64_t deadline_ns, const StopSignals& stop, ThreadStats& stats);
+
+  // -V after writes: reads back every block the last run() wrote and checks it.
+  void verify_written(const StopSignals& stop);
+
+ private:
+  void fill_for_write(uint32_t slot, uint64_t offset);
+  void complete(const IoCompletion& c, uint64_t now, ThreadStats& stats);
+  // The slot of a completion, checking that its tag is one we have in flight.
+  uint32_t slot_of(const IoCompletion& c) const;
+  [[noreturn]] void fail(const IoCompletion& c, uint32_t slot) const;
+
+  struct InFlight {
+    uint64_t tag = ~uint64_t{0};  // none
+    uint64_t start_ns = 0;
+    uint64_t offset = 0;
+    IoDir dir = IoDir::Read;
+  };
+
+  const Workload& w_;
+  OffsetPlan plan_;
+  OffsetGenerator gen_;
+  const std::string& path_;
+  PathWorker& worker_;
+  LiveCounters& live_;
+  uint32_t depth_;
+  uint32_t io_size_;
+  bool verify_;
+  bool fill_each_write_;
+  std::optional<uint32_t> read_percent_;
+  IoDir default_dir_;
+  uint64_t rng_;
+  uint64_t random_fill_state_;
+  std::vector<uint32_t> free_slots_;
+  std::vector<InFlight> inflight_;
+  std::vector<IoRequest> batch_;
+  std::vector<IoCompletion> completions_;
+  std::vector<std::byte> scratch_;  // pattern fill and verification copies
+  uint64_t sequence_ = 0;           // tags are (sequence << 32) | slot
+  uint64_t next_second_ns_ = 0;
+  SecondBucket current_second_;
+  uint64_t written_all_ = 0;  // whether the last run completed a full pass (for -V)
+  uint64_t written_prefix_ = 0;
+};
+
+}  // namespace gdsb::detail

@@ -1,0 +1,125 @@
+// Golden tests of the text reporters: fixed inputs, exact expected output. The gdsio
+// line must match gdsio byte for byte so that existing parsers keep working.
+#include "gdsb/report/gdsio_line.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "gdsb/report/io_table.hpp"
+#include "gdsb/report/job_stats.hpp"
+
+namespace gdsb::report {
+namespace {
+
+// The numbers of the sample line in REFERENCE.md: 8 threads, 1 MiB I/Os, 4000 MiB file.
+RunResult sample() {
+  RunResult r;
+  r.workload.xfer = XferType::GpuDirect;
+  r.workload.pattern = IoPattern::Read;
+  r.workload.threads = 8;
+  r.workload.file = "/mnt/nvme/f";
+  r.workload.file_size = 4000ULL << 20;
+  r.workload.io_size = 1ULL << 20;
+  r.result.bytes = 818796544ULL * 1024;
+  r.result.ops = 799606;
+  r.result.seconds = 119.679102;
+  r.result.throughput_gib_s = 6.524658;
+  r.result.latency.mean_us = 1197.370995;
+  r.path.path_used = "gds-nvfs";
+  return r;
+}
+
+TEST(GdsioLine, MatchesGdsioByteForByte) {
+  EXPECT_EQ(gdsio_line(sample()),
+            "IoType: READ XferType: GPUD Threads: 8 DataSetSize: 818796544/4096000(KiB) "
+            "IOSize: 1024(KiB) Throughput: 6.524658 GiB/sec, Avg_Latency: 1197.370995 usecs "
+            "ops: 799606 total_time 119.679102 secs");
+}
+
+TEST(GdsioLine, DirectoryModeCountsOneFilePerThread) {
+  RunResult r = sample();
+  r.workload.file.clear();
+  r.workload.directory = "/mnt/nvme";
+  r.workload.threads = 4;
+  r.workload.file_size = 1ULL << 30;
+  r.workload.xfer = XferType::CpuOnly;
+  r.workload.pattern = IoPattern::Write;
+  EXPECT_EQ(gdsio_line(r).substr(0, 84),
+            "IoType: WRITE XferType: CPUONLY Threads: 4 DataSetSize: 818796544/4194304(KiB) IOSiz");
+}
+
+TEST(GdsioLine, BatchTypesInsertIoDepthAfterThreads) {
+  RunResult r = sample();
+  r.workload.xfer = XferType::GpuBatch;
+  r.workload.batch_size = 32;
+  r.workload.pattern = IoPattern::RandRead;
+  EXPECT_EQ(gdsio_line(r).substr(0, 75),
+            "IoType: RANDREAD XferType: GPU_BATCH Threads: 8 IoDepth: 32 DataSetSize: 81");
+}
+
+TEST(GdsioBlock, WarningsFollowTheLine) {
+  RunResult r = sample();
+  r.path.warnings = {"cuFile ran in compat mode", "second"};
+  const std::string text = gdsio_block(r);
+  EXPECT_EQ(text, gdsio_line(r) + "\nwarning: cuFile ran in compat mode\nwarning: second\n");
+}
+
+TEST(GdsioBlock, RepetitionsFollowTheMedianLine) {
+  RunResult r = sample();
+  r.repetitions.resize(2);
+  r.repetitions[0].throughput_gib_s = 1.5;
+  r.repetitions[0].latency.mean_us = 10;
+  r.repetitions[0].latency.p99_us = 20;
+  r.repetitions[0].ops = 7;
+  r.repetitions[0].seconds = 0.25;
+  const std::string text = gdsio_block(r);
+  EXPECT_EQ(text.substr(gdsio_line(r).size() + 1),
+            "repetition 1/2: Throughput: 1.500000 GiB/sec, Avg_Latency: 10.000000 usecs p99: "
+            "20.000000 usecs ops: 7 total_time 0.250000 secs\n"
+            "repetition 2/2: Throughput: 0.000000 GiB/sec, Avg_Latency: 0.000000 usecs p99: "
+            "0.000000 usecs ops: 0 total_time 0.000000 secs\n");
+}
+
+TEST(GdsioBlock, WaivedSaysNotAvailable) {
+  RunResult r = sample();
+  r.status = RunStatus::Waived;
+  r.reason = "libcufile.so.0 not found";
+  EXPECT_EQ(gdsio_block(r), "not available: libcufile.so.0 not found\n");
+}
+
+TEST(IoTable, HasHeaderRowsAndReasons) {
+  std::vector<RunResult> runs{sample(), sample()};
+  runs[0].result.iops = 6681.2;
+  runs[0].result.latency.p50_us = 1100.4;
+  runs[0].result.latency.p99_us = 2500.0;
+  runs[0].result.latency.p999_us = 9.25;
+  runs[1].status = RunStatus::Waived;
+  runs[1].reason = "no GPU";
+  const std::string t = io_table(runs);
+  EXPECT_NE(t.find("GiB/s"), std::string::npos);
+  EXPECT_NE(t.find("6.525"), std::string::npos);
+  EXPECT_NE(t.find("6681"), std::string::npos);
+  EXPECT_NE(t.find("1100"), std::string::npos);
+  EXPECT_NE(t.find("9.25"), std::string::npos);
+  EXPECT_NE(t.find("gds-nvfs"), std::string::npos);
+  EXPECT_NE(t.find("2 gpu_direct: not available: no GPU"), std::string::npos);
+}
+
+TEST(FormatBytes, ExactAndFractional) {
+  EXPECT_EQ(format_bytes(4096), "4 KiB");
+  EXPECT_EQ(format_bytes(1 << 20), "1 MiB");
+  EXPECT_EQ(format_bytes(1000), "1000 B");
+  EXPECT_EQ(format_bytes(1536ULL << 20), "1.5 GiB");
+}
+
+TEST(JobStats, ListsPercentiles) {
+  RunResult r = sample();
+  r.result.latency.p99_us = 2500.5;
+  const std::string s = job_stats(r);
+  EXPECT_NE(s.find("p99 2500.50"), std::string::npos);
+  EXPECT_NE(s.find("path: gds-nvfs"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gdsb::report

@@ -1,0 +1,117 @@
+// Host I/O workers on a temporary file: both engines move the right bytes, finish short
+// transfers, report end of file and errors, and keep slots page aligned.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "gdsb/host_buffer.hpp"
+#include "gdsb/host_io.hpp"
+#include "test_support.hpp"
+
+namespace gdsb {
+namespace {
+
+class HostIo : public ::testing::TestWithParam<SubmitEngine> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == SubmitEngine::IoUring) {
+      const Availability a = probe_io_uring(4);
+      if (!a.ok) GTEST_SKIP() << a.reason;
+    }
+    path = dir.file("f");
+    fd = ::open(path.c_str(), O_CREAT | O_RDWR, 0644);
+    ASSERT_GE(fd, 0);
+    files.paths = {path};
+    files.fds = {fd};
+    files.odirect = false;
+  }
+  void TearDown() override {
+    if (fd >= 0) ::close(fd);
+  }
+  std::vector<IoCompletion> run(HostIoWorker& w, std::vector<IoRequest> reqs) {
+    w.submit(reqs);
+    std::vector<IoCompletion> out(reqs.size());
+    std::size_t got = 0;
+    while (got < reqs.size()) got += w.reap(std::span(out).subspan(got), 1);
+    return out;
+  }
+  test::TempDir dir;
+  std::string path;
+  int fd = -1;
+  FileSet files;
+};
+
+TEST_P(HostIo, WritesAndReadsBackThroughSlots) {
+  auto w = make_host_io_worker(GetParam(), files, 4, 8192);
+  ASSERT_EQ(w->depth(), GetParam() == SubmitEngine::IoUring ? 4U : 4U);
+  for (uint32_t s = 0; s < 4; ++s) {
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(w->slot_data(s)) % 4096, 0U);
+    std::memset(w->slot_data(s), 'a' + static_cast<int>(s), 8192);
+  }
+  std::vector<IoRequest> writes;
+  for (uint32_t s = 0; s < 4; ++s)
+    writes.push_back({100 + s, 0, s * 8192ULL, 8192, IoDir::Write, s});
+  for (const auto& c : run(*w, writes)) EXPECT_EQ(c.result, 8192);
+  for (uint32_t s = 0; s < 4; ++s) std::memset(w->slot_data(s), 0, 8192);
+  std::vector<IoRequest> reads;
+  for (uint32_t s = 0; s < 4; ++s)
+    reads.push_back({200 + s, 0, (3 - s) * 8192ULL, 8192, IoDir::Read, s});
+  std::vector<uint64_t> tags;
+  for (const auto& c : run(*w, reads)) {
+    EXPECT_EQ(c.result, 8192);
+    tags.push_back(c.tag);
+  }
+  std::sort(tags.begin(), tags.end());
+  EXPECT_EQ(tags, (std::vector<uint64_t>{200, 201, 202, 203}));
+  for (uint32_t s = 0; s < 4; ++s) {
+    EXPECT_EQ(static_cast<char>(w->slot_data(s)[0]), 'a' + static_cast<int>(3 - s));
+    EXPECT_EQ(static_cast<char>(w->slot_data(s)[8191]), 'a' + static_cast<int>(3 - s));
+  }
+  std::vector<std::byte> copy(8192);
+  w->read_slot(1, copy);
+  EXPECT_EQ(static_cast<char>(copy[5]), 'c');
+  EXPECT_FALSE(w->describe().empty());
+}
+
+TEST_P(HostIo, ReadPastEndOfFileIsShortAndBadFdIsAnError) {
+  ASSERT_EQ(::pwrite(fd, "0123456789", 10, 0), 10);
+  auto w = make_host_io_worker(GetParam(), files, 1, 4096);
+  auto c = run(*w, {{7, 0, 4, 4096, IoDir::Read, 0}});
+  EXPECT_EQ(c[0].tag, 7U);
+  EXPECT_EQ(c[0].result, 6);
+  EXPECT_EQ(std::memcmp(w->slot_data(0), "456789", 6), 0);
+  c = run(*w, {{8, 0, 100, 4096, IoDir::Read, 0}});
+  EXPECT_EQ(c[0].result, 0);
+  FileSet ro = files;
+  const int rfd = ::open(path.c_str(), O_RDONLY);
+  ro.fds = {rfd};
+  auto r = make_host_io_worker(GetParam(), ro, 1, 4096);
+  c = run(*r, {{9, 0, 0, 4096, IoDir::Write, 0}});
+  EXPECT_EQ(c[0].result, -EBADF);
+  ::close(rfd);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, HostIo,
+                         ::testing::Values(SubmitEngine::Psync, SubmitEngine::IoUring),
+                         [](const auto& param_info) {
+                           return std::string(engine_name(param_info.param));
+                         });
+
+TEST(HostBuffer, AlignedZeroedMovable) {
+  HostBuffer b(10000);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data()) % 4096, 0U);
+  EXPECT_EQ(b.size(), 10000U);
+  EXPECT_EQ(b.data()[9999], std::byte{0});
+  HostBuffer c = std::move(b);
+  EXPECT_EQ(b.data(), nullptr);
+  EXPECT_EQ(c.size(), 10000U);
+  HostBuffer bound(4096, 0);  // node 0 exists on every Linux machine
+  EXPECT_NE(bound.data(), nullptr);
+}
+
+}  // namespace
+}  // namespace gdsb

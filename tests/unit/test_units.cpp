@@ -1,0 +1,69 @@
+#include <gtest/gtest.h>
+
+#include "gdsb/error.hpp"
+#include "gdsb/units.hpp"
+
+namespace gdsb {
+namespace {
+
+TEST(ParseSize, PlainAndSuffixes) {
+  EXPECT_EQ(parse_size("4096"), 4096U);
+  EXPECT_EQ(parse_size("4K"), 4096U);
+  EXPECT_EQ(parse_size("4k"), 4096U);
+  EXPECT_EQ(parse_size("4KiB"), 4096U);
+  EXPECT_EQ(parse_size("4kb"), 4096U);
+  EXPECT_EQ(parse_size("1M"), 1048576U);
+  EXPECT_EQ(parse_size("2G"), 2ULL << 30);
+  EXPECT_EQ(parse_size("1T"), 1ULL << 40);
+  EXPECT_EQ(parse_size("512B"), 512U);
+  EXPECT_EQ(parse_size("0"), 0U);
+}
+
+TEST(ParseSize, RejectsWithMessageNamingTextAndOption) {
+  for (const char* bad : {"", "abc", "4X", "K", "-1", "1.5M", "4KiBB", "1Mi", "99999999999T"}) {
+    try {
+      parse_size(bad, "-s");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const UsageError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("-s"), std::string::npos) << msg;
+      EXPECT_NE(msg.find(std::string("'") + bad + "'"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("K, M, G or T"), std::string::npos) << msg;
+    }
+  }
+}
+
+TEST(SizeRange, ParsesAndExpands) {
+  const auto r = parse_size_range("4K:16K:4K");
+  EXPECT_EQ(r.min, 4096U);
+  EXPECT_EQ(r.max, 16384U);
+  EXPECT_EQ(r.step, 4096U);
+  EXPECT_EQ(expand_size_range(r), (std::vector<uint64_t>{4096, 8192, 12288, 16384}));
+  EXPECT_EQ(expand_size_range(parse_size_range("4K:10K:4K")), (std::vector<uint64_t>{4096, 8192}));
+  EXPECT_EQ(expand_size_range(parse_size_range("1M")), (std::vector<uint64_t>{1048576}));
+  EXPECT_TRUE(is_size_range("1:2:1"));
+  EXPECT_FALSE(is_size_range("1M"));
+}
+
+TEST(SizeRange, Rejects) {
+  for (const char* bad :
+       {"4K:1K:1K", "4K:8K", "4K:8K:0", "1:2:3:4", "0:4K:1K", "a:b:c", "1:1G:1"}) {
+    EXPECT_THROW(parse_size_range(bad), UsageError) << bad;
+  }
+}
+
+TEST(FormatSize, RoundTrips) {
+  EXPECT_EQ(format_size(1048576), "1M");
+  EXPECT_EQ(format_size(6144), "6K");
+  EXPECT_EQ(format_size(1000), "1000");
+  EXPECT_EQ(format_size(0), "0");
+  for (uint64_t v : {1ULL, 4096ULL, 12345ULL, 3ULL << 30, 5ULL << 40}) {
+    EXPECT_EQ(parse_size(format_size(v)), v);
+  }
+  EXPECT_EQ(format_bytes_iec(100), "100 B");
+  EXPECT_EQ(format_bytes_iec(1536), "1.50 KiB");
+  EXPECT_EQ(format_bytes_iec(3.0 * (1ULL << 30)), "3.00 GiB");
+}
+
+}  // namespace
+}  // namespace gdsb

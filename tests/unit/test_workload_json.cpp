@@ -1,0 +1,96 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "gdsb/result.hpp"
+#include "gdsb/workload.hpp"
+
+namespace gdsb {
+namespace {
+
+Workload sample_workload() {
+  Workload w;
+  w.name = "job1";
+  w.file = "/data/f";
+  w.numa_node = 1;
+  w.threads = 4;
+  w.file_size = 1ULL << 30;
+  w.start_offset = 4096;
+  w.io_size = 1 << 20;
+  w.xfer = XferType::CpuCachedGpu;
+  w.pattern = IoPattern::RandWrite;
+  w.mixed_read_percent = 70;
+  w.runtime_s = 2.5;
+  w.seed = 77;
+  w.unaligned_random = true;
+  w.random_alignment = 512;
+  w.fill_random = true;
+  w.verify = true;
+  w.odirect = false;
+  w.engine = SubmitEngine::IoUring;
+  w.iodepth = 32;
+  w.warmup_s = 1;
+  w.repeat = 3;
+  w.allow_overwrite = true;
+  return w;
+}
+
+TEST(WorkloadJson, RoundTrips) {
+  const Workload w = sample_workload();
+  const nlohmann::json j = w;
+  const Workload back = j.get<Workload>();
+  EXPECT_EQ(nlohmann::json(back), j);
+  EXPECT_EQ(back.numa_node, 1);
+  EXPECT_EQ(back.mixed_read_percent, 70U);
+  EXPECT_EQ(back.engine, SubmitEngine::IoUring);
+  EXPECT_EQ(back.xfer, XferType::CpuCachedGpu);
+  EXPECT_EQ(j.at("xfer_name"), "cpu_cached_gpu");
+}
+
+TEST(WorkloadJson, RejectsOutOfRangeEnums) {
+  nlohmann::json j = sample_workload();
+  j["xfer_type"] = 9;
+  EXPECT_THROW(j.get<Workload>(), nlohmann::json::exception);
+}
+
+TEST(ResultJson, RoundTripsWithRepetitions) {
+  RunResult r;
+  r.workload = sample_workload();
+  r.status = RunStatus::Ok;
+  r.path.path_used = "posix";
+  r.path.evidence = {"O_DIRECT"};
+  r.path.warnings = {"w"};
+  Measurement m;
+  m.bytes = 1 << 30;
+  m.ops = 1024;
+  m.read_ops = 700;
+  m.write_ops = 324;
+  m.seconds = 1.5;
+  m.throughput_gib_s = 1.0 / 1.5;
+  m.iops = 1024 / 1.5;
+  m.latency = {10, 1, 9, 12, 30, 40, 50, 60};
+  m.cpu = {12.5, 3.25};
+  m.timeseries = {{1.0, 100, 10}, {1.5, 50, 5}};
+  m.histogram = {{1.0, 1.5, 3}};
+  r.result = m;
+  r.repetitions = {m, m, m};
+  r.verify_errors = 0;
+  r.interrupted = true;
+  r.started_at = "2026-01-01T00:00:00Z";
+  r.ended_at = "2026-01-01T00:00:02Z";
+  const nlohmann::json j = r;
+  const RunResult back = j.get<RunResult>();
+  EXPECT_EQ(nlohmann::json(back), j);
+  EXPECT_EQ(back.repetitions.size(), 3U);
+  EXPECT_TRUE(j.contains("result"));
+
+  RunResult waived;
+  waived.status = RunStatus::Waived;
+  waived.reason = "no GPU";
+  const nlohmann::json jw = waived;
+  EXPECT_FALSE(jw.contains("result"));
+  EXPECT_EQ(jw.get<RunResult>().reason, "no GPU");
+}
+
+}  // namespace
+}  // namespace gdsb
