@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 
 #include "drive.hpp"
@@ -22,8 +23,22 @@ using testing::drive;
 using testing::OpenFiles;
 using testing::TempDir;
 
-constexpr uint64_t kFileSize = 64ULL << 20;
 constexpr uint32_t kIoSize = 1U << 20;
+
+// GDSB_GPU_TEST_SIZE_MIB (default 64) sizes the test file; GDSB_GPU_TEST_DROP_CACHES=1
+// drops the page cache between the write and the read pass (root only), so the printed
+// read figure is a cold one.
+uint64_t file_size() {
+  const char* v = std::getenv("GDSB_GPU_TEST_SIZE_MIB");
+  return (v != nullptr ? std::stoull(v) : 64ULL) << 20;
+}
+
+void maybe_drop_caches() {
+  const char* v = std::getenv("GDSB_GPU_TEST_DROP_CACHES");
+  if (v == nullptr || std::string(v) != "1") return;
+  ::sync();
+  std::ofstream("/proc/sys/vm/drop_caches") << "3\n";
+}
 
 bool expect_udev_failure() {
   const char* v = std::getenv("GDSB_EXPECT_UDEV_FAILURE");
@@ -83,6 +98,7 @@ TEST_P(EveryType, WritesAndReadsWithVerification) {
   auto path = path_for(w.xfer, deps_);
   const Availability a = path->probe(w);
   if (!a.ok) GTEST_SKIP() << "waived: " << a.reason;
+  const uint64_t kFileSize = file_size();
   TempDir dir;
   OpenFiles files({dir.file("data")}, kFileSize, path->needs_odirect(w), false);
   std::unique_ptr<PathRun> run;
@@ -106,6 +122,7 @@ TEST_P(EveryType, WritesAndReadsWithVerification) {
     wr = drive(*worker, IoDir::Write, kFileSize, kIoSize, false);
   }
   EXPECT_TRUE(testing::file_has_pattern(dir.file("data"), kFileSize));
+  maybe_drop_caches();
   {
     auto worker = run->make_worker(0);
     rd = drive(*worker, IoDir::Read, kFileSize, kIoSize, true);
@@ -117,7 +134,7 @@ TEST_P(EveryType, WritesAndReadsWithVerification) {
             << ") path_used=" << rep.path_used << " write "
             << static_cast<double>(wr.bytes) / wr.seconds / (1 << 30) << " GiB/s, read "
             << static_cast<double>(rd.bytes) / rd.seconds / (1 << 30)
-            << " GiB/s (one thread, 64 MiB, page cache warm; not a benchmark)\n";
+            << " GiB/s (one thread, " << (kFileSize >> 20) << " MiB, --iodepth 4; not a benchmark)\n";
   for (const auto& e : rep.evidence) std::cout << "[ info ]   evidence: " << e << "\n";
   for (const auto& e : rep.warnings) std::cout << "[ info ]   warning: " << e << "\n";
   EXPECT_FALSE(rep.path_used.empty());

@@ -110,6 +110,8 @@ inline DriveResult drive(PathWorker& w, IoDir dir, uint64_t size, uint32_t io_si
   std::vector<std::byte> check(io_size);
   uint64_t next = 0;
   uint32_t in_flight = 0;
+  // Like the runner, pattern generation and verification are outside the timed region.
+  std::chrono::steady_clock::duration untimed{0};
   const auto t0 = std::chrono::steady_clock::now();
   while (next < size || in_flight > 0) {
     std::vector<IoRequest> batch;
@@ -123,7 +125,11 @@ inline DriveResult drive(PathWorker& w, IoDir dir, uint64_t size, uint32_t io_si
       q.length = static_cast<uint32_t>(std::min<uint64_t>(io_size, size - next));
       q.dir = dir;
       q.slot = slot;
-      if (dir == IoDir::Write) w.load_slot(slot, pattern(next, q.length, seed));
+      if (dir == IoDir::Write) {
+        const auto v0 = std::chrono::steady_clock::now();
+        w.load_slot(slot, pattern(next, q.length, seed));
+        untimed += std::chrono::steady_clock::now() - v0;
+      }
       slot_offset[slot] = next;
       next += q.length;
       batch.push_back(q);
@@ -141,9 +147,11 @@ inline DriveResult drive(PathWorker& w, IoDir dir, uint64_t size, uint32_t io_si
       }
       const auto len = static_cast<std::size_t>(done[i].result);
       if (dir == IoDir::Read && verify) {
+        const auto v0 = std::chrono::steady_clock::now();
         w.read_slot(slot, std::span<std::byte>(check.data(), len));
         const auto want = pattern(slot_offset[slot], len, seed);
         if (std::memcmp(want.data(), check.data(), len) != 0) ++r.verify_errors;
+        untimed += std::chrono::steady_clock::now() - v0;
       }
       r.bytes += len;
       ++r.ops;
@@ -151,7 +159,7 @@ inline DriveResult drive(PathWorker& w, IoDir dir, uint64_t size, uint32_t io_si
       --in_flight;
     }
   }
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0 - untimed).count();
   return r;
 }
 
