@@ -37,8 +37,9 @@ status=0
 if [ -n "$debs" ]; then
   mkdir -p /opt/debs
   for f in "$debs"/*.deb; do dpkg -x "$f" /opt/debs; done
-  export PKG_CONFIG_PATH=/opt/debs/usr/lib/x86_64-linux-gnu/pkgconfig
-  export PKG_CONFIG_SYSROOT_DIR=/opt/debs
+  # Point the unpacked .pc files at /opt/debs (a sysroot would also move system packages).
+  sed -i 's|=/usr|=/opt/debs/usr|' /opt/debs/usr/lib/x86_64-linux-gnu/pkgconfig/*.pc
+  export PKG_CONFIG_PATH=/opt/debs/usr/lib/x86_64-linux-gnu/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
   export LD_LIBRARY_PATH=/opt/debs/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   say "unpacked $(ls "$debs"/*.deb | wc -l) packages from $debs into /opt/debs"
 fi
