@@ -7,6 +7,11 @@
 // turns the cuFile tests into a check that the missing udev database is explained.
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -31,6 +36,45 @@ constexpr uint32_t kIoSize = 1U << 20;
 uint64_t file_size() {
   const char* v = std::getenv("GDSB_GPU_TEST_SIZE_MIB");
   return (v != nullptr ? std::stoull(v) : 64ULL) << 20;
+}
+
+// Sectors read and written by the block device holding `path` (/proc/diskstats), and the
+// share of the file resident in the page cache (mincore): printed around each pass so a
+// figure can be traced to the disk or to the page cache.
+struct DiskCounters {
+  uint64_t read_bytes = 0, write_bytes = 0;
+};
+DiskCounters disk_counters(const std::string& path) {
+  struct stat st {};
+  DiskCounters c;
+  if (::stat(path.c_str(), &st) != 0) return c;
+  std::ifstream in("/proc/diskstats");
+  unsigned maj = 0, min = 0;
+  std::string name;
+  uint64_t f[11] = {};
+  while (in >> maj >> min >> name) {
+    for (auto& v : f) in >> v;
+    std::string rest;
+    std::getline(in, rest);
+    if (maj == major(st.st_dev) && min == minor(st.st_dev)) return {f[2] * 512, f[6] * 512};
+  }
+  return c;
+}
+double resident_fraction(const std::string& path, uint64_t size) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return -1;
+  void* m = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (m == MAP_FAILED) return -1;
+  const uint64_t pages = (size + 4095) / 4096;
+  std::vector<unsigned char> v(pages);
+  double frac = -1;
+  if (::mincore(m, size, v.data()) == 0) {
+    frac = static_cast<double>(std::count_if(v.begin(), v.end(), [](unsigned char b) { return b & 1; })) /
+           static_cast<double>(pages);
+  }
+  ::munmap(m, size);
+  return frac;
 }
 
 void maybe_drop_caches() {
@@ -117,16 +161,28 @@ TEST_P(EveryType, WritesAndReadsWithVerification) {
   ASSERT_FALSE(xfer_uses_cufile(w.xfer) && expect_udev_failure())
       << "registration succeeded although no udev record exists";
   testing::DriveResult wr, rd;
+  const std::string data = dir.file("data");
+  const DiskCounters d0 = disk_counters(data);
   {
     auto worker = run->make_worker(0);
     wr = drive(*worker, IoDir::Write, kFileSize, kIoSize, false);
   }
-  EXPECT_TRUE(testing::file_has_pattern(dir.file("data"), kFileSize));
+  const DiskCounters d1 = disk_counters(data);
+  const double resident_after_write = resident_fraction(data, kFileSize);
+  EXPECT_TRUE(testing::file_has_pattern(data, kFileSize));
   maybe_drop_caches();
+  const double resident_before_read = resident_fraction(data, kFileSize);
+  const DiskCounters d2 = disk_counters(data);
   {
     auto worker = run->make_worker(0);
     rd = drive(*worker, IoDir::Read, kFileSize, kIoSize, true);
   }
+  const DiskCounters d3 = disk_counters(data);
+  std::cout << "[ info ] -x " << static_cast<int>(w.xfer) << " disk during write pass: "
+            << ((d1.write_bytes - d0.write_bytes) >> 20) << " MiB written; page cache after write: "
+            << resident_after_write * 100 << "%; before read: " << resident_before_read * 100
+            << "%; disk during read pass: " << ((d3.read_bytes - d2.read_bytes) >> 20)
+            << " MiB read\n";
   EXPECT_EQ(rd.bytes, kFileSize);
   EXPECT_EQ(rd.verify_errors, 0U);
   const PathReport rep = run->finish();

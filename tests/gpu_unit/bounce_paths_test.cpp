@@ -97,6 +97,26 @@ TEST(CpuAsyncGpu, StorageIoOverlapsCopiesAndNeverReusesBusyStaging) {
   EXPECT_EQ(fx.gpu->stats().sync_copies, 8U);  // only the read_slot checks are synchronous
 }
 
+TEST(CpuAsyncGpu, LargeIosAreSplitIntoChunksWhoseCopiesOverlapTheNextChunk) {
+  Fixture fx(FakeGpuOptions{.copy_delay = std::chrono::milliseconds(2)});
+  TempDir dir;
+  const uint64_t size = 12 * 1024 * 1024 + 4096;
+  OpenFiles files({dir.file("f")}, size, false, true);
+  auto run = make_cpu_async_gpu_path(fx.deps)->start(workload(XferType::CpuAsyncGpu, 4 << 20, 2),
+                                                     files.set());
+  auto worker = run->make_worker(0);
+  const auto rd = drive(*worker, IoDir::Read, size, 4 << 20, true);
+  EXPECT_EQ(rd.verify_errors, 0U);
+  EXPECT_EQ(rd.ops, 4U);
+  EXPECT_EQ(fx.probe.submits, 13U);  // 3 x 4 chunks of 1 MiB + one of 4 KiB
+  EXPECT_GT(fx.probe.submits_while_copy_pending, 0U);
+  EXPECT_EQ(fx.probe.hazards, 0U);
+  EXPECT_EQ(fx.gpu->stats().async_copies, 13U);
+  drive(*worker, IoDir::Write, size, 4 << 20, false);
+  EXPECT_EQ(fx.probe.hazards, 0U);
+  EXPECT_TRUE(testing::file_has_pattern(dir.file("f"), size));
+}
+
 TEST(CpuAsyncGpu, WritesWaitForTheirCopyBeforeStorageIo) {
   Fixture fx(FakeGpuOptions{.copy_delay = std::chrono::milliseconds(1)});
   TempDir dir;
@@ -148,7 +168,7 @@ TEST(CpuAsyncGpu, CompletionsComeOldestFirstAndCarryTheRunnersTags) {
 
 TEST(CpuAsyncGpu, StorageErrorIsReportedAsTheRequestsResult) {
   Fixture fx;
-  fx.probe.fail_at = 5;  // the 6th chunk: inside the 2nd request (4 chunks of 256 KiB each)
+  fx.probe.fail_at = 2;  // the 3rd storage I/O
   TempDir dir;
   OpenFiles files({dir.file("f")}, 4 << 20, false, true);
   auto run = make_cpu_async_gpu_path(fx.deps)->start(workload(XferType::CpuAsyncGpu, 1 << 20, 2),
@@ -173,7 +193,7 @@ TEST(CpuGpu, StorageErrorIsReportedAsTheRequestsResult) {
 }
 
 TEST(CpuAsyncGpu, FailedAsyncCopySurfacesAsRuntimeError) {
-  Fixture fx(FakeGpuOptions{.fail_async_copy_at = 2});
+  Fixture fx(FakeGpuOptions{.fail_async_copy_at = 1});
   TempDir dir;
   OpenFiles files({dir.file("f")}, 2 << 20, false, true);
   auto run = make_cpu_async_gpu_path(fx.deps)->start(workload(XferType::CpuAsyncGpu, 1 << 20, 2),

@@ -59,8 +59,10 @@ TEST(CufileLog, KeepsTheLinesThatExplain) {
   ASSERT_EQ(lines.size(), 4U);
   EXPECT_NE(lines[0].find("running in compatible mode"), std::string::npos);
   EXPECT_NE(lines[1].find("udev property not found"), std::string::npos);
-  EXPECT_EQ(filter_log_lines({"a error", "b", "c warn", "d compat"}, 2),
-            (std::vector<std::string>{"c warn", "d compat"}));
+  EXPECT_EQ(filter_log_lines({"1 ERROR a error", "2 INFO b", "3 WARN c", "4 NOTICE d compat",
+                              "\"allow_compat_mode\": true,", "\"level\": \"ERROR\""},
+                             2),
+            (std::vector<std::string>{"3 WARN c", "4 NOTICE d compat"}));
 }
 
 TEST(FileFacts, FindsFileSystemAndUdevRecord) {

@@ -1,5 +1,5 @@
 // -x 3 CPU_ASYNC_GPU: the -x 2 data path, pipelined. Each GPU slot owns C pinned staging
-// chunks (C = io_size / kAsyncChunkBytes, rounded up). A read issues the storage I/O of
+// chunks (C = io_size / kAsyncChunkBytes, rounded up; 1 for I/Os up to 1 MiB). A read issues the storage I/O of
 // chunk k, and as soon as it lands its host-to-device copy is queued on the worker's CUDA
 // stream, so the copy of chunk k overlaps the storage I/O of chunk k+1 and of the next
 // request; the request completes when an event recorded after its last copy fires. A write

@@ -173,9 +173,12 @@ std::vector<std::string> filter_log_lines(const std::vector<std::string>& lines,
   static const std::regex kInteresting(
       "error|warn|fail|compat|udev|nvfs|nvidia-fs|p2p|posix|not supported|bar1|version",
       std::regex::icase);
+  // cuFile's records carry a level word; at INFO it also dumps its configuration as JSON,
+  // whose lines ("allow_compat_mode": true) match the words above but explain nothing.
+  static const std::regex kRecord("(^|\\s)(ERROR|WARN|WARNING|NOTICE|INFO|DEBUG|TRACE)\\s");
   std::vector<std::string> out;
   for (const auto& l : lines) {
-    if (std::regex_search(l, kInteresting)) {
+    if (std::regex_search(l, kRecord) && std::regex_search(l, kInteresting)) {
       if (std::find(out.begin(), out.end(), l) == out.end()) out.push_back(l);
     }
   }

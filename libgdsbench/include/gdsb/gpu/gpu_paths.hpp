@@ -61,7 +61,10 @@ void add_gpu_paths(PathRegistry& registry, const GpuPathDeps& deps,
 // Default I/O depth of the batch types when -B is not given.
 inline constexpr uint32_t kDefaultBatchSize = 32;
 // Chunk size of the -x 3 pipeline: an I/O larger than this is split into chunks whose
-// copies overlap the storage I/O of the next chunk.
-inline constexpr std::size_t kAsyncChunkBytes = 256 * 1024;
+// copies overlap the storage I/O of the next chunk. Smaller I/Os are not split: their copies
+// overlap the storage I/O of the next request (depth >= 2), and splitting a 1 MiB O_DIRECT
+// read into smaller synchronous reads cost more storage latency than it hid copy time
+// (measured on the GPU test machine, docs/PERFORMANCE.md).
+inline constexpr std::size_t kAsyncChunkBytes = 1024 * 1024;
 
 }  // namespace gdsb::gpu
