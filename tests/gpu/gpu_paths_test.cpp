@@ -12,6 +12,7 @@
 #include <sys/sysmacros.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -163,26 +164,32 @@ TEST_P(EveryType, WritesAndReadsWithVerification) {
   testing::DriveResult wr, rd;
   const std::string data = dir.file("data");
   const DiskCounters d0 = disk_counters(data);
+  const auto w0 = std::chrono::steady_clock::now();
   {
     auto worker = run->make_worker(0);
     wr = drive(*worker, IoDir::Write, kFileSize, kIoSize, false);
-  }
+  }  // the worker's destructor waits for anything still in flight
+  const double write_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
   const DiskCounters d1 = disk_counters(data);
   const double resident_after_write = resident_fraction(data, kFileSize);
   EXPECT_TRUE(testing::file_has_pattern(data, kFileSize));
   maybe_drop_caches();
   const double resident_before_read = resident_fraction(data, kFileSize);
   const DiskCounters d2 = disk_counters(data);
+  const auto r0 = std::chrono::steady_clock::now();
   {
     auto worker = run->make_worker(0);
     rd = drive(*worker, IoDir::Read, kFileSize, kIoSize, true);
   }
+  const double read_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
   const DiskCounters d3 = disk_counters(data);
   std::cout << "[ info ] -x " << static_cast<int>(w.xfer) << " disk during write pass: "
             << ((d1.write_bytes - d0.write_bytes) >> 20) << " MiB written; page cache after write: "
             << resident_after_write * 100 << "%; before read: " << resident_before_read * 100
             << "%; disk during read pass: " << ((d3.read_bytes - d2.read_bytes) >> 20)
-            << " MiB read\n";
+            << " MiB read; wall-clock incl. worker setup/teardown and -V: write "
+            << static_cast<double>(kFileSize) / write_wall / (1 << 30) << " GiB/s, read "
+            << static_cast<double>(kFileSize) / read_wall / (1 << 30) << " GiB/s\n";
   EXPECT_EQ(rd.bytes, kFileSize);
   EXPECT_EQ(rd.verify_errors, 0U);
   const PathReport rep = run->finish();

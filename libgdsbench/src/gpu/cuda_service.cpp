@@ -207,6 +207,13 @@ class CudaService final : public GpuService {
   }
   void copy(void* dst, const void* src, std::size_t bytes, CopyDir dir) override {
     check(cudaMemcpy(dst, src, bytes, kind(dir)), "cudaMemcpy");
+    // From pageable memory, cudaMemcpy may return once the bytes are staged, before the
+    // DMA into device memory finished; a copy on another (non-blocking) stream, or cuFile,
+    // could then read stale device memory. Measured on the H100: -x 3 writes after
+    // load_slot wrote old data. The contract of copy() is "at dst on return".
+    if (dir == CopyDir::HostToDevice) {
+      check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
+    }
   }
   void copy_async(void* dst, const void* src, std::size_t bytes, CopyDir dir,
                   StreamHandle s) override {

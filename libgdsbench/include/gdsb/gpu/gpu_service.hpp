@@ -70,6 +70,8 @@ class GpuService {
   virtual void wait(EventHandle e) = 0;   // blocks the calling thread
   virtual void sync(StreamHandle s) = 0;
 
+  // Synchronous: the bytes are at dst when it returns, also from pageable host memory, so
+  // work on any stream (or in cuFile) issued afterwards sees them.
   virtual void copy(void* dst, const void* src, std::size_t bytes, CopyDir dir) = 0;
   // Ordered on s; host memory must be pinned for the copy to be asynchronous.
   virtual void copy_async(void* dst, const void* src, std::size_t bytes, CopyDir dir,
