@@ -97,6 +97,7 @@ TEST(GpuDirect, CallSequence) {
   EXPECT_EQ(s, (Seq{"DriverOpen", "DriverGetProperties", "HandleRegister", "BufRegister", "Write",
                     "BufDeregister", "BufRegister", "Read", "BufDeregister", "HandleDeregister",
                     "DriverClose"}));
+  EXPECT_EQ(fx.gpu->stats().device_syncs, 0U) << "cuFileRead is synchronous";
 }
 
 TEST(GpuDirect, DashBSkipsBufferRegistration) {
@@ -123,6 +124,7 @@ TEST(GpuDirectAsync, CallSequence) {
                     "StreamRegister", "WriteAsync", "StreamDeregister", "BufDeregister",
                     "BufRegister", "StreamRegister", "ReadAsync", "StreamDeregister",
                     "BufDeregister", "HandleDeregister", "DriverClose"}));
+  EXPECT_GT(fx.gpu->stats().device_syncs, 0U) << "completions must wait for cuFile's GPU work";
 }
 
 TEST(GpuBatch, CallSequenceAndBatchesOfTheDepth) {
@@ -140,6 +142,7 @@ TEST(GpuBatch, CallSequenceAndBatchesOfTheDepth) {
   // 16 writes + 16 reads in batches of 4: 8 submissions.
   EXPECT_EQ(std::count(calls.begin(), calls.end(), "BatchIOSubmit"), 8);
   EXPECT_EQ(std::count(calls.begin(), calls.end(), "BatchIOSetUp"), 2);
+  EXPECT_GE(fx.gpu->stats().device_syncs, 8U) << "completions must wait for cuFile's GPU work";
 }
 
 TEST(GpuBatchStream, RegistersAStreamAroundTheBatch) {

@@ -205,6 +205,7 @@ class CudaService final : public GpuService {
   void sync(StreamHandle s) override {
     check(cudaStreamSynchronize(static_cast<cudaStream_t>(s.raw)), "cudaStreamSynchronize");
   }
+  void sync_device() override { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
   void copy(void* dst, const void* src, std::size_t bytes, CopyDir dir) override {
     check(cudaMemcpy(dst, src, bytes, kind(dir)), "cudaMemcpy");
     // From pageable memory, cudaMemcpy may return once the bytes are staged, before the

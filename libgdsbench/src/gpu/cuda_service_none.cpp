@@ -30,6 +30,7 @@ class NoCudaService final : public GpuService {
   bool query(EventHandle) override { fail(); }
   void wait(EventHandle) override { fail(); }
   void sync(StreamHandle) override { fail(); }
+  void sync_device() override { fail(); }
   void copy(void*, const void*, std::size_t, CopyDir) override { fail(); }
   void copy_async(void*, const void*, std::size_t, CopyDir, StreamHandle) override { fail(); }
 

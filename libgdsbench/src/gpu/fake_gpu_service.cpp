@@ -241,6 +241,16 @@ void FakeGpuService::sync(StreamHandle s) {
   if (!st->error.empty()) throw RuntimeError("fake GPU: " + st->error);
 }
 
+void FakeGpuService::sync_device() {
+  std::vector<FakeStream*> all;
+  {
+    std::lock_guard lk(mu_);
+    ++stats_.device_syncs;
+    for (auto& s : streams_) all.push_back(s.get());
+  }
+  for (FakeStream* s : all) sync(StreamHandle{s});
+}
+
 const FakeGpuService::Range* FakeGpuService::find_range(const void* p) const {
   const auto* b = static_cast<const std::byte*>(p);
   auto it = ranges_.upper_bound(b);

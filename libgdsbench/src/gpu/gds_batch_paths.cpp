@@ -87,6 +87,7 @@ class BatchWorker final : public PathWorker {
       if (in_flight_ == 0) after_batch();
     }
     if (n < min_complete) throw std::logic_error("batch: reap waits for more than was submitted");
+    if (kCompletionSync && n > 0) svc_.sync_device();  // see gpu_paths.hpp
     return n;
   }
 

@@ -148,6 +148,7 @@ class GpuDirectAsyncWorker final : public PathWorker {
       out[n++] = IoCompletion{tags_[slot], done};
     }
     if (n < min_complete) throw std::logic_error("-x 5: reap waits for more than was submitted");
+    if (kCompletionSync && n > 0) svc_.sync_device();  // see gpu_paths.hpp
     return n;
   }
 

@@ -32,6 +32,7 @@ struct FakeGpuStats {
   uint64_t sync_copies = 0;
   uint64_t bytes_h2d = 0;
   uint64_t bytes_d2h = 0;
+  uint64_t device_syncs = 0;
   uint64_t allocations_live = 0;
   uint64_t pinned_live = 0;
   uint64_t registered_live = 0;
@@ -67,6 +68,7 @@ class FakeGpuService final : public GpuService {
   bool query(EventHandle e) override;
   void wait(EventHandle e) override;
   void sync(StreamHandle s) override;
+  void sync_device() override;
 
   void copy(void* dst, const void* src, std::size_t bytes, CopyDir dir) override;
   void copy_async(void* dst, const void* src, std::size_t bytes, CopyDir dir,

@@ -58,6 +58,16 @@ void add_gpu_paths(PathRegistry& registry, GpuPathSelection selection = {});
 void add_gpu_paths(PathRegistry& registry, const GpuPathDeps& deps,
                    GpuPathSelection selection = {});
 
+// Completion of -x 5/6/7 requests includes a device-wide synchronization (kCompletionSync).
+// Why: on the H100 test machine (cuFile 1.15 in compat mode) one-thread runs of -x 5/6/7
+// measured 20-120 GiB/s, above the 51 GiB/s PCIe ceiling and far above the disk, while the
+// disk statistics showed the whole file read during the pass: cuFile's completion (event
+// after cuFileReadAsync, batch status COMPLETE) came before its internal GPU work, which
+// then ran inside the next blocking CUDA call (our -V copies, outside the timed region).
+// Waiting for the device before reporting a completion keeps that work inside the I/O's
+// latency. (The effect of this synchronization was not yet re-measured there.)
+inline constexpr bool kCompletionSync = true;
+
 // Default I/O depth of the batch types when -B is not given.
 inline constexpr uint32_t kDefaultBatchSize = 32;
 // Chunk size of the -x 3 pipeline: an I/O larger than this is split into chunks whose

@@ -69,6 +69,8 @@ class GpuService {
   virtual bool query(EventHandle e) = 0;  // true once everything before the record ran
   virtual void wait(EventHandle e) = 0;   // blocks the calling thread
   virtual void sync(StreamHandle s) = 0;
+  // Waits for all work on the current device, including streams we did not create (cuFile's).
+  virtual void sync_device() = 0;
 
   // Synchronous: the bytes are at dst when it returns, also from pageable host memory, so
   // work on any stream (or in cuFile) issued afterwards sees them.
