@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <sstream>
 
 namespace gdsb::gpu {
@@ -30,11 +29,65 @@ std::string trim(std::string s) {
   return s.substr(i);
 }
 
+// The number after " key=" (or "key=" at the start of the line); 0 when absent.
+// (No std::regex here: GCC 12 reports false maybe-uninitialized errors in it under ASan.)
 uint64_t field(const std::string& line, const std::string& key) {
-  const std::regex re("(^|\\s)" + key + "=(\\d+)");
-  std::smatch m;
-  if (std::regex_search(line, m, re)) return std::stoull(m[2].str());
+  const std::string needle = key + "=";
+  for (std::size_t at = line.find(needle); at != std::string::npos; at = line.find(needle, at + 1)) {
+    if (at != 0 && !std::isspace(static_cast<unsigned char>(line[at - 1]))) continue;
+    uint64_t v = 0;
+    for (std::size_t i = at + needle.size(); i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])); ++i) {
+      v = v * 10 + static_cast<uint64_t>(line[i] - '0');
+    }
+    return v;
+  }
   return 0;
+}
+
+// Removes commas that directly precede } or ] (outside strings): cufile.json has them.
+std::string strip_trailing_commas(const std::string& t) {
+  std::string out;
+  bool in_string = false;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const char c = t[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < t.size()) {
+        out += t[++i];
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (c == ',') {
+      std::size_t j = i + 1;
+      while (j < t.size() && std::isspace(static_cast<unsigned char>(t[j]))) ++j;
+      if (j < t.size() && (t[j] == '}' || t[j] == ']')) continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+bool contains_any(const std::string& lowered, std::initializer_list<const char*> words) {
+  return std::any_of(words.begin(), words.end(),
+                     [&](const char* w) { return lowered.find(w) != std::string::npos; });
+}
+
+// cuFile's records carry a level word between blanks ("... NOTICE  cufio-drv:851 ...").
+bool is_log_record(const std::string& line) {
+  static const char* const kLevels[] = {"ERROR", "WARN", "WARNING", "NOTICE", "INFO", "DEBUG", "TRACE"};
+  for (const char* level : kLevels) {
+    const std::string w(level);
+    for (std::size_t at = line.find(w); at != std::string::npos; at = line.find(w, at + 1)) {
+      const bool start_ok = at == 0 || std::isspace(static_cast<unsigned char>(line[at - 1]));
+      const std::size_t end = at + w.size();
+      const bool end_ok = end < line.size() && std::isspace(static_cast<unsigned char>(line[end]));
+      if (start_ok && end_ok) return true;
+    }
+  }
+  return false;
 }
 
 std::optional<bool> json_bool(const nlohmann::json& j, const char* section, const char* key) {
@@ -143,7 +196,7 @@ CufileConfig read_cufile_config(const std::string& path) {
   c.text = strip_json_comments(raw);
   try {
     // cufile.json tolerates trailing commas in practice; nlohmann does not, so remove them.
-    c.text = std::regex_replace(c.text, std::regex(",(\\s*[}\\]])"), "$1");
+    c.text = strip_trailing_commas(c.text);
     const auto j = nlohmann::json::parse(c.text);
     c.allow_compat_mode = json_bool(j, "properties", "allow_compat_mode");
     c.force_compat_mode = json_bool(j, "properties", "force_compat_mode");
@@ -170,15 +223,13 @@ std::string private_cufile_config(const CufileConfig& base, const std::string& l
 
 std::vector<std::string> filter_log_lines(const std::vector<std::string>& lines,
                                           std::size_t max_lines) {
-  static const std::regex kInteresting(
-      "error|warn|fail|compat|udev|nvfs|nvidia-fs|p2p|posix|not supported|bar1|version",
-      std::regex::icase);
-  // cuFile's records carry a level word; at INFO it also dumps its configuration as JSON,
-  // whose lines ("allow_compat_mode": true) match the words above but explain nothing.
-  static const std::regex kRecord("(^|\\s)(ERROR|WARN|WARNING|NOTICE|INFO|DEBUG|TRACE)\\s");
+  // At INFO cuFile also dumps its configuration as JSON, whose lines
+  // ("allow_compat_mode": true) match the words below but explain nothing: only records.
   std::vector<std::string> out;
   for (const auto& l : lines) {
-    if (std::regex_search(l, kRecord) && std::regex_search(l, kInteresting)) {
+    if (is_log_record(l) &&
+        contains_any(lower(l), {"error", "warn", "fail", "compat", "udev", "nvfs", "nvidia-fs",
+                                "p2p", "posix", "not supported", "bar1", "version"})) {
       if (std::find(out.begin(), out.end(), l) == out.end()) out.push_back(l);
     }
   }
