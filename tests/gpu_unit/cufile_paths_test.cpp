@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 
@@ -114,6 +115,27 @@ TEST(GpuDirect, HostMemoryTypesAreAllowed) {
     Workload w = workload(XferType::GpuDirect, 64 << 10);
     w.mem_type = m;
     round_trip(fx, w, 256 << 10);
+  }
+}
+
+TEST(GpuDirect, NumaNodeBindsThreadAndHostBuffers) {
+  if (!std::filesystem::exists("/sys/devices/system/node/node0/cpulist")) {
+    GTEST_SKIP() << "no NUMA node 0 in sysfs";
+  }
+  Fixture fx;
+  Workload w = workload(XferType::GpuDirect, 64 << 10);
+  w.mem_type = MemType::Mmap;
+  w.numa_node = 0;
+  round_trip(fx, w, 256 << 10);
+  w.numa_node = 4095;  // no such node: the worker's first call names it
+  OpenFiles files({fx.dir.file("other")}, 64 << 10, false, true);
+  auto run = make_gpu_direct_path(fx.deps)->start(w, files.set());
+  auto worker = run->make_worker(0);
+  try {
+    drive(*worker, IoDir::Read, 64 << 10, 64 << 10, false);
+    FAIL() << "no error";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("-n 4095: no such NUMA node"), std::string::npos) << e.what();
   }
 }
 

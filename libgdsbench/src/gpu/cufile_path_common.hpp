@@ -40,7 +40,7 @@ inline Availability probe_cufile(const GpuPathDeps& deps, const Workload& w, Cuf
 class RegisteredSlots {
  public:
   RegisteredSlots(GpuService& svc, const Workload& w, uint32_t depth, CufileSession& session)
-      : session_(session), slots_(svc, w.mem_type, depth, w.io_size) {
+      : session_(session), slots_(svc, w.mem_type, depth, w.io_size, w.numa_node) {
     if (w.skip_buffer_register) return;
     for (uint32_t i = 0; i < depth; ++i) {
       const cufile::CUfileError_t e = session.api().buf_register(slots_.at(i), w.io_size, 0);

@@ -58,8 +58,17 @@ class ThreadBinding {
 // load_slot/read_slot.
 class SlotBuffers {
  public:
-  SlotBuffers(GpuService& svc, MemType type, uint32_t depth, std::size_t bytes) : svc_(svc) {
-    for (uint32_t i = 0; i < depth; ++i) bufs_.emplace_back(svc, type, bytes);
+  SlotBuffers(GpuService& svc, MemType type, uint32_t depth, std::size_t bytes,
+              std::optional<int> numa = std::nullopt)
+      : svc_(svc) {
+    for (uint32_t i = 0; i < depth; ++i) {
+      bufs_.emplace_back(svc, type, bytes);
+      // -n: host memory types (-m 3/4, not yet touched) go to the node; device memory and
+      // cudaMallocHost pages are placed by CUDA.
+      if (numa && (type == MemType::Malloc || type == MemType::Mmap)) {
+        bind_memory_to_node(bufs_.back().data(), bytes, *numa);
+      }
+    }
   }
   uint32_t depth() const { return static_cast<uint32_t>(bufs_.size()); }
   std::size_t bytes() const { return bufs_.empty() ? 0 : bufs_[0].size(); }
