@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Builds gdsbench on a machine with a GPU and runs the GPU tests, then (once the gdsb-io
+# CLI exists) every -x type for write and read with -V. Results go to $OUT (default
+# ./gdsb-report/gpu-test): gpu-test.log, gtest JSON per phase, cli runs, results.json.
+#
+#   ci/gpu-test.sh [--debs DIR] [--create-udev-record]
+#
+# --debs DIR: unpack the .deb files in DIR into /opt/debs and build against them (for
+#   machines without libpci-dev/liburing-dev that cannot reach a package registry).
+# --create-udev-record: cuFile identifies file systems through udev; in VMs and
+#   containers without /run/udev, handle registration fails. The tests first check that
+#   gdsbench explains that failure, then this option creates the record for the disk of
+#   the test directory (a test-machine fixture, never done by the product) and runs the
+#   cuFile types for real.
+# Environment: GDSB_TEST_DIR (where test files go; must accept O_DIRECT), GDSB_WERROR
+#   (ON|OFF, default ON), OUT.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+debs=""
+create_udev=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --debs) debs="$2"; shift 2 ;;
+    --create-udev-record) create_udev=1; shift ;;
+    *) echo "gpu-test: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+
+OUT="${OUT:-$PWD/gdsb-report/gpu-test}"
+mkdir -p "$OUT"
+log="$OUT/gpu-test.log"
+: > "$log"
+say() { echo "gpu-test: $*" | tee -a "$log"; }
+status=0
+
+if [ -n "$debs" ]; then
+  mkdir -p /opt/debs
+  for f in "$debs"/*.deb; do dpkg -x "$f" /opt/debs; done
+  # Point the unpacked .pc files at /opt/debs (a sysroot would also move system packages).
+  sed -i 's|=/usr|=/opt/debs/usr|' /opt/debs/usr/lib/x86_64-linux-gnu/pkgconfig/*.pc
+  export PKG_CONFIG_PATH=/opt/debs/usr/lib/x86_64-linux-gnu/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+  export LD_LIBRARY_PATH=/opt/debs/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  say "unpacked $(ls "$debs"/*.deb | wc -l) packages from $debs into /opt/debs"
+fi
+for c in /usr/local/cuda /usr/local/cuda-13.0; do
+  [ -x "$c/bin/nvcc" ] && { export CUDAToolkit_ROOT="$c"; export PATH="$c/bin:$PATH"; break; }
+done
+
+say "machine: $(uname -r), $(nproc) CPUs; GPU: $(nvidia-smi --query-gpu=name,driver_version,pci.bus_id --format=csv,noheader 2>/dev/null || echo none)"
+say "nvidia-fs: $( [ -d /proc/driver/nvidia-fs ] && cat /proc/driver/nvidia-fs/version 2>/dev/null || echo 'not loaded')"
+
+werror="${GDSB_WERROR:-ON}"
+if ! cmake --preset release -DGDSB_WARNINGS_AS_ERRORS="$werror" >>"$log" 2>&1; then
+  say "configure failed (see $log)"; tail -30 "$log"; exit 1
+fi
+targets=(gdsb_gpu_unit_tests gdsb_gpu_tests gdsb-gpu-ceiling)
+[ -f apps/gdsb-io/CMakeLists.txt ] && targets+=(gdsb-io)
+if ! cmake --build --preset release -j "$(nproc)" --target "${targets[@]}" >>"$log" 2>&1; then
+  say "build failed (see $log)"; grep -E "error|Error" "$log" | head -30; exit 1
+fi
+say "built: ${targets[*]} (warnings: $(grep -c 'warning:' "$log"))"
+
+testdir="${GDSB_TEST_DIR:-$PWD/build/gpu-test-files}"
+mkdir -p "$testdir"
+export GDSB_TEST_DIR="$testdir"
+dev=$(stat -c '%d' "$testdir")
+record="/run/udev/data/b$((dev >> 8)):$((dev & 255))"
+say "test files in $testdir (device $((dev >> 8)):$((dev & 255)), udev record $record: $( [ -e "$record" ] && echo present || echo absent))"
+
+gt=build/release/tests
+"$gt/gpu_unit/gdsb_gpu_unit_tests" --gtest_brief=1 >>"$log" 2>&1
+rc=$?
+say "fake-backed unit tests: rc=$rc"
+[ $rc -eq 0 ] || status=1
+
+run_gpu_tests() {  # $1: phase name
+  "$gt/gpu/gdsb_gpu_tests" --gtest_output="json:$OUT/gtest-$1.json" 2>&1 | tee -a "$log" | grep -E "^\[ (info|  FAILED|  PASSED|  SKIPPED) \]|Failure" || true
+  return "${PIPESTATUS[0]}"
+}
+
+if [ ! -e "$record" ]; then
+  say "phase no-udev: cuFile types must fail with an explanation naming the udev database"
+  GDSB_EXPECT_UDEV_FAILURE=1 run_gpu_tests no-udev || { status=1; say "phase no-udev FAILED"; }
+  if [ "$create_udev" = 1 ]; then
+    fstype=$(findmnt -no FSTYPE -T "$testdir" 2>/dev/null || echo ext4)
+    mkdir -p /run/udev/data
+    printf 'E:ID_FS_USAGE=filesystem\nE:ID_FS_TYPE=%s\n' "$fstype" > "$record"
+    say "created $record (ID_FS_TYPE=$fstype) for the cuFile runs"
+  fi
+fi
+if [ -e "$record" ]; then
+  say "phase real: every GPU type writes and reads with verification"
+  run_gpu_tests real || { status=1; say "phase real FAILED"; }
+fi
+
+# Every -x type through the gdsio-compatible CLI, once it exists (after the merge).
+cli=build/release/apps/gdsb-io/gdsb-io
+if [ -x "$cli" ]; then
+  f="$testdir/gdsb-io-data"
+  rm -f "$f"
+  for x in 0 1 2 3 4 5 6 7; do
+    for io in 1 0; do
+      "$cli" -f "$f" -x "$x" -I "$io" -s 64M -i 1M -w 2 -V --allow-overwrite \
+        --json "$OUT/io-x$x-I$io.json" >>"$log" 2>&1
+      rc=$?
+      say "gdsb-io -x $x -I $io: rc=$rc"
+      [ $rc -eq 0 ] || status=1
+    done
+  done
+  python3 - "$OUT" <<'PY' >>"$log" 2>&1 || true
+import glob, json, os, sys
+out = sys.argv[1]
+runs = []
+for p in sorted(glob.glob(os.path.join(out, "io-x*-I*.json"))):
+    try:
+        doc = json.load(open(p))
+    except Exception as e:
+        runs.append({"file": os.path.basename(p), "error": str(e)}); continue
+    for r in doc.get("runs", []):
+        runs.append({"file": os.path.basename(p), "xfer": r["workload"]["xfer_type"],
+                     "pattern": r["workload"]["io_pattern_name"], "status": r["status"],
+                     "path_used": r.get("path_used"), "verify_errors": r.get("verify_errors"),
+                     "gib_s": r.get("result", {}).get("throughput_gib_s")})
+    os.remove(p)
+json.dump({"cli_runs": runs}, open(os.path.join(out, "cli-runs.json"), "w"), indent=1)
+PY
+else
+  say "gdsb-io not built yet ($cli): CLI runs skipped"
+fi
+
+python3 - "$OUT" "$status" <<'PY' || true
+import glob, json, os, sys
+out, status = sys.argv[1], int(sys.argv[2])
+res = {"status": "ok" if status == 0 else "failed", "phases": {}}
+for p in glob.glob(os.path.join(out, "gtest-*.json")):
+    d = json.load(open(p))
+    tests = [{"name": f'{s["name"]}.{t["name"]}', "result": t.get("result"),
+              "failures": [f["failure"] for f in t.get("failures", [])]}
+             for s in d.get("testsuites", []) for t in s.get("testsuite", [])]
+    res["phases"][os.path.basename(p)[6:-5]] = {"tests": d.get("tests"), "failures": d.get("failures"),
+                                               "detail": tests}
+if os.path.exists(os.path.join(out, "cli-runs.json")):
+    res["cli_runs"] = json.load(open(os.path.join(out, "cli-runs.json")))["cli_runs"]
+json.dump(res, open(os.path.join(out, "results.json"), "w"), indent=1)
+PY
+say "done: status $status, results in $OUT/results.json"
+exit $status

@@ -1,0 +1,67 @@
+// One run's cuFile state: a private log directory and configuration, the driver opened,
+// the run's files registered, and the facts from which the path used is judged.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gdsb/gpu/cufile_api.hpp"
+#include "gdsb/gpu/cufile_errors.hpp"
+#include "gdsb/gpu/gpu_paths.hpp"
+#include "gdsb/gpu/path_evidence.hpp"
+
+namespace gdsb::gpu {
+
+class CufileSession {
+ public:
+  // Opens the driver and registers every file; throws RuntimeError with the explanation
+  // (error name, cause, hints, quoted log lines) when either fails, and VerificationError
+  // when --require-gds is set and the facts already prove compat mode.
+  CufileSession(std::shared_ptr<const cufile::CufileApi> api, const Workload& w,
+                const FileSet& files, const EvidenceRoots& roots);
+  ~CufileSession();
+  CufileSession(const CufileSession&) = delete;
+  CufileSession& operator=(const CufileSession&) = delete;
+
+  const cufile::CufileApi& api() const { return *api_; }
+  cufile::CUfileHandle_t handle(uint32_t file) const { return handles_.at(file); }
+  const std::string& file_path(uint32_t file) const { return files_.paths.at(file); }
+
+  // A failed cuFile call, explained; never returns.
+  [[noreturn]] void fail(const std::string& call, int code, int cu_err, uint32_t file) const;
+  // The message for a negative I/O result (-errno or -(5000+n)) of `call` on `file`.
+  std::string explain_io(const std::string& call, long long result, uint32_t file) const;
+
+  void count(IoDir dir) { (dir == IoDir::Read ? reads_ : writes_).fetch_add(1, std::memory_order_relaxed); }
+  const DriverProps& props() const { return facts_.props; }
+  const std::string& log_dir() const { return log_dir_; }
+
+  // After the workers are gone: which path ran. Throws VerificationError for compat when
+  // --require-gds was given.
+  PathReport finish();
+
+ private:
+  cufile::FailureContext context(const std::string& call, int code, int cu_err,
+                                 const std::string& file) const;
+  [[noreturn]] void fail_early(const std::string& call, int code, int cu_err, uint32_t file);
+  void make_private_log();
+  void restore_env() noexcept;
+  void close() noexcept;
+
+  std::shared_ptr<const cufile::CufileApi> api_;
+  Workload w_;
+  FileSet files_;
+  EvidenceRoots roots_;
+  PathFacts facts_;
+  std::string log_dir_;
+  bool env_saved_ = false;
+  bool had_env_ = false;
+  std::string old_env_;
+  bool driver_open_ = false;
+  std::vector<cufile::CUfileHandle_t> handles_;
+  std::atomic<uint64_t> reads_{0}, writes_{0};
+};
+
+}  // namespace gdsb::gpu

@@ -1,0 +1,80 @@
+// The GPU transfer paths of gdsio: -x 0/2/3/4/5/6/7 as TransferPath classes.
+//
+// Register them with add_gpu_paths(registry) (make_default_registry does this in a build
+// with CUDA). Every dependency is passed in GpuPathDeps, so tests run the same classes on
+// the host-memory fake GPU, a fake cuFile and fixture files.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "gdsb/gpu/cufile_api.hpp"
+#include "gdsb/gpu/gpu_service.hpp"
+#include "gdsb/gpu/staging_io.hpp"
+#include "gdsb/transfer_path.hpp"
+
+namespace gdsb::gpu {
+
+// Where the evidence of the path used is read from (fixtures in tests).
+struct EvidenceRoots {
+  std::string nvfs_dir = "/proc/driver/nvidia-fs";
+  std::string mountinfo = "/proc/self/mountinfo";
+  std::string udev_root = "/run/udev";
+  std::string tmp_dir;           // private cuFile log directory parent; "" = $TMPDIR or /tmp
+  bool private_log = true;       // point cuFile's log at a private directory
+  std::string log_level = "INFO";  // used unless cufile.json or CUFILE_LOGGING_LEVEL sets one
+};
+
+using CufileLoader = std::function<cufile::LoadResult(const Workload&)>;
+
+struct GpuPathDeps {
+  std::shared_ptr<GpuService> service;
+  CufileLoader load_cufile;
+  StagingFactory staging;  // THE SEAM: storage I/O of -x 2/3/4 (see staging_io.hpp)
+  EvidenceRoots roots;
+};
+
+// CUDA service, dlopen of libcufile (workload.cufile_library, env GDSB_CUFILE_LIB, then
+// libcufile.so.0; loaded once per library path), POSIX staging I/O.
+GpuPathDeps default_gpu_path_deps();
+
+std::unique_ptr<TransferPath> make_cpu_gpu_path(GpuPathDeps deps);          // -x 2
+std::unique_ptr<TransferPath> make_cpu_cached_gpu_path(GpuPathDeps deps);   // -x 4
+std::unique_ptr<TransferPath> make_cpu_async_gpu_path(GpuPathDeps deps);    // -x 3
+std::unique_ptr<TransferPath> make_gpu_direct_path(GpuPathDeps deps);       // -x 0
+std::unique_ptr<TransferPath> make_gpu_direct_async_path(GpuPathDeps deps); // -x 5
+std::unique_ptr<TransferPath> make_gpu_batch_path(GpuPathDeps deps);        // -x 6
+std::unique_ptr<TransferPath> make_gpu_batch_stream_path(GpuPathDeps deps); // -x 7
+
+struct GpuPathSelection {
+  // -x 4 exists twice: the engine's CPU-only page-cache variant and this GPU one (page
+  // cache, then a copy to the GPU, as gdsio). Leave true unless the engine's is listed.
+  bool cpu_cached_gpu = true;
+};
+
+// Adds -x 0, 2, 3, 5, 6, 7 (and 4 when selected) with default_gpu_path_deps().
+void add_gpu_paths(PathRegistry& registry, GpuPathSelection selection = {});
+void add_gpu_paths(PathRegistry& registry, const GpuPathDeps& deps,
+                   GpuPathSelection selection = {});
+
+// Completion of -x 5/6/7 requests includes a device-wide synchronization (kCompletionSync).
+// Why: on the H100 test machine (cuFile 1.15 in compat mode) one-thread runs of -x 5/6/7
+// measured 20-120 GiB/s, above the 51 GiB/s PCIe ceiling and far above the disk, while the
+// disk statistics showed the whole file read during the pass: cuFile's completion (event
+// after cuFileReadAsync, batch status COMPLETE) came before its internal GPU work, which
+// then ran inside the next blocking CUDA call (our -V copies, outside the timed region).
+// Waiting for the device before reporting a completion keeps that work inside the I/O's
+// latency. (The effect of this synchronization was not yet re-measured there.)
+inline constexpr bool kCompletionSync = true;
+
+// Default I/O depth of the batch types when -B is not given.
+inline constexpr uint32_t kDefaultBatchSize = 32;
+// Chunk size of the -x 3 pipeline: an I/O larger than this is split into chunks whose
+// copies overlap the storage I/O of the next chunk. Smaller I/Os are not split: their copies
+// overlap the storage I/O of the next request (depth >= 2), and splitting a 1 MiB O_DIRECT
+// read into smaller synchronous reads cost more storage latency than it hid copy time
+// (measured on the GPU test machine, docs/PERFORMANCE.md).
+inline constexpr std::size_t kAsyncChunkBytes = 1024 * 1024;
+
+}  // namespace gdsb::gpu

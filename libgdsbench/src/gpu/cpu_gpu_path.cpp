@@ -1,0 +1,136 @@
+// -x 2 CPU_GPU and -x 4 CPU_CACHED_GPU: storage I/O into a pinned host staging slot, then
+// a synchronous copy to the GPU (writes: copy from the GPU, then storage I/O). -x 4 is the
+// same data path through the page cache (files opened without O_DIRECT).
+#include <unordered_map>
+
+#include "path_common.hpp"
+
+namespace gdsb::gpu {
+namespace {
+
+class CpuGpuWorker final : public PathWorker {
+ public:
+  CpuGpuWorker(GpuService& svc, const Workload& w, const FileSet& files, const StagingFactory& f)
+      : svc_(svc),
+        bind_(svc, w.gpu, w.numa_node),
+        io_size_(w.io_size),
+        nfiles_(files.fds.size()),
+        depth_(std::max<uint32_t>(1, w.iodepth)),
+        staging_(f(files, StagingSpec{depth_, w.io_size, w.numa_node, w.engine})),
+        gpu_(svc, w.mem_type, depth_, w.io_size),
+        tags_(depth_) {
+    for (uint32_t i = 0; i < depth_; ++i) pins_.emplace_back(svc, staging_->slot(i), io_size_);
+  }
+
+  uint32_t depth() const override { return depth_; }
+
+  void submit(std::span<const IoRequest> requests) override {
+    bind_.enter();
+    detail::check_requests(requests, depth_, io_size_, nfiles_);
+    staged_.clear();
+    for (const IoRequest& r : requests) {
+      if (r.dir == IoDir::Write) {
+        svc_.copy(staging_->slot(r.slot), gpu_.at(r.slot), r.length, CopyDir::DeviceToHost);
+      }
+      IoRequest s = r;
+      s.tag = r.slot;  // staging completions name the slot; the runner's tag is kept here
+      tags_[r.slot] = {r.tag, r.dir};
+      staged_.push_back(s);
+    }
+    staging_->submit(staged_);
+  }
+
+  std::size_t reap(std::span<IoCompletion> out, std::size_t min_complete) override {
+    bind_.enter();
+    const std::size_t n = staging_->reap(out, min_complete);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto slot = static_cast<uint32_t>(out[i].tag);
+      const auto [tag, dir] = tags_.at(slot);
+      if (dir == IoDir::Read && out[i].result > 0) {
+        svc_.copy(gpu_.at(slot), staging_->slot(slot), static_cast<std::size_t>(out[i].result),
+                  CopyDir::HostToDevice);
+      }
+      out[i].tag = tag;
+    }
+    return n;
+  }
+
+  void load_slot(uint32_t slot, std::span<const std::byte> data) override {
+    bind_.enter();
+    gpu_.load(slot, data);
+  }
+  void read_slot(uint32_t slot, std::span<std::byte> out) override {
+    bind_.enter();
+    gpu_.read(slot, out);
+  }
+
+ private:
+  struct Pending {
+    uint64_t tag = 0;
+    IoDir dir = IoDir::Read;
+  };
+  GpuService& svc_;
+  detail::ThreadBinding bind_;
+  uint64_t io_size_;
+  std::size_t nfiles_;
+  uint32_t depth_;
+  std::unique_ptr<StagingIo> staging_;
+  detail::SlotBuffers gpu_;
+  std::vector<HostRegistration> pins_;  // destroyed before staging_ (declared after it)
+  std::vector<Pending> tags_;
+  std::vector<IoRequest> staged_;
+};
+
+class CpuGpuRun final : public PathRun {
+ public:
+  CpuGpuRun(GpuPathDeps deps, const Workload& w, const FileSet& files, bool cached)
+      : deps_(std::move(deps)), w_(w), files_(files), cached_(cached) {}
+  std::unique_ptr<PathWorker> make_worker(uint32_t) override {
+    return std::make_unique<CpuGpuWorker>(*deps_.service, w_, files_, deps_.staging);
+  }
+  PathReport finish() override {
+    PathReport r;
+    r.path_used = cached_ ? "page-cache" : "posix";
+    r.evidence.push_back(std::string(cached_ ? "buffered" : "O_DIRECT") +
+                         " storage I/O into pinned host staging buffers, synchronous copies "
+                         "to and from GPU " + std::to_string(w_.gpu));
+    return r;
+  }
+
+ private:
+  GpuPathDeps deps_;
+  Workload w_;
+  FileSet files_;
+  bool cached_;
+};
+
+class CpuGpuPath final : public TransferPath {
+ public:
+  CpuGpuPath(GpuPathDeps deps, bool cached) : deps_(std::move(deps)), cached_(cached) {}
+  XferType type() const override { return cached_ ? XferType::CpuCachedGpu : XferType::CpuGpu; }
+  Availability probe(const Workload& w) const override { return detail::probe_gpu(*deps_.service, w); }
+  bool needs_odirect(const Workload& w) const override { return !cached_ && w.odirect; }
+  std::unique_ptr<PathRun> start(const Workload& w, const FileSet& files) override {
+    const Availability a = probe(w);
+    if (!a.ok) {
+      if (check_mem_type(w.xfer, w.mem_type).ok) throw RuntimeError(a.reason);
+      throw UsageError(a.reason);
+    }
+    return std::make_unique<CpuGpuRun>(deps_, w, files, cached_);
+  }
+
+ private:
+  GpuPathDeps deps_;
+  bool cached_;
+};
+
+}  // namespace
+
+std::unique_ptr<TransferPath> make_cpu_gpu_path(GpuPathDeps deps) {
+  return std::make_unique<CpuGpuPath>(std::move(deps), false);
+}
+std::unique_ptr<TransferPath> make_cpu_cached_gpu_path(GpuPathDeps deps) {
+  return std::make_unique<CpuGpuPath>(std::move(deps), true);
+}
+
+}  // namespace gdsb::gpu

@@ -1,0 +1,117 @@
+// The part every cuFile type (-x 0/5/6/7) shares: probe (GPU, memory type, libcufile and
+// the symbols the type needs), the run with its CufileSession, and registered buffers.
+#pragma once
+
+#include <memory>
+
+#include "gdsb/gpu/cufile_session.hpp"
+#include "path_common.hpp"
+
+namespace gdsb::gpu::detail {
+
+enum class CufileNeeds { Basic, Stream, Batch, BatchStream };
+
+inline Availability probe_cufile(const GpuPathDeps& deps, const Workload& w, CufileNeeds needs,
+                                 std::shared_ptr<const cufile::CufileApi>* api_out = nullptr) {
+  Availability a = probe_gpu(*deps.service, w);
+  if (!a.ok) return a;
+  const cufile::LoadResult lr = deps.load_cufile(w);
+  if (!lr.api) return Availability::no(lr.error);
+  std::vector<std::string> missing;
+  if (needs == CufileNeeds::Stream || needs == CufileNeeds::BatchStream) {
+    missing = lr.api->missing_stream_symbols();
+  }
+  if (needs == CufileNeeds::Batch || needs == CufileNeeds::BatchStream) {
+    for (auto& m : lr.api->missing_batch_symbols()) missing.push_back(m);
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+    return Availability::no("the loaded " + lr.api->library + " lacks " + list + " (" +
+                            (needs == CufileNeeds::Stream ? "stream API: GDS 1.7 / CUDA 12.2 or newer"
+                                                          : "batch API: GDS 1.6 / CUDA 12.0 or newer") +
+                            ")");
+  }
+  if (api_out != nullptr) *api_out = lr.api;
+  return Availability::yes();
+}
+
+// Buffers of the -m type, registered with cuFileBufRegister unless -b.
+class RegisteredSlots {
+ public:
+  RegisteredSlots(GpuService& svc, const Workload& w, uint32_t depth, CufileSession& session)
+      : session_(session), slots_(svc, w.mem_type, depth, w.io_size, w.numa_node) {
+    if (w.skip_buffer_register) return;
+    for (uint32_t i = 0; i < depth; ++i) {
+      const cufile::CUfileError_t e = session.api().buf_register(slots_.at(i), w.io_size, 0);
+      if (e.err != cufile::kSuccess) {
+        deregister();
+        session.fail("cuFileBufRegister", e.err, e.cu_err, UINT32_MAX);
+      }
+      registered_.push_back(slots_.at(i));
+    }
+  }
+  ~RegisteredSlots() { deregister(); }
+  RegisteredSlots(const RegisteredSlots&) = delete;
+  RegisteredSlots& operator=(const RegisteredSlots&) = delete;
+  SlotBuffers& slots() { return slots_; }
+
+ private:
+  void deregister() noexcept {
+    for (void* p : registered_) session_.api().buf_deregister(p);
+    registered_.clear();
+  }
+  CufileSession& session_;
+  SlotBuffers slots_;
+  std::vector<void*> registered_;
+};
+
+// A run of a cuFile type: the session lives as long as the run.
+template <typename Worker>
+class CufileRun final : public PathRun {
+ public:
+  CufileRun(GpuPathDeps deps, const Workload& w, const FileSet& files,
+            std::shared_ptr<const cufile::CufileApi> api)
+      : deps_(std::move(deps)), w_(w), files_(files),
+        session_(std::make_unique<CufileSession>(std::move(api), w_, files_, deps_.roots)) {}
+  std::unique_ptr<PathWorker> make_worker(uint32_t) override {
+    return std::make_unique<Worker>(*deps_.service, w_, files_, *session_);
+  }
+  PathReport finish() override { return session_->finish(); }
+
+ private:
+  GpuPathDeps deps_;
+  Workload w_;
+  FileSet files_;
+  std::unique_ptr<CufileSession> session_;
+};
+
+template <typename Worker>
+class CufilePath final : public TransferPath {
+ public:
+  CufilePath(GpuPathDeps deps, XferType type, CufileNeeds needs)
+      : deps_(std::move(deps)), type_(type), needs_(needs) {}
+  XferType type() const override { return type_; }
+  Availability probe(const Workload& w) const override { return probe_cufile(deps_, w, needs_); }
+  bool needs_odirect(const Workload& w) const override { return w.odirect; }
+  std::unique_ptr<PathRun> start(const Workload& w, const FileSet& files) override {
+    if (const Availability m = check_mem_type(w.xfer, w.mem_type); !m.ok) throw UsageError(m.reason);
+    std::shared_ptr<const cufile::CufileApi> api;
+    require(probe_cufile(deps_, w, needs_, &api));
+    deps_.service->use_device(w.gpu);  // cuFileDriverOpen uses the current device
+    return std::make_unique<CufileRun<Worker>>(deps_, w, files, std::move(api));
+  }
+
+ private:
+  GpuPathDeps deps_;
+  XferType type_;
+  CufileNeeds needs_;
+};
+
+// A negative cuFile I/O result, explained (the runner would only see an errno).
+[[noreturn]] inline void throw_io(const CufileSession& s, const char* call, long long result,
+                                  uint32_t file) {
+  throw RuntimeError(s.explain_io(call, result, file));
+}
+
+}  // namespace gdsb::gpu::detail

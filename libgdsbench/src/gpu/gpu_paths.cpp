@@ -1,0 +1,45 @@
+#include "gdsb/gpu/gpu_paths.hpp"
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "gdsb/gpu/cuda_service.hpp"
+
+namespace gdsb::gpu {
+
+GpuPathDeps default_gpu_path_deps() {
+  GpuPathDeps d;
+  d.service = std::shared_ptr<GpuService>(make_cuda_service());
+  // One load per library path for the life of the paths (probes are called often).
+  struct Cache {
+    std::mutex mu;
+    std::map<std::string, cufile::LoadResult> results;
+  };
+  auto cache = std::make_shared<Cache>();
+  d.load_cufile = [cache](const Workload& w) {
+    const std::string lib = cufile::choose_library(w.cufile_library, std::getenv("GDSB_CUFILE_LIB"));
+    std::lock_guard lk(cache->mu);
+    auto it = cache->results.find(lib);
+    if (it == cache->results.end()) it = cache->results.emplace(lib, cufile::load_cufile(lib)).first;
+    return it->second;
+  };
+  d.staging = make_posix_staging_io;
+  return d;
+}
+
+void add_gpu_paths(PathRegistry& registry, GpuPathSelection selection) {
+  add_gpu_paths(registry, default_gpu_path_deps(), selection);
+}
+
+void add_gpu_paths(PathRegistry& registry, const GpuPathDeps& deps, GpuPathSelection selection) {
+  registry.add(make_gpu_direct_path(deps));
+  registry.add(make_cpu_gpu_path(deps));
+  registry.add(make_cpu_async_gpu_path(deps));
+  if (selection.cpu_cached_gpu) registry.add(make_cpu_cached_gpu_path(deps));
+  registry.add(make_gpu_direct_async_path(deps));
+  registry.add(make_gpu_batch_path(deps));
+  registry.add(make_gpu_batch_stream_path(deps));
+}
+
+}  // namespace gdsb::gpu

@@ -1,0 +1,54 @@
+// A fake libcufile for tests: a CufileApi table whose functions do POSIX I/O into the
+// fake GPU's memory (host memory), run async calls on the fake GPU's streams, and record
+// every call so tests can check the sequence each -x type makes. The C function table
+// cannot carry state, so one FakeCufile at a time is "current" (test-only state).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "gdsb/gpu/cufile_api.hpp"
+#include "gdsb/gpu/fake_gpu_service.hpp"
+
+namespace gdsb::gpu::testing {
+
+struct FakeCufileOptions {
+  int driver_open_error = 0;      // CUfileOpError returned by cuFileDriverOpen
+  int handle_register_error = 0;  // ... by cuFileHandleRegister
+  int buf_register_error = 0;
+  bool stream_api = true;         // export cuFileReadAsync & co
+  bool batch_api = true;          // export cuFileBatchIO*
+  int fail_io_at = -1;            // the n-th I/O (0-based, any API) returns fail_io_result
+  long long fail_io_result = -5044;
+  std::string log_dir_line;       // written to <logging.dir>/cufile.log at driver open
+};
+
+class FakeCufile {
+ public:
+  FakeCufile(FakeGpuService& gpu, FakeCufileOptions options = {});
+  ~FakeCufile();
+  FakeCufile(const FakeCufile&) = delete;
+  FakeCufile& operator=(const FakeCufile&) = delete;
+
+  std::shared_ptr<const cufile::CufileApi> api() const { return api_; }
+  std::vector<std::string> calls() const;
+  // Calls without repeats of the same name in a row ("Read" x 16 -> one "Read").
+  std::vector<std::string> call_sequence() const;
+  int live_handles() const;
+  int live_buffers() const;
+  int live_batches() const;
+  int live_streams() const;
+  bool driver_open() const;
+
+  // Used by the C functions.
+  struct State;
+  static State& current();
+
+ private:
+  std::shared_ptr<cufile::CufileApi> api_;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace gdsb::gpu::testing

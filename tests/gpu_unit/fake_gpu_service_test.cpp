@@ -1,0 +1,64 @@
+// The fake itself must behave like a GPU where the paths depend on it.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "gdsb/error.hpp"
+#include "gdsb/gpu/fake_gpu_service.hpp"
+
+namespace gdsb::gpu {
+namespace {
+
+TEST(FakeGpu, AsyncCopiesRunLaterInStreamOrder) {
+  FakeGpuService g(FakeGpuOptions{.copy_delay = std::chrono::milliseconds(5)});
+  DeviceBuffer dev(g, MemType::CudaMalloc, 8);
+  void* host1 = g.alloc_pinned(8);
+  void* host2 = g.alloc_pinned(8);
+  std::memset(host1, 1, 8);
+  std::memset(host2, 2, 8);
+  Stream s(g);
+  Event e(g);
+  g.copy_async(dev.data(), host1, 8, CopyDir::HostToDevice, s.handle());
+  g.copy_async(dev.data(), host2, 8, CopyDir::HostToDevice, s.handle());
+  g.record(e.handle(), s.handle());
+  EXPECT_FALSE(g.query(e.handle())) << "the copy ran synchronously";
+  EXPECT_TRUE(g.host_range_busy(host1, 8));
+  g.wait(e.handle());
+  EXPECT_FALSE(g.host_range_busy(host1, 8));
+  unsigned char out[8];
+  g.copy(out, dev.data(), 8, CopyDir::DeviceToHost);
+  EXPECT_EQ(out[0], 2) << "copies ran out of order";
+  g.free_pinned(host1);
+  g.free_pinned(host2);
+}
+
+TEST(FakeGpu, CatchesWrongDirectionsAndPageableAsyncCopies) {
+  FakeGpuService g;
+  DeviceBuffer dev(g, MemType::CudaMalloc, 64);
+  std::vector<char> pageable(64);
+  EXPECT_THROW(g.copy(dev.data(), pageable.data(), 64, CopyDir::DeviceToHost), RuntimeError);
+  Stream s(g);
+  EXPECT_THROW(g.copy_async(dev.data(), pageable.data(), 64, CopyDir::HostToDevice, s.handle()),
+               RuntimeError);
+  g.register_host(pageable.data(), 64);
+  EXPECT_NO_THROW(g.copy_async(dev.data(), pageable.data(), 64, CopyDir::HostToDevice, s.handle()));
+  g.sync(s.handle());
+  g.unregister_host(pageable.data());
+}
+
+TEST(FakeGpu, InjectedFailuresSurfaceWhereCudaWouldReportThem) {
+  FakeGpuService g(FakeGpuOptions{.fail_async_copy_at = 0, .fail_allocation_at = 1});
+  DeviceBuffer dev(g, MemType::CudaMalloc, 64);
+  EXPECT_THROW(DeviceBuffer(g, MemType::CudaMalloc, 64), RuntimeError);
+  void* host = g.alloc_pinned(64);
+  Stream s(g);
+  Event e(g);
+  g.copy_async(dev.data(), host, 64, CopyDir::HostToDevice, s.handle());  // no throw at enqueue
+  g.record(e.handle(), s.handle());
+  EXPECT_THROW(g.wait(e.handle()), RuntimeError);
+  EXPECT_THROW(g.sync(s.handle()), RuntimeError);
+  g.free_pinned(host);
+}
+
+}  // namespace
+}  // namespace gdsb::gpu

@@ -1,0 +1,144 @@
+// Compat detection from fixture files: nvidia-fs stats, cufile.json, cuFile's log,
+// mountinfo and the udev database.
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "drive.hpp"
+#include "gdsb/gpu/path_evidence.hpp"
+
+namespace gdsb::gpu {
+namespace {
+
+const std::string kFixtures = GDSB_GPU_FIXTURES;
+
+TEST(NvfsStats, ParsesCountersAndVersion) {
+  const NvfsSnapshot s = read_nvfs(kFixtures + "/nvfs-before");
+  EXPECT_TRUE(s.loaded);
+  EXPECT_TRUE(s.stats_readable);
+  EXPECT_EQ(s.version, "2.17.5");
+  EXPECT_EQ(s.reads, 100U);
+  EXPECT_EQ(s.read_mib, 100U);
+  EXPECT_EQ(s.writes, 7U);
+  EXPECT_FALSE(read_nvfs(kFixtures + "/absent").loaded);
+}
+
+TEST(CufileJson, CommentsAreStrippedButNotInsideStrings) {
+  EXPECT_EQ(strip_json_comments("{\"a\": \"x//y\" // c\n}"), "{\"a\": \"x//y\" \n}");
+  EXPECT_EQ(strip_json_comments("{/* c */\"a\":1}"), "{\"a\":1}");
+  const CufileConfig c = read_cufile_config(kFixtures + "/cufile.json");
+  ASSERT_TRUE(c.found);
+  EXPECT_EQ(c.error, "");
+  EXPECT_EQ(c.allow_compat_mode, std::optional<bool>(true));
+  EXPECT_EQ(c.use_pci_p2pdma, std::optional<bool>(false));
+  EXPECT_FALSE(c.force_compat_mode.has_value());
+  EXPECT_EQ(c.log_level, "ERROR");
+  EXPECT_FALSE(read_cufile_config(kFixtures + "/none.json").found);
+  EXPECT_EQ(cufile_config_path(nullptr), "/etc/cufile.json");
+  EXPECT_EQ(cufile_config_path("/x/c.json"), "/x/c.json");
+}
+
+TEST(CufileJson, PrivateCopyKeepsSettingsAndPointsTheLogAtOurDirectory) {
+  const CufileConfig c = read_cufile_config(kFixtures + "/cufile.json");
+  const auto j = nlohmann::json::parse(private_cufile_config(c, "/tmp/priv", "INFO"));
+  EXPECT_EQ(j["logging"]["dir"], "/tmp/priv");
+  EXPECT_EQ(j["logging"]["level"], "ERROR");  // the user's level wins
+  EXPECT_EQ(j["properties"]["allow_compat_mode"], true);
+  const auto k = nlohmann::json::parse(private_cufile_config(CufileConfig{}, "/tmp/p", "INFO"));
+  EXPECT_EQ(k["logging"]["level"], "INFO");
+}
+
+TEST(CufileLog, KeepsTheLinesThatExplain) {
+  testing::TempDir d;
+  std::ifstream in(kFixtures + "/cufile.log");
+  std::ofstream(d.file("cufile_4242.log")) << in.rdbuf();
+  const auto lines = relevant_log_lines(d.path());
+  ASSERT_EQ(lines.size(), 4U);
+  EXPECT_NE(lines[0].find("running in compatible mode"), std::string::npos);
+  EXPECT_NE(lines[1].find("udev property not found"), std::string::npos);
+  EXPECT_EQ(filter_log_lines({"1 ERROR a error", "2 INFO b", "3 WARN c", "4 NOTICE d compat",
+                              "\"allow_compat_mode\": true,", "\"level\": \"ERROR\""},
+                             2),
+            (std::vector<std::string>{"3 WARN c", "4 NOTICE d compat"}));
+}
+
+TEST(FileFacts, FindsFileSystemAndUdevRecord) {
+  testing::TempDir d;
+  const std::string f = d.file("x");
+  std::ofstream(f) << "x";
+  struct stat st {};
+  ASSERT_EQ(::stat(f.c_str(), &st), 0);
+  const std::string dev = std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
+  std::ofstream(d.file("mountinfo")) << "22 1 " << dev << " / / rw,relatime - xfs /dev/nvme0n1 rw\n";
+  std::filesystem::create_directories(d.file("udev/data"));
+  FileFacts ff = file_facts(f, d.file("mountinfo"), d.file("udev"));
+  EXPECT_EQ(ff.fs_type, "xfs");
+  EXPECT_TRUE(ff.udev_database_present);
+  EXPECT_FALSE(ff.udev_record_present);
+  EXPECT_EQ(ff.udev_record, d.file("udev") + "/data/b" + dev);
+  std::ofstream(ff.udev_record) << "E:ID_FS_USAGE=filesystem\n";
+  EXPECT_TRUE(file_facts(f, d.file("mountinfo"), d.file("udev")).udev_record_present);
+  EXPECT_FALSE(file_facts(f, d.file("mountinfo"), d.file("none")).udev_database_present);
+}
+
+PathFacts base_facts() {
+  PathFacts f;
+  f.library = "libcufile.so.0";
+  f.config = read_cufile_config(kFixtures + "/cufile.json");
+  f.handles_registered = true;
+  f.reads = 64;
+  return f;
+}
+
+TEST(DecidePath, NvidiaFsCountersMovingMeansGdsNvfs) {
+  PathFacts f = base_facts();
+  f.before = read_nvfs(kFixtures + "/nvfs-before");
+  f.after = read_nvfs(kFixtures + "/nvfs-after");
+  const PathReport r = decide_path(f);
+  EXPECT_EQ(r.path_used, "gds-nvfs");
+  EXPECT_TRUE(r.warnings.empty());
+  bool counted = false;
+  for (const auto& e : r.evidence) counted |= e.find("reads +64") != std::string::npos;
+  EXPECT_TRUE(counted);
+}
+
+TEST(DecidePath, LoadedButStillCountersMeansCompat) {
+  PathFacts f = base_facts();
+  f.before = f.after = read_nvfs(kFixtures + "/nvfs-before");
+  const PathReport r = decide_path(f);
+  EXPECT_EQ(r.path_used, "compat");
+  ASSERT_EQ(r.warnings.size(), 1U);
+  EXPECT_NE(r.warnings[0].find("counters did not move"), std::string::npos);
+}
+
+TEST(DecidePath, NoNvidiaFsMeansCompatUnlessP2pdma) {
+  PathFacts f = base_facts();
+  EXPECT_EQ(decide_path(f).path_used, "compat");
+  EXPECT_FALSE(compat_certain_before_run(f) == std::nullopt);
+  f.config.use_pci_p2pdma = true;
+  f.props.known = true;
+  f.props.p2p_supported = true;
+  EXPECT_EQ(decide_path(f).path_used, "gds-p2pdma");
+  EXPECT_EQ(compat_certain_before_run(f), std::nullopt);
+  f.log_lines = {"NOTICE cufio-drv:720 running in compatible mode"};
+  EXPECT_EQ(decide_path(f).path_used, "compat");
+}
+
+TEST(DecidePath, ForcedCompatWinsOverEverything) {
+  PathFacts f = base_facts();
+  f.before = read_nvfs(kFixtures + "/nvfs-before");
+  f.after = read_nvfs(kFixtures + "/nvfs-after");
+  f.config.force_compat_mode = true;
+  const PathReport r = decide_path(f);
+  EXPECT_EQ(r.path_used, "compat");
+  EXPECT_NE(r.warnings[0].find("force_compat_mode"), std::string::npos);
+  PathFacts g = base_facts();
+  g.env_force_compat = parse_bool_env("true");
+  EXPECT_NE(compat_certain_before_run(g)->find("CUFILE_FORCE_COMPAT_MODE"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gdsb::gpu
