@@ -57,8 +57,8 @@ std::string render_compare(const json& doc) {
     }
   }
   std::string verdict = badge(std::to_string(matches.size()) + " runs matched", "muted") + " " +
-                        badge(std::to_string(better) + " better", better ? "ok" : "muted") + " " +
-                        badge(std::to_string(worse) + " worse", worse ? "bad" : "muted");
+                        badge(std::to_string(better) + " metrics better", better ? "ok" : "muted") + " " +
+                        badge(std::to_string(worse) + " metrics worse", worse ? "bad" : "muted");
   std::ostringstream body;
   const std::string before = str(doc.value("before", json::object()), "path");
   const std::string after = str(doc.value("after", json::object()), "path");

@@ -122,7 +122,10 @@ std::string table(const std::vector<std::string>& head, const std::vector<std::v
     } else {
       o << "<tr>";
     }
-    for (std::size_t i = first; i < r.size(); ++i) o << (r[i].rfind("<td", 0) == 0 ? r[i] : "<td>" + r[i] + "</td>");
+    for (std::size_t i = first; i < r.size(); ++i) {
+      const bool whole = r[i].rfind("<td", 0) == 0 || r[i].rfind("<th", 0) == 0;  // a complete cell
+      o << (whole ? r[i] : "<td>" + r[i] + "</td>");
+    }
     o << "</tr>";
   }
   o << "</tbody></table></div>";
