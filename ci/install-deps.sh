@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(g++ cmake ninja-build pkg-config git
           libcli11-dev nlohmann-json3-dev libpci-dev libhwloc-dev liburing-dev
           libgtest-dev libgmock-dev libbenchmark-dev
-          pciutils fio python3 "$@")
+          pciutils fio python3 chromium "$@")
 
 missing=()
 for p in "${packages[@]}"; do

@@ -2,11 +2,10 @@
 // run_* return an exit code; library exceptions are mapped to exit codes in main.
 #pragma once
 
-#include <string>
-#include <vector>
-
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 namespace gdsb::report::cli {
 

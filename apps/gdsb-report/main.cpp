@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (app.got_subcommand("html")) return cli::run_html(opt.html);
-    if (app.got_subcommand("compare")) return cli::run_compare(opt.compare, cli::run_meta(argc, argv, started_at));
+    if (app.got_subcommand("compare"))
+      return cli::run_compare(opt.compare, cli::run_meta(argc, argv, started_at));
     if (app.got_subcommand("gate")) return cli::run_gate(opt.gate);
   } catch (const gdsb::Error& e) {
     std::cerr << "gdsb-report: " << e.what() << "\n";

@@ -68,8 +68,13 @@ nlohmann::json run_meta(int argc, char** argv, const std::string& started_at) {
           {"argv", args},
           {"interrupted", false},
           {"context",
-           {{"host", host.data()}, {"kernel", u.release}, {"os", os_pretty_name()}, {"cpu_model", cpu_model()},
-            {"cpus", std::thread::hardware_concurrency()}, {"started_at", started_at}, {"ended_at", utc_now()},
+           {{"host", host.data()},
+            {"kernel", u.release},
+            {"os", os_pretty_name()},
+            {"cpu_model", cpu_model()},
+            {"cpus", std::thread::hardware_concurrency()},
+            {"started_at", started_at},
+            {"ended_at", utc_now()},
             {"env", env}}}};
 }
 

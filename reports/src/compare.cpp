@@ -20,7 +20,8 @@ MetricDelta delta_for(const RunResult& b, const RunResult& a, Metric m, double a
   d.before = metric_value(b.result, m);
   d.after = metric_value(a.result, m);
   d.delta = d.after - d.before;
-  d.delta_percent = d.before != 0 ? d.delta / d.before * 100.0 : std::numeric_limits<double>::quiet_NaN();
+  d.delta_percent =
+      d.before != 0 ? d.delta / d.before * 100.0 : std::numeric_limits<double>::quiet_NaN();
   d.worse_percent = metric_info(m).higher_is_better ? -d.delta_percent : d.delta_percent;
   const auto xs = samples(b, m);
   const auto ys = samples(a, m);
@@ -47,10 +48,14 @@ bool takes_part(const RunResult& r, const std::optional<XferType>& filter) {
 
 std::string_view change_name(Change c) {
   switch (c) {
-    case Change::Better: return "better";
-    case Change::Worse: return "worse";
-    case Change::Unchanged: return "unchanged";
-    case Change::NotSignificant: return "not significant";
+    case Change::Better:
+      return "better";
+    case Change::Worse:
+      return "worse";
+    case Change::Unchanged:
+      return "unchanged";
+    case Change::NotSignificant:
+      return "not significant";
   }
   return "?";
 }
@@ -74,7 +79,9 @@ Comparison compare_runs(const std::vector<RunResult>& before, const std::vector<
     }
     const auto label = run_label(b.workload);
     if (!found) {
-      c.unmatched.push_back({"before", i, label, "no run with the same workload in " + std::string("the other document")});
+      c.unmatched.push_back(
+          {"before", i, label,
+           "no run with the same workload in " + std::string("the other document")});
       continue;
     }
     used[*found] = true;
@@ -90,19 +97,23 @@ Comparison compare_runs(const std::vector<RunResult>& before, const std::vector<
     RunMatch m;
     m.before_index = i;
     m.after_index = *found;
-    m.label = ignore_xfer ? run_label(a.workload) + " vs " + std::string(xfer_label(b.workload.xfer)) : label;
+    m.label = ignore_xfer
+                  ? run_label(a.workload) + " vs " + std::string(xfer_label(b.workload.xfer))
+                  : label;
     m.identity = identity_json(b.workload);
     if (ignore_xfer) m.identity.erase("xfer_type"), m.identity.erase("xfer_name");
     m.before_path = b.path.path_used;
     m.after_path = a.path.path_used;
     m.before_reps = b.repetitions.size();
     m.after_reps = a.repetitions.size();
-    for (const auto& info : all_metrics()) m.metrics.push_back(delta_for(b, a, info.metric, options.alpha));
+    for (const auto& info : all_metrics())
+      m.metrics.push_back(delta_for(b, a, info.metric, options.alpha));
     c.matches.push_back(std::move(m));
   }
   for (std::size_t j = 0; j < after.size(); ++j) {
     if (!used[j] && takes_part(after[j], options.current_xfer)) {
-      c.unmatched.push_back({"after", j, run_label(after[j].workload), "no run with the same workload in the other document"});
+      c.unmatched.push_back({"after", j, run_label(after[j].workload),
+                             "no run with the same workload in the other document"});
     }
   }
   return c;
@@ -112,7 +123,8 @@ Comparison compare_documents(const Document& before, const Document& after,
                              const CompareOptions& options) {
   require_kind(before, DocKind::Io, "compare");
   require_kind(after, DocKind::Io, "compare");
-  if (!(options.alpha > 0 && options.alpha < 1)) throw UsageError("--alpha must lie between 0 and 1");
+  if (!(options.alpha > 0 && options.alpha < 1))
+    throw UsageError("--alpha must lie between 0 and 1");
   auto c = compare_runs(io_runs(before), io_runs(after), options);
   c.before_name = before.path;
   c.after_name = after.path;
@@ -122,10 +134,11 @@ Comparison compare_documents(const Document& before, const Document& after,
     }
   }
   if (options.baseline_xfer || options.current_xfer) {
-    c.notes.push_back("transfer types compared: baseline " +
-                      std::string(options.baseline_xfer ? xfer_label(*options.baseline_xfer) : "any") +
-                      ", current " +
-                      std::string(options.current_xfer ? xfer_label(*options.current_xfer) : "any"));
+    c.notes.push_back(
+        "transfer types compared: baseline " +
+        std::string(options.baseline_xfer ? xfer_label(*options.baseline_xfer) : "any") +
+        ", current " +
+        std::string(options.current_xfer ? xfer_label(*options.current_xfer) : "any"));
   }
   return c;
 }

@@ -33,8 +33,9 @@ nlohmann::json comparison_to_json(const Comparison& c, const nlohmann::json& met
   doc["before"] = {{"path", c.before_name}};
   doc["after"] = {{"path", c.after_name}};
   doc["alpha"] = c.options.alpha;
-  doc["baseline_xfer"] = c.options.baseline_xfer ? nlohmann::json(xfer_label(*c.options.baseline_xfer))
-                                                 : nlohmann::json(nullptr);
+  doc["baseline_xfer"] = c.options.baseline_xfer
+                             ? nlohmann::json(xfer_label(*c.options.baseline_xfer))
+                             : nlohmann::json(nullptr);
   doc["current_xfer"] = c.options.current_xfer ? nlohmann::json(xfer_label(*c.options.current_xfer))
                                                : nlohmann::json(nullptr);
   auto matches = nlohmann::json::array();
@@ -53,9 +54,12 @@ nlohmann::json comparison_to_json(const Comparison& c, const nlohmann::json& met
                         {"change", change_name(d.change)},
                         {"u_test", nullptr}};
       if (d.u_test) {
-        jm["u_test"] = {{"n_before", d.u_test->n1}, {"n_after", d.u_test->n2},
-                        {"u", d.u_test->u1},        {"p_value", d.u_test->p_value},
-                        {"exact", d.u_test->exact}, {"min_p", d.u_test->min_p},
+        jm["u_test"] = {{"n_before", d.u_test->n1},
+                        {"n_after", d.u_test->n2},
+                        {"u", d.u_test->u1},
+                        {"p_value", d.u_test->p_value},
+                        {"exact", d.u_test->exact},
+                        {"min_p", d.u_test->min_p},
                         {"has_power", d.test_has_power},
                         {"significant", d.test_has_power && d.u_test->p_value < c.options.alpha}};
       }
@@ -84,25 +88,32 @@ std::string comparison_text(const Comparison& c) {
   for (const auto& n : c.notes) o << "note: " << n << "\n";
   for (const auto& m : c.matches) {
     o << "\n" << m.label;
-    if (m.before_path != m.after_path) o << "  (path " << m.before_path << " -> " << m.after_path << ")";
+    if (m.before_path != m.after_path)
+      o << "  (path " << m.before_path << " -> " << m.after_path << ")";
     o << "\n  " << pad("metric", 16) << pad("before", 12) << pad("after", 12) << pad("delta", 9)
       << "verdict\n";
     for (const auto& d : m.metrics) {
       const auto& info = metric_info(d.metric);
-      o << "  " << pad(std::string(info.key) + " (" + std::string(info.unit == "% of machine" ? "%" : info.unit) + ")", 16)
+      o << "  "
+        << pad(std::string(info.key) + " (" +
+                   std::string(info.unit == "% of machine" ? "%" : info.unit) + ")",
+               16)
         << pad(format_number(d.before), 12) << pad(format_number(d.after), 12)
         << pad(format_percent(d.delta_percent), 9) << change_name(d.change);
       if (d.u_test) {
         char buf[96];
-        std::snprintf(buf, sizeof buf, "  (U test p=%.4f, n=%zu vs %zu%s)", d.u_test->p_value, d.u_test->n1,
-                      d.u_test->n2, d.test_has_power ? "" : ", too few repetitions to decide");
+        std::snprintf(buf, sizeof buf, "  (U test p=%.4f, n=%zu vs %zu%s)", d.u_test->p_value,
+                      d.u_test->n1, d.u_test->n2,
+                      d.test_has_power ? "" : ", too few repetitions to decide");
         o << buf;
       }
       o << "\n";
     }
   }
-  for (const auto& u : c.not_comparable) o << "\nnot comparable: " << u.label << " (" << u.side << ": " << u.why << ")";
-  for (const auto& u : c.unmatched) o << "\nunmatched " << u.side << " run #" << u.index << ": " << u.label;
+  for (const auto& u : c.not_comparable)
+    o << "\nnot comparable: " << u.label << " (" << u.side << ": " << u.why << ")";
+  for (const auto& u : c.unmatched)
+    o << "\nunmatched " << u.side << " run #" << u.index << ": " << u.label;
   if (!c.unmatched.empty() || !c.not_comparable.empty()) o << "\n";
   if (c.matches.empty()) o << "\nno runs matched\n";
   return o.str();

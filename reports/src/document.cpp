@@ -32,16 +32,18 @@ constexpr int kSupportedVersion = 1;
 
 void need(const json& j, const char* key, json::value_t type, const std::string& name,
           const std::string& where) {
-  if (!j.is_object() || !j.contains(key)) invalid(name, where, std::string("has no \"") + key + "\"");
+  if (!j.is_object() || !j.contains(key))
+    invalid(name, where, std::string("has no \"") + key + "\"");
   const auto& v = j.at(key);
   const bool ok = type == json::value_t::number_float ? v.is_number() : v.type() == type;
   if (!ok) {
-    invalid(name, where + "." + key, std::string("is ") + v.type_name() + ", expected " +
-                                         json(type).type_name());
+    invalid(name, where + "." + key,
+            std::string("is ") + v.type_name() + ", expected " + json(type).type_name());
   }
 }
 
-void need_string(const json& j, const char* key, const std::string& name, const std::string& where) {
+void need_string(const json& j, const char* key, const std::string& name,
+                 const std::string& where) {
   need(j, key, json::value_t::string, name, where);
 }
 
@@ -83,8 +85,9 @@ void validate_matrix(const json& m, const std::string& name, const std::string& 
   need(m, "cells", json::value_t::array, name, where);
   const auto& cells = m.at("cells");
   if (cells.size() != m.at("rows").size()) {
-    invalid(name, where + ".cells", "has " + std::to_string(cells.size()) + " rows but rows lists " +
-                                        std::to_string(m.at("rows").size()));
+    invalid(name, where + ".cells",
+            "has " + std::to_string(cells.size()) + " rows but rows lists " +
+                std::to_string(m.at("rows").size()));
   }
   for (const auto& row : cells) {
     if (!row.is_array() || row.size() != m.at("cols").size()) {
@@ -97,7 +100,8 @@ void validate_p2p(const json& doc, const std::string& name) {
   need(doc, "gpus", json::value_t::array, name, "document");
   if (doc.contains("matrices")) {
     need(doc, "matrices", json::value_t::object, name, "document");
-    for (const auto& [key, m] : doc.at("matrices").items()) validate_matrix(m, name, "matrices." + key);
+    for (const auto& [key, m] : doc.at("matrices").items())
+      validate_matrix(m, name, "matrices." + key);
   }
   if (doc.contains("measurements") && doc.at("measurements").is_object()) {
     for (const auto& [key, m] : doc.at("measurements").items()) {
@@ -120,10 +124,14 @@ std::string_view kind_name(DocKind k) { return kKinds.at(static_cast<std::size_t
 
 std::string_view schema_name(DocKind k) {
   switch (k) {
-    case DocKind::Io: return "gdsbench.io/1";
-    case DocKind::Topo: return "gdsbench.topo/1";
-    case DocKind::P2p: return "gdsbench.p2p/1";
-    case DocKind::Compare: return "gdsbench.compare/1";
+    case DocKind::Io:
+      return "gdsbench.io/1";
+    case DocKind::Topo:
+      return "gdsbench.topo/1";
+    case DocKind::P2p:
+      return "gdsbench.p2p/1";
+    case DocKind::Compare:
+      return "gdsbench.compare/1";
   }
   return "?";
 }
@@ -134,8 +142,9 @@ DocKind detect_kind(const json& doc, const std::string& name) {
                      std::string(doc.type_name()) + ", expected an object with \"schema\")");
   }
   if (!doc.contains("schema") || !doc.at("schema").is_string()) {
-    throw UsageError(name + ": not a gdsbench document (no \"schema\" string; expected one of "
-                            "gdsbench.io/1, gdsbench.topo/1, gdsbench.p2p/1, gdsbench.compare/1)");
+    throw UsageError(name +
+                     ": not a gdsbench document (no \"schema\" string; expected one of "
+                     "gdsbench.io/1, gdsbench.topo/1, gdsbench.p2p/1, gdsbench.compare/1)");
   }
   const auto schema = doc.at("schema").get<std::string>();
   const auto slash = schema.rfind('/');
@@ -149,21 +158,31 @@ DocKind detect_kind(const json& doc, const std::string& name) {
       version = 0;
     }
     if (version == kSupportedVersion) return k.kind;
-    throw UsageError(name + ": schema \"" + schema + "\" is a version this gdsb-report does not read (it reads " +
+    throw UsageError(name + ": schema \"" + schema +
+                     "\" is a version this gdsb-report does not read (it reads " +
                      std::string(k.family) + "/" + std::to_string(kSupportedVersion) +
                      "); use the gdsb-report that came with the tool that wrote it");
   }
-  throw UsageError(name + ": unknown schema \"" + schema +
-                   "\" (expected gdsbench.io/1, gdsbench.topo/1, gdsbench.p2p/1 or gdsbench.compare/1)");
+  throw UsageError(
+      name + ": unknown schema \"" + schema +
+      "\" (expected gdsbench.io/1, gdsbench.topo/1, gdsbench.p2p/1 or gdsbench.compare/1)");
 }
 
 void validate_document(const Document& doc) {
   validate_common(doc.json, doc.path);
   switch (doc.kind) {
-    case DocKind::Io: (void)io_runs(doc); break;
-    case DocKind::Topo: validate_topo(doc.json, doc.path); break;
-    case DocKind::P2p: validate_p2p(doc.json, doc.path); break;
-    case DocKind::Compare: validate_compare(doc.json, doc.path); break;
+    case DocKind::Io:
+      (void)io_runs(doc);
+      break;
+    case DocKind::Topo:
+      validate_topo(doc.json, doc.path);
+      break;
+    case DocKind::P2p:
+      validate_p2p(doc.json, doc.path);
+      break;
+    case DocKind::Compare:
+      validate_compare(doc.json, doc.path);
+      break;
   }
 }
 
@@ -193,8 +212,9 @@ Document parse_document(std::string_view text, const std::string& name) {
     d.json = json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
     const bool truncated = e.byte >= text.size();
-    throw RuntimeError(name + ": not valid JSON" + (truncated ? " (the file ends too early: truncated?)" : "") +
-                       ": " + e.what());
+    throw RuntimeError(name + ": not valid JSON" +
+                       (truncated ? " (the file ends too early: truncated?)" : "") + ": " +
+                       e.what());
   }
   d.kind = detect_kind(d.json, name);
   validate_document(d);

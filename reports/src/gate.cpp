@@ -106,7 +106,8 @@ void apply_thresholds_json(Thresholds& t, const nlohmann::json& j, const std::st
     if (!known) {
       std::string keys;
       for (const auto& info : all_metrics()) keys += threshold_key(info.metric) + ", ";
-      throw UsageError(what + " is not a known threshold (known: " + keys + "alpha, allow_missing)");
+      throw UsageError(what + " is not a known threshold (known: " + keys +
+                       "alpha, allow_missing)");
     }
   }
 }
@@ -122,9 +123,10 @@ GateResult gate_io(const Document& baseline, const Document& current, const Thre
   r.baseline_name = baseline.path;
   r.current_name = current.path;
   if (c.matches.empty() && c.not_comparable.empty()) {
-    throw UsageError(current.path + ": no run matches a run of the baseline " + baseline.path +
-                     " (workload identity: xfer_type, io_pattern, io_size, threads, mixed_read_percent, "
-                     "engine, iodepth, mem_type, odirect); gate documents of the same benchmark");
+    throw UsageError(
+        current.path + ": no run matches a run of the baseline " + baseline.path +
+        " (workload identity: xfer_type, io_pattern, io_size, threads, mixed_read_percent, "
+        "engine, iodepth, mem_type, odirect); gate documents of the same benchmark");
   }
   if (current.json.value("interrupted", false)) {
     r.cases.push_back({"document", "complete", Outcome::Fail,
@@ -134,8 +136,9 @@ GateResult gate_io(const Document& baseline, const Document& current, const Thre
     r.cases.push_back({m.label, "status", Outcome::Pass, "ok in both"});
     const bool lost_gds = is_gds_path(m.before_path) && m.after_path == "compat";
     r.cases.push_back({m.label, "path", lost_gds ? Outcome::Fail : Outcome::Pass,
-                       lost_gds ? "cuFile fell back to compat mode (baseline took " + m.before_path + ")"
-                                : "path " + (m.after_path.empty() ? std::string("-") : m.after_path)});
+                       lost_gds
+                           ? "cuFile fell back to compat mode (baseline took " + m.before_path + ")"
+                           : "path " + (m.after_path.empty() ? std::string("-") : m.after_path)});
     for (const auto& d : m.metrics) {
       const auto& limit = t.max_worse_percent.at(static_cast<std::size_t>(d.metric));
       GateCase gc{m.label, std::string(metric_info(d.metric).key), Outcome::Pass, describe(d)};
@@ -150,8 +153,12 @@ GateResult gate_io(const Document& baseline, const Document& current, const Thre
           gc.message += "; worse than the " + pct(*limit) + " limit but within run-to-run noise";
         } else {
           gc.outcome = Outcome::Fail;
-          gc.message += "; exceeds the " + pct(*limit) + " limit" +
-                        (d.u_test ? (d.test_has_power ? " and is significant" : " (too few repetitions for the U test; the threshold decides)") : "");
+          gc.message +=
+              "; exceeds the " + pct(*limit) + " limit" +
+              (d.u_test ? (d.test_has_power
+                               ? " and is significant"
+                               : " (too few repetitions for the U test; the threshold decides)")
+                        : "");
         }
       } else {
         gc.message += "; within the " + pct(*limit) + " limit";
@@ -166,8 +173,9 @@ GateResult gate_io(const Document& baseline, const Document& current, const Thre
   }
   for (const auto& u : c.unmatched) {
     if (u.side == "before") {
-      r.cases.push_back({u.label, "presence", t.allow_missing ? Outcome::Skip : Outcome::Fail,
-                         "baseline run #" + std::to_string(u.index) + " has no match in " + current.path});
+      r.cases.push_back(
+          {u.label, "presence", t.allow_missing ? Outcome::Skip : Outcome::Fail,
+           "baseline run #" + std::to_string(u.index) + " has no match in " + current.path});
     } else {
       r.notes.push_back("new run without a baseline: " + u.label);
     }
@@ -177,13 +185,16 @@ GateResult gate_io(const Document& baseline, const Document& current, const Thre
 
 GateResult run_gate(const Document& baseline, const Document& current, const Thresholds& t) {
   if (baseline.kind != current.kind) {
-    throw UsageError("gate: the baseline " + baseline.path + " is " + std::string(schema_name(baseline.kind)) +
-                     " but the current " + current.path + " is " + std::string(schema_name(current.kind)) +
+    throw UsageError("gate: the baseline " + baseline.path + " is " +
+                     std::string(schema_name(baseline.kind)) + " but the current " + current.path +
+                     " is " + std::string(schema_name(current.kind)) +
                      "; gate two documents of the same kind");
   }
   switch (baseline.kind) {
-    case DocKind::Io: return gate_io(baseline, current, t);
-    case DocKind::Topo: return gate_topo(baseline, current);
+    case DocKind::Io:
+      return gate_io(baseline, current, t);
+    case DocKind::Topo:
+      return gate_topo(baseline, current);
     default:
       throw UsageError("gate: " + std::string(schema_name(baseline.kind)) +
                        " documents have no gate (gate io or topo documents)");
@@ -193,16 +204,20 @@ GateResult run_gate(const Document& baseline, const Document& current, const Thr
 std::string gate_text(const GateResult& r) {
   std::ostringstream o;
   for (const auto& c : r.cases) {
-    const bool noise = c.outcome == Outcome::Pass && c.message.find("run-to-run noise") != std::string::npos;
+    const bool noise =
+        c.outcome == Outcome::Pass && c.message.find("run-to-run noise") != std::string::npos;
     if (c.outcome == Outcome::Pass && !noise) continue;
-    if (c.outcome == Outcome::Skip && c.message.ends_with("not gated")) continue;  // JUnit lists them
-    o << (c.outcome == Outcome::Fail ? "FAIL " : noise ? "pass " : "skip ") << c.group << " / " << c.name << ": "
-      << c.message << "\n";
+    if (c.outcome == Outcome::Skip && c.message.ends_with("not gated"))
+      continue;  // JUnit lists them
+    o << (c.outcome == Outcome::Fail ? "FAIL "
+          : noise                    ? "pass "
+                                     : "skip ")
+      << c.group << " / " << c.name << ": " << c.message << "\n";
   }
   for (const auto& n : r.notes) o << "note: " << n << "\n";
-  o << "gate " << (r.failed() ? "FAILED" : "passed") << ": " << r.count(Outcome::Fail) << " failed, "
-    << r.count(Outcome::Pass) << " passed, " << r.count(Outcome::Skip) << " skipped (baseline "
-    << r.baseline_name << ", current " << r.current_name << ")\n";
+  o << "gate " << (r.failed() ? "FAILED" : "passed") << ": " << r.count(Outcome::Fail)
+    << " failed, " << r.count(Outcome::Pass) << " passed, " << r.count(Outcome::Skip)
+    << " skipped (baseline " << r.baseline_name << ", current " << r.current_name << ")\n";
   return o.str();
 }
 

@@ -68,7 +68,8 @@ GateResult gate_topo(const Document& baseline, const Document& current) {
   }
   for (const auto& [key, c] : cur) {
     if (!base.contains(key) && c.verdict == "fail") {
-      r.notes.push_back("check not in the baseline fails now: " + key + " (" + c.first_evidence + ")");
+      r.notes.push_back("check not in the baseline fails now: " + key + " (" + c.first_evidence +
+                        ")");
     }
   }
   const auto bv = baseline.json.value("verdict", std::string("?"));

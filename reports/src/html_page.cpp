@@ -31,12 +31,23 @@ std::string html_escape(std::string_view text) {
   out.reserve(text.size() + 16);
   for (const char ch : text) {
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += ch;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += ch;
     }
   }
   return out;
@@ -49,10 +60,17 @@ std::string json_for_script(const nlohmann::json& doc) {
   for (const char ch : raw) {
     // In valid JSON these characters occur only inside strings, where \uXXXX is equivalent.
     switch (ch) {
-      case '<': out += "\\u003c"; break;
-      case '>': out += "\\u003e"; break;
-      case '&': out += "\\u0026"; break;
-      default: out += ch;
+      case '<':
+        out += "\\u003c";
+        break;
+      case '>':
+        out += "\\u003e";
+        break;
+      case '&':
+        out += "\\u0026";
+        break;
+      default:
+        out += ch;
     }
   }
   return out;
@@ -107,10 +125,11 @@ std::string figure(const std::string& svg, const std::string& caption) {
   return "<figure><figcaption>" + esc(caption) + "</figcaption>" + svg + "</figure>";
 }
 
-std::string table(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& rows,
-                  const std::string& css_class) {
+std::string table(const std::vector<std::string>& head,
+                  const std::vector<std::vector<std::string>>& rows, const std::string& css_class) {
   std::ostringstream o;
-  o << "<div class=\"tw\"><table" << (css_class.empty() ? "" : " class=\"" + css_class + "\"") << "><thead><tr>";
+  o << "<div class=\"tw\"><table" << (css_class.empty() ? "" : " class=\"" + css_class + "\"")
+    << "><thead><tr>";
   for (const auto& h : head) o << "<th>" << esc(h) << "</th>";
   o << "</tr></thead><tbody>";
   for (const auto& r : rows) {
@@ -135,7 +154,9 @@ std::string table(const std::vector<std::string>& head, const std::vector<std::v
 std::string context_section(const json& doc) {
   const json ctx = doc.value("context", json::object());
   std::vector<std::vector<std::string>> rows;
-  auto add = [&](const std::string& k, const std::string& v) { rows.push_back({"<th>" + esc(k) + "</th>", "<td class=\"wrap\">" + esc(v) + "</td>"}); };
+  auto add = [&](const std::string& k, const std::string& v) {
+    rows.push_back({"<th>" + esc(k) + "</th>", "<td class=\"wrap\">" + esc(v) + "</td>"});
+  };
   const json tool = doc.value("tool", json::object());
   add("tool", str(tool, "name") + " " + str(tool, "version"));
   if (doc.contains("argv") && doc.at("argv").is_array()) {
@@ -149,8 +170,8 @@ std::string context_section(const json& doc) {
   add("interrupted", doc.value("interrupted", false) ? "yes: the run was stopped early" : "no");
   // Everything else the writer put into the context (cufile settings, driver versions, ...).
   for (const auto& [k, v] : ctx.items()) {
-    if (k == "env" || k == "host" || k == "kernel" || k == "os" || k == "cpu_model" || k == "cpus" ||
-        k == "started_at" || k == "ended_at") {
+    if (k == "env" || k == "host" || k == "kernel" || k == "os" || k == "cpu_model" ||
+        k == "cpus" || k == "started_at" || k == "ended_at") {
       continue;
     }
     if (v.is_object()) {
@@ -163,8 +184,11 @@ std::string context_section(const json& doc) {
   const json env = ctx.value("env", json::object());
   if (env.is_object() && !env.empty()) {
     std::vector<std::vector<std::string>> erows;
-    for (const auto& [k, v] : env.items()) erows.push_back({"<td><code>" + esc(k) + "</code></td>", "<td class=\"wrap\"><code>" + esc(text_of(v)) + "</code></td>"});
-    inner += "<h3>Environment (CUFILE_* and CUDA_* only)</h3>" + table({"variable", "value"}, erows);
+    for (const auto& [k, v] : env.items())
+      erows.push_back({"<td><code>" + esc(k) + "</code></td>",
+                       "<td class=\"wrap\"><code>" + esc(text_of(v)) + "</code></td>"});
+    inner +=
+        "<h3>Environment (CUFILE_* and CUDA_* only)</h3>" + table({"variable", "value"}, erows);
   } else {
     inner += "<p class=\"note\">No CUFILE_* or CUDA_* environment variables were set.</p>";
   }
@@ -172,7 +196,8 @@ std::string context_section(const json& doc) {
 }
 
 std::string page(const json& doc, const std::string& title, const std::string& verdict_html,
-                 const std::vector<std::pair<std::string, std::string>>& nav, const std::string& body) {
+                 const std::vector<std::pair<std::string, std::string>>& nav,
+                 const std::string& body) {
   const std::string data = json_for_script(doc);
   const std::string nonce = nonce_for(data);
   const json ctx = doc.value("context", json::object());
@@ -184,20 +209,24 @@ std::string page(const json& doc, const std::string& title, const std::string& v
   o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
     << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
     << "<meta name=\"generator\" content=\"gdsbench gdsb-report (" << kGeneratorMark << ")\">"
-    << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+    << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
+       "'unsafe-inline'; "
     << "img-src data:; script-src 'nonce-" << nonce << "'; base-uri 'none'; form-action 'none'\">"
     << "<title>" << esc(title) << "</title><style>" << kCss << "</style></head>\n"
-    << "<body data-schema=\"" << esc(schema) << "\"><header class=\"top\"><div class=\"t\"><h1>" << esc(title)
-    << "</h1><div class=\"sub\">" << esc(str(ctx, "host")) << (str(ctx, "host").empty() ? "" : " · ")
+    << "<body data-schema=\"" << esc(schema) << "\"><header class=\"top\"><div class=\"t\"><h1>"
+    << esc(title) << "</h1><div class=\"sub\">" << esc(str(ctx, "host"))
+    << (str(ctx, "host").empty() ? "" : " · ")
     << esc(str(tool, "name") + " " + str(tool, "version")) << " · " << esc(schema)
-    << (str(ctx, "started_at").empty() ? "" : " · " + esc(str(ctx, "started_at"))) << "</div></div>" << verdict_html
-    << "<button id=\"gdsb-download\" class=\"noprint\" type=\"button\" data-name=\"" << esc(file_name)
-    << "\">Download JSON</button></header>\n<nav>";
+    << (str(ctx, "started_at").empty() ? "" : " · " + esc(str(ctx, "started_at"))) << "</div></div>"
+    << verdict_html << "<button id=\"gdsb-download\" class=\"noprint\" type=\"button\" data-name=\""
+    << esc(file_name) << "\">Download JSON</button></header>\n<nav>";
   for (const auto& [id, name] : nav) o << "<a href=\"#" << esc(id) << "\">" << esc(name) << "</a>";
   o << "</nav>\n<main>" << body << "</main>\n<footer>Generated by gdsb-report from the embedded "
     << esc(schema) << " document; every figure on this page is read from it.</footer>"
-    << "<div id=\"gdsb-selfcheck\" hidden></div>\n<script type=\"application/json\" id=\"gdsb-data\">" << data
-    << "</script>\n<script nonce=\"" << nonce << "\">" << kScript << "</script></body></html>\n";
+    << "<div id=\"gdsb-selfcheck\" hidden></div>\n<script type=\"application/json\" "
+       "id=\"gdsb-data\">"
+    << data << "</script>\n<script nonce=\"" << nonce << "\">" << kScript
+    << "</script></body></html>\n";
   return o.str();
 }
 

@@ -1,11 +1,10 @@
 // Pieces shared by the HTML views of each document kind. Private to gdsb::report.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace gdsb::report::html {
 
@@ -14,7 +13,8 @@ using nlohmann::json;
 // The whole page around a view's body: head with CSS and CSP, header, nav, embedded data,
 // self-check script. nav: (anchor id, title) pairs.
 std::string page(const json& doc, const std::string& title, const std::string& verdict_html,
-                 const std::vector<std::pair<std::string, std::string>>& nav, const std::string& body);
+                 const std::vector<std::pair<std::string, std::string>>& nav,
+                 const std::string& body);
 
 std::string esc(const std::string& text);
 // A value from the document as text: strings as they are, null as "-", others dumped.
@@ -26,7 +26,8 @@ std::string section(const std::string& id, const std::string& title, const std::
 // A figure holding a chart and its caption.
 std::string figure(const std::string& svg, const std::string& caption);
 // Scrollable table wrapper; rows are already-escaped HTML cells.
-std::string table(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& rows,
+std::string table(const std::vector<std::string>& head,
+                  const std::vector<std::vector<std::string>>& rows,
                   const std::string& css_class = "");
 // Context block (host, kernel, OS, CPU, times, tool, argv, env, and any other context keys).
 std::string context_section(const json& doc);

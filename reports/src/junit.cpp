@@ -15,11 +15,21 @@ std::string xml_escape(std::string_view s) {
   for (const char ch : s) {
     const auto u = static_cast<unsigned char>(ch);
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // XML 1.0 forbids most control characters even as references.
         if (u < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') {
@@ -64,7 +74,8 @@ std::string gate_junit(const GateResult& r) {
         o << "><skipped message=\"" << xml_escape(c->message) << "\"/></testcase>\n";
       } else {
         o << "><failure type=\"regression\" message=\"" << xml_escape(c->message) << "\">"
-          << xml_escape("baseline " + r.baseline_name + ", current " + r.current_name + ": " + c->message)
+          << xml_escape("baseline " + r.baseline_name + ", current " + r.current_name + ": " +
+                        c->message)
           << "</failure></testcase>\n";
       }
     }

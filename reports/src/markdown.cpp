@@ -14,16 +14,33 @@ std::string md_cell(std::string_view s) {
   std::string out;
   for (const char ch : s) {
     switch (ch) {
-      case '|': out += "\\|"; break;
-      case '\n': case '\r': out += ' '; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '*': case '_': case '`': case '[': case ']': case '\\':
+      case '|':
+        out += "\\|";
+        break;
+      case '\n':
+      case '\r':
+        out += ' ';
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '*':
+      case '_':
+      case '`':
+      case '[':
+      case ']':
+      case '\\':
         out += '\\';
         out += ch;
         break;
-      default: out += ch;
+      default:
+        out += ch;
     }
   }
   return out;
@@ -31,9 +48,12 @@ std::string md_cell(std::string_view s) {
 
 std::string_view outcome_word(Outcome o) {
   switch (o) {
-    case Outcome::Pass: return "pass";
-    case Outcome::Fail: return "**FAIL**";
-    case Outcome::Skip: return "skip";
+    case Outcome::Pass:
+      return "pass";
+    case Outcome::Fail:
+      return "**FAIL**";
+    case Outcome::Skip:
+      return "skip";
   }
   return "?";
 }
@@ -45,13 +65,14 @@ std::string gate_markdown(const GateResult& r) {
   o << "<!-- " << kGeneratorMark << " -->\n";
   o << "## gdsbench " << r.kind << " gate: " << (r.failed() ? "FAILED" : "passed") << "\n\n";
   o << r.count(Outcome::Fail) << " failed, " << r.count(Outcome::Pass) << " passed, "
-    << r.count(Outcome::Skip) << " skipped. Baseline " << md_cell(r.baseline_name)
-    << ", current " << md_cell(r.current_name) << ".\n\n";
+    << r.count(Outcome::Skip) << " skipped. Baseline " << md_cell(r.baseline_name) << ", current "
+    << md_cell(r.current_name) << ".\n\n";
   if (r.failed()) {
     o << "### Regressions\n\n";
     for (const auto& c : r.cases) {
       if (c.outcome == Outcome::Fail) {
-        o << "- " << md_cell(c.group) << " / " << md_cell(c.name) << ": " << md_cell(c.message) << "\n";
+        o << "- " << md_cell(c.group) << " / " << md_cell(c.name) << ": " << md_cell(c.message)
+          << "\n";
       }
     }
     o << "\n";

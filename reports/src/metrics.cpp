@@ -20,11 +20,16 @@ const MetricInfo& metric_info(Metric m) { return all_metrics().at(static_cast<st
 
 double metric_value(const Measurement& m, Metric metric) {
   switch (metric) {
-    case Metric::Throughput: return m.throughput_gib_s;
-    case Metric::Iops: return m.iops;
-    case Metric::P50: return m.latency.p50_us;
-    case Metric::P99: return m.latency.p99_us;
-    case Metric::Cpu: return m.cpu.user_percent + m.cpu.sys_percent;
+    case Metric::Throughput:
+      return m.throughput_gib_s;
+    case Metric::Iops:
+      return m.iops;
+    case Metric::P50:
+      return m.latency.p50_us;
+    case Metric::P99:
+      return m.latency.p99_us;
+    case Metric::Cpu:
+      return m.cpu.user_percent + m.cpu.sys_percent;
   }
   return 0;
 }

@@ -44,8 +44,9 @@ void check_output_path(const std::string& path, bool allow_overwrite) {
   if (fs::is_directory(p, ec)) throw UsageError(path + ": is a directory, expected a file name");
   if (!fs::exists(p, ec) || allow_overwrite) return;
   if (!is_gdsbench_output(path)) {
-    throw UsageError(path + ": exists and is not a gdsbench report; refusing to overwrite it "
-                            "(choose another name or pass --allow-overwrite)");
+    throw UsageError(path +
+                     ": exists and is not a gdsbench report; refusing to overwrite it "
+                     "(choose another name or pass --allow-overwrite)");
   }
 }
 

@@ -27,7 +27,8 @@ Ranked rank_with_ties(std::span<const double> x, std::span<const double> y) {
   all.insert(all.end(), y.begin(), y.end());
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return all[a] < all[b]; });
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return all[a] < all[b]; });
   Ranked r;
   r.ranks.assign(n, 0.0);
   for (std::size_t i = 0; i < n;) {
@@ -54,8 +55,8 @@ std::vector<double> u_distribution(std::size_t n1, std::size_t n2) {
     cur[0][0] = 1.0;
     for (std::size_t m = 1; m <= n1; ++m) {
       for (std::size_t u = 0; u <= m * n; ++u) {
-        double v = prev[m][u];                   // the largest value is a y: U unchanged
-        if (u >= n) v += cur[m - 1][u - n];      // the largest value is an x: it beats n y's
+        double v = prev[m][u];               // the largest value is a y: U unchanged
+        if (u >= n) v += cur[m - 1][u - n];  // the largest value is an x: it beats n y's
         cur[m][u] = v;
       }
     }
@@ -92,7 +93,8 @@ UTest mann_whitney_u(std::span<const double> x, std::span<const double> y, UMeth
   const double n1 = static_cast<double>(t.n1);
   const double n2 = static_cast<double>(t.n2);
   const Ranked r = rank_with_ties(x, y);
-  const double r1 = std::accumulate(r.ranks.begin(), r.ranks.begin() + static_cast<std::ptrdiff_t>(t.n1), 0.0);
+  const double r1 =
+      std::accumulate(r.ranks.begin(), r.ranks.begin() + static_cast<std::ptrdiff_t>(t.n1), 0.0);
   t.u1 = r1 - n1 * (n1 + 1) / 2.0;
   const double u = std::max(t.u1, n1 * n2 - t.u1);  // the larger U, as scipy
   t.min_p = min_two_sided_p(t.n1, t.n2);

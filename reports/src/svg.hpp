@@ -29,7 +29,7 @@ struct Tick {
 struct Axis {
   std::string label;
   bool log = false;
-  std::vector<Tick> ticks;  // empty: chosen automatically
+  std::vector<Tick> ticks;   // empty: chosen automatically
   bool include_zero = true;  // linear axes start at 0 unless told otherwise
 };
 
@@ -104,8 +104,8 @@ struct TreeNode {
   std::string title;   // first line, bold
   std::string line2;   // e.g. BDF and link
   bool line2_warn = false;
-  std::string flag;    // problem summary, drawn in red ("" = none)
-  std::string problem; // "fail", "warn" or ""
+  std::string flag;     // problem summary, drawn in red ("" = none)
+  std::string problem;  // "fail", "warn" or ""
   std::string tooltip;
 };
 std::string tree(const std::string& title, const std::vector<TreeNode>& nodes);

@@ -37,7 +37,8 @@ std::string fmt_tick(double v) {
 }
 
 // Domain and ticks for one axis over [lo, hi] (finite values).
-std::pair<Scale, std::vector<Tick>> make_axis(const Axis& axis, double lo, double hi, double r0, double r1) {
+std::pair<Scale, std::vector<Tick>> make_axis(const Axis& axis, double lo, double hi, double r0,
+                                              double r1) {
   Scale s;
   s.r0 = r0;
   s.r1 = r1;
@@ -61,28 +62,34 @@ std::pair<Scale, std::vector<Tick>> make_axis(const Axis& axis, double lo, doubl
 }
 
 void open_svg(std::ostringstream& o, const ChartSpec& spec, int height) {
-  o << "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " << spec.width << " "
-    << height << "\" width=\"" << spec.width << "\" height=\"" << height << "\" role=\"img\" aria-label=\""
-    << esc(spec.title) << "\">";
+  o << "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " << spec.width
+    << " " << height << "\" width=\"" << spec.width << "\" height=\"" << height
+    << "\" role=\"img\" aria-label=\"" << esc(spec.title) << "\">";
 }
 
-void draw_axes(std::ostringstream& o, const ChartSpec& spec, const Scale& xs, const std::vector<Tick>& xt,
-               const Scale& ys, const std::vector<Tick>& yt) {
+void draw_axes(std::ostringstream& o, const ChartSpec& spec, const Scale& xs,
+               const std::vector<Tick>& xt, const Scale& ys, const std::vector<Tick>& yt) {
   const double x0 = kLeft, x1 = spec.width - kRight, y0 = spec.height - kBottom, y1 = kTop;
   for (const auto& t : yt) {
     const double y = ys(t.value);
-    o << "<line class=\"grid\" x1=\"" << num(x0) << "\" x2=\"" << num(x1) << "\" y1=\"" << num(y) << "\" y2=\"" << num(y) << "\"/>";
-    o << "<text class=\"tick\" x=\"" << num(x0 - 6) << "\" y=\"" << num(y + 4) << "\" text-anchor=\"end\">" << esc(t.label) << "</text>";
+    o << "<line class=\"grid\" x1=\"" << num(x0) << "\" x2=\"" << num(x1) << "\" y1=\"" << num(y)
+      << "\" y2=\"" << num(y) << "\"/>";
+    o << "<text class=\"tick\" x=\"" << num(x0 - 6) << "\" y=\"" << num(y + 4)
+      << "\" text-anchor=\"end\">" << esc(t.label) << "</text>";
   }
   for (const auto& t : xt) {
     const double x = xs(t.value);
-    o << "<line class=\"grid\" x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << num(y0) << "\" y2=\"" << num(y1) << "\"/>";
-    o << "<text class=\"tick\" x=\"" << num(x) << "\" y=\"" << num(y0 + 16) << "\" text-anchor=\"middle\">" << esc(t.label) << "</text>";
+    o << "<line class=\"grid\" x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << num(y0)
+      << "\" y2=\"" << num(y1) << "\"/>";
+    o << "<text class=\"tick\" x=\"" << num(x) << "\" y=\"" << num(y0 + 16)
+      << "\" text-anchor=\"middle\">" << esc(t.label) << "</text>";
   }
-  o << "<line class=\"axis\" x1=\"" << num(x0) << "\" x2=\"" << num(x1) << "\" y1=\"" << num(y0) << "\" y2=\"" << num(y0) << "\"/>";
-  o << "<line class=\"axis\" x1=\"" << num(x0) << "\" x2=\"" << num(x0) << "\" y1=\"" << num(y0) << "\" y2=\"" << num(y1) << "\"/>";
-  o << "<text class=\"axis-label\" x=\"" << num((x0 + x1) / 2) << "\" y=\"" << num(spec.height - 8.0)
-    << "\" text-anchor=\"middle\">" << esc(spec.x.label) << "</text>";
+  o << "<line class=\"axis\" x1=\"" << num(x0) << "\" x2=\"" << num(x1) << "\" y1=\"" << num(y0)
+    << "\" y2=\"" << num(y0) << "\"/>";
+  o << "<line class=\"axis\" x1=\"" << num(x0) << "\" x2=\"" << num(x0) << "\" y1=\"" << num(y0)
+    << "\" y2=\"" << num(y1) << "\"/>";
+  o << "<text class=\"axis-label\" x=\"" << num((x0 + x1) / 2) << "\" y=\""
+    << num(spec.height - 8.0) << "\" text-anchor=\"middle\">" << esc(spec.x.label) << "</text>";
   o << "<text class=\"axis-label\" transform=\"translate(14," << num((y0 + y1) / 2)
     << ") rotate(-90)\" text-anchor=\"middle\">" << esc(spec.y.label) << "</text>";
 }
@@ -90,8 +97,8 @@ void draw_axes(std::ostringstream& o, const ChartSpec& spec, const Scale& xs, co
 std::string no_data(const ChartSpec& spec) {
   std::ostringstream o;
   open_svg(o, spec, 60);
-  o << "<text class=\"tick\" x=\"" << spec.width / 2 << "\" y=\"34\" text-anchor=\"middle\">no data for "
-    << esc(spec.title) << "</text></svg>";
+  o << "<text class=\"tick\" x=\"" << spec.width / 2
+    << "\" y=\"34\" text-anchor=\"middle\">no data for " << esc(spec.title) << "</text></svg>";
   return o.str();
 }
 
@@ -102,12 +109,23 @@ std::string esc(const std::string& text) {
   out.reserve(text.size());
   for (const char ch : text) {
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += ch;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += ch;
     }
   }
   return out;
@@ -158,7 +176,8 @@ std::string swatch_legend(const std::vector<std::string>& names, int first_color
   std::ostringstream o;
   o << "<div class=\"legend\">";
   int c = first_color;
-  for (const auto& n : names) o << "<span><i class=\"sw s" << (c++ % 8) << "\"></i>" << esc(n) << "</span>";
+  for (const auto& n : names)
+    o << "<span><i class=\"sw s" << (c++ % 8) << "\"></i>" << esc(n) << "</span>";
   o << "</div>";
   return o.str();
 }
@@ -168,7 +187,8 @@ std::string line_chart(const ChartSpec& spec, const std::vector<Series>& series)
   for (const auto& s : series) {
     for (const auto& p : s.points) {
       if (!std::isfinite(p.x) || !std::isfinite(p.y)) continue;
-      xlo = std::min(xlo, p.x), xhi = std::max(xhi, p.x), ylo = std::min(ylo, p.y), yhi = std::max(yhi, p.y);
+      xlo = std::min(xlo, p.x), xhi = std::max(xhi, p.x), ylo = std::min(ylo, p.y),
+      yhi = std::max(yhi, p.y);
     }
   }
   if (!std::isfinite(xlo)) return no_data(spec);
@@ -179,13 +199,15 @@ std::string line_chart(const ChartSpec& spec, const std::vector<Series>& series)
   open_svg(o, spec, spec.height);
   draw_axes(o, spec, xs, xt, ys, yt);
   for (const auto& s : series) {
-    o << "<g class=\"series s" << (s.color % 8) << "\"><title>" << esc(s.name) << "</title><polyline points=\"";
+    o << "<g class=\"series s" << (s.color % 8) << "\"><title>" << esc(s.name)
+      << "</title><polyline points=\"";
     for (const auto& p : s.points) o << num(xs(p.x)) << "," << num(ys(p.y)) << " ";
     o << "\"/>";
     if (s.markers || s.points.size() == 1) {
       for (const auto& p : s.points) {
-        o << "<circle r=\"3.5\" cx=\"" << num(xs(p.x)) << "\" cy=\"" << num(ys(p.y)) << "\"><title>" << esc(s.name)
-          << ": " << esc(fmt_tick(p.y)) << " " << esc(spec.y.label) << "</title></circle>";
+        o << "<circle r=\"3.5\" cx=\"" << num(xs(p.x)) << "\" cy=\"" << num(ys(p.y)) << "\"><title>"
+          << esc(s.name) << ": " << esc(fmt_tick(p.y)) << " " << esc(spec.y.label)
+          << "</title></circle>";
       }
     }
     o << "</g>";
@@ -217,9 +239,10 @@ std::string histogram(const ChartSpec& spec, const std::vector<Bucket>& buckets)
     const double x0 = xs(spec.x.log ? std::max(b.lower, 1e-3) : b.lower);
     const double x1 = xs(b.upper);
     const double y = ys(b.count);
-    o << "<rect x=\"" << num(x0) << "\" y=\"" << num(y) << "\" width=\"" << num(std::max(x1 - x0 - 0.5, 0.8))
-      << "\" height=\"" << num(ys(0) - y) << "\"><title>[" << esc(fmt_tick(b.lower)) << ", "
-      << esc(fmt_tick(b.upper)) << ") us: " << esc(fmt_tick(b.count)) << " ops</title></rect>";
+    o << "<rect x=\"" << num(x0) << "\" y=\"" << num(y) << "\" width=\""
+      << num(std::max(x1 - x0 - 0.5, 0.8)) << "\" height=\"" << num(ys(0) - y) << "\"><title>["
+      << esc(fmt_tick(b.lower)) << ", " << esc(fmt_tick(b.upper))
+      << ") us: " << esc(fmt_tick(b.count)) << " ops</title></rect>";
   }
   o << "</g></svg>";
   return o.str();
@@ -245,38 +268,43 @@ std::string bar_chart(const ChartSpec& spec, const std::vector<std::string>& seg
   open_svg(o, spec, height);
   const double base_y = top + row * static_cast<double>(bars.size());
   for (const auto& t : xt) {
-    o << "<line class=\"grid\" x1=\"" << num(xs(t.value)) << "\" x2=\"" << num(xs(t.value)) << "\" y1=\"" << num(top)
-      << "\" y2=\"" << num(base_y) << "\"/><text class=\"tick\" x=\"" << num(xs(t.value)) << "\" y=\"" << num(base_y + 14)
-      << "\" text-anchor=\"middle\">" << esc(t.label) << "</text>";
+    o << "<line class=\"grid\" x1=\"" << num(xs(t.value)) << "\" x2=\"" << num(xs(t.value))
+      << "\" y1=\"" << num(top) << "\" y2=\"" << num(base_y) << "\"/><text class=\"tick\" x=\""
+      << num(xs(t.value)) << "\" y=\"" << num(base_y + 14) << "\" text-anchor=\"middle\">"
+      << esc(t.label) << "</text>";
   }
-  o << "<text class=\"axis-label\" x=\"" << num((label_w + spec.width - 70.0) / 2) << "\" y=\"" << num(base_y + 30)
-    << "\" text-anchor=\"middle\">" << esc(spec.x.label) << "</text>";
+  o << "<text class=\"axis-label\" x=\"" << num((label_w + spec.width - 70.0) / 2) << "\" y=\""
+    << num(base_y + 30) << "\" text-anchor=\"middle\">" << esc(spec.x.label) << "</text>";
   for (std::size_t i = 0; i < bars.size(); ++i) {
     const auto& b = bars[i];
     const double y = top + row * static_cast<double>(i);
-    o << "<text class=\"bar-label" << (b.flagged ? " bad-text" : "") << "\" x=\"" << num(label_w - 6) << "\" y=\""
-      << num(y + 15) << "\" text-anchor=\"end\">" << esc(b.label) << "</text>";
+    o << "<text class=\"bar-label" << (b.flagged ? " bad-text" : "") << "\" x=\""
+      << num(label_w - 6) << "\" y=\"" << num(y + 15) << "\" text-anchor=\"end\">" << esc(b.label)
+      << "</text>";
     double acc = 0;
     for (std::size_t s = 0; s < b.segments.size(); ++s) {
       const double v = std::max(b.segments[s], 0.0);
       const std::string seg = s < segment_names.size() ? segment_names[s] : "";
-      o << "<rect class=\"s" << (s % 8) << "\" x=\"" << num(xs(acc)) << "\" y=\"" << num(y + 4) << "\" width=\""
-        << num(xs(acc + v) - xs(acc)) << "\" height=\"14\"><title>" << esc(b.label) << (seg.empty() ? "" : " " + esc(seg))
-        << ": " << esc(fmt_tick(v)) << "</title></rect>";
+      o << "<rect class=\"s" << (s % 8) << "\" x=\"" << num(xs(acc)) << "\" y=\"" << num(y + 4)
+        << "\" width=\"" << num(xs(acc + v) - xs(acc)) << "\" height=\"14\"><title>" << esc(b.label)
+        << (seg.empty() ? "" : " " + esc(seg)) << ": " << esc(fmt_tick(v)) << "</title></rect>";
       acc += v;
     }
     if (b.mark) {
-      o << "<line class=\"mark\" x1=\"" << num(xs(*b.mark)) << "\" x2=\"" << num(xs(*b.mark)) << "\" y1=\"" << num(y + 1)
-        << "\" y2=\"" << num(y + 21) << "\"><title>" << esc(mark_name) << ": " << esc(fmt_tick(*b.mark)) << "</title></line>";
+      o << "<line class=\"mark\" x1=\"" << num(xs(*b.mark)) << "\" x2=\"" << num(xs(*b.mark))
+        << "\" y1=\"" << num(y + 1) << "\" y2=\"" << num(y + 21) << "\"><title>" << esc(mark_name)
+        << ": " << esc(fmt_tick(*b.mark)) << "</title></line>";
     }
-    o << "<text class=\"bar-note\" x=\"" << num(xs(std::max(acc, b.mark.value_or(0.0))) + 5) << "\" y=\"" << num(y + 15)
-      << "\">" << esc(b.note) << "</text>";
+    o << "<text class=\"bar-note\" x=\"" << num(xs(std::max(acc, b.mark.value_or(0.0))) + 5)
+      << "\" y=\"" << num(y + 15) << "\">" << esc(b.note) << "</text>";
   }
   o << "</svg>";
   std::vector<std::string> legend = segment_names;
   if (legend.size() > 1 || !mark_name.empty()) {
     std::string html = swatch_legend(legend, 0);
-    if (!mark_name.empty()) html.insert(html.size() - 6, "<span><i class=\"sw mark-sw\"></i>" + esc(mark_name) + "</span>");
+    if (!mark_name.empty())
+      html.insert(html.size() - 6,
+                  "<span><i class=\"sw mark-sw\"></i>" + esc(mark_name) + "</span>");
     return o.str() + html;
   }
   return o.str();

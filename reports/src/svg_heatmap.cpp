@@ -40,8 +40,8 @@ struct Grid {
   int width = 0, height = 0;
 };
 
-Grid layout(const std::vector<std::string>& rows, const std::vector<std::string>& cols, double min_cell,
-            std::size_t longest_cell) {
+Grid layout(const std::vector<std::string>& rows, const std::vector<std::string>& cols,
+            double min_cell, std::size_t longest_cell) {
   Grid g;
   std::size_t longest = 4, longest_col = 3;
   for (const auto& r : rows) longest = std::max(longest, r.size());
@@ -56,32 +56,37 @@ Grid layout(const std::vector<std::string>& rows, const std::vector<std::string>
 
 void header(std::ostringstream& o, const std::string& title, const Grid& g,
             const std::vector<std::string>& rows, const std::vector<std::string>& cols) {
-  o << "<svg class=\"chart heatmap\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " << g.width << " " << g.height
-    << "\" width=\"" << g.width << "\" height=\"" << g.height << "\" role=\"img\" aria-label=\"" << esc(title) << "\">";
+  o << "<svg class=\"chart heatmap\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " << g.width
+    << " " << g.height << "\" width=\"" << g.width << "\" height=\"" << g.height
+    << "\" role=\"img\" aria-label=\"" << esc(title) << "\">";
   for (std::size_t c = 0; c < cols.size(); ++c) {
-    o << "<text class=\"tick\" x=\"" << num(g.label_w + g.cell_w * (static_cast<double>(c) + 0.5)) << "\" y=\"18\" text-anchor=\"middle\">"
-      << esc(cols[c]) << "</text>";
+    o << "<text class=\"tick\" x=\"" << num(g.label_w + g.cell_w * (static_cast<double>(c) + 0.5))
+      << "\" y=\"18\" text-anchor=\"middle\">" << esc(cols[c]) << "</text>";
   }
   for (std::size_t r = 0; r < rows.size(); ++r) {
-    o << "<text class=\"tick\" x=\"" << num(g.label_w - 6) << "\" y=\"" << num(g.top + g.cell_h * (static_cast<double>(r) + 0.5) + 4)
-      << "\" text-anchor=\"end\">" << esc(rows[r]) << "</text>";
+    o << "<text class=\"tick\" x=\"" << num(g.label_w - 6) << "\" y=\""
+      << num(g.top + g.cell_h * (static_cast<double>(r) + 0.5) + 4) << "\" text-anchor=\"end\">"
+      << esc(rows[r]) << "</text>";
   }
 }
 
-void cell(std::ostringstream& o, const Grid& g, std::size_t r, std::size_t c, const std::string& fill,
-          bool dark_fill, const std::string& text, const std::string& tip) {
+void cell(std::ostringstream& o, const Grid& g, std::size_t r, std::size_t c,
+          const std::string& fill, bool dark_fill, const std::string& text,
+          const std::string& tip) {
   const double x = g.label_w + g.cell_w * static_cast<double>(c);
   const double y = g.top + g.cell_h * static_cast<double>(r);
-  o << "<g class=\"cell\"><title>" << esc(tip) << "</title><rect x=\"" << num(x + 1) << "\" y=\"" << num(y + 1)
-    << "\" width=\"" << num(g.cell_w - 2) << "\" height=\"" << num(g.cell_h - 2) << "\" fill=\"" << fill
-    << "\"/><text class=\"cell-text" << (dark_fill ? " on-dark" : "") << "\" x=\"" << num(x + g.cell_w / 2)
-    << "\" y=\"" << num(y + g.cell_h / 2 + 4) << "\" text-anchor=\"middle\">" << esc(text) << "</text></g>";
+  o << "<g class=\"cell\"><title>" << esc(tip) << "</title><rect x=\"" << num(x + 1) << "\" y=\""
+    << num(y + 1) << "\" width=\"" << num(g.cell_w - 2) << "\" height=\"" << num(g.cell_h - 2)
+    << "\" fill=\"" << fill << "\"/><text class=\"cell-text" << (dark_fill ? " on-dark" : "")
+    << "\" x=\"" << num(x + g.cell_w / 2) << "\" y=\"" << num(y + g.cell_h / 2 + 4)
+    << "\" text-anchor=\"middle\">" << esc(text) << "</text></g>";
 }
 
 }  // namespace
 
 std::string heatmap_codes(const std::string& title, const std::vector<std::string>& rows,
-                          const std::vector<std::string>& cols, const std::vector<std::vector<std::string>>& cells,
+                          const std::vector<std::string>& cols,
+                          const std::vector<std::vector<std::string>>& cells,
                           const std::vector<CodeLegend>& legend) {
   std::size_t longest_cell = 0;
   for (const auto& row : cells) {
@@ -97,13 +102,15 @@ std::string heatmap_codes(const std::string& title, const std::vector<std::strin
   }
   auto colour_of = [&](const std::string& code) -> std::pair<std::string, bool> {
     if (code == "X") return {"#6b6b6b", true};
-    const bool nv_bond = code.size() > 2 && code.rfind("NV", 0) == 0 && std::isdigit(static_cast<unsigned char>(code[2]));
-    auto it = std::find(ranked_codes.begin(), ranked_codes.end(), nv_bond ? std::string("NV#") : code);
+    const bool nv_bond = code.size() > 2 && code.rfind("NV", 0) == 0 &&
+                         std::isdigit(static_cast<unsigned char>(code[2]));
+    auto it =
+        std::find(ranked_codes.begin(), ranked_codes.end(), nv_bond ? std::string("NV#") : code);
     if (it == ranked_codes.end()) it = std::find(ranked_codes.begin(), ranked_codes.end(), code);
     if (it == ranked_codes.end()) return {"#d9d9d9", false};
-    const double t = ranked_codes.size() > 1
-                         ? static_cast<double>(it - ranked_codes.begin()) / static_cast<double>(ranked_codes.size() - 1)
-                         : 0.0;
+    const double t = ranked_codes.size() > 1 ? static_cast<double>(it - ranked_codes.begin()) /
+                                                   static_cast<double>(ranked_codes.size() - 1)
+                                             : 0.0;
     const Rgb c = ranked(t);
     return {css(c), dark(c)};
   };
@@ -115,13 +122,15 @@ std::string heatmap_codes(const std::string& title, const std::vector<std::strin
         if (l.code == code) meaning = l.meaning;
       }
       const auto [fill, on_dark] = colour_of(code);
-      cell(o, g, r, c, fill, on_dark, code, rows[r] + " -> " + cols[c] + ": " + code + (meaning.empty() ? "" : " (" + meaning + ")"));
+      cell(
+          o, g, r, c, fill, on_dark, code,
+          rows[r] + " -> " + cols[c] + ": " + code + (meaning.empty() ? "" : " (" + meaning + ")"));
     }
   }
   o << "</svg><div class=\"legend\">";
   for (const auto& l : legend) {
-    o << "<span><i class=\"sw\" style=\"background:" << colour_of(l.code).first << "\"></i><b>" << esc(l.code) << "</b> "
-      << esc(l.meaning) << "</span>";
+    o << "<span><i class=\"sw\" style=\"background:" << colour_of(l.code).first << "\"></i><b>"
+      << esc(l.code) << "</b> " << esc(l.meaning) << "</span>";
   }
   o << "</div>";
   return o.str();
@@ -129,7 +138,8 @@ std::string heatmap_codes(const std::string& title, const std::vector<std::strin
 
 std::string heatmap_values(const std::string& title, const std::vector<std::string>& rows,
                            const std::vector<std::string>& cols,
-                           const std::vector<std::vector<std::optional<double>>>& cells, const std::string& unit) {
+                           const std::vector<std::vector<std::optional<double>>>& cells,
+                           const std::string& unit) {
   double lo = 0, hi = 0;
   bool any = false;
   for (const auto& row : cells) {
@@ -162,9 +172,11 @@ std::string heatmap_values(const std::string& title, const std::vector<std::stri
   std::snprintf(range, sizeof range, "%.1f", lo);
   std::string lo_s = range;
   std::snprintf(range, sizeof range, "%.1f", hi);
-  o << "<div class=\"legend\"><span>" << esc(any ? lo_s : "-") << "</span><i class=\"ramp\" style=\"background:linear-gradient(90deg,"
-    << css(sequential(0)) << "," << css(sequential(1)) << ")\"></i><span>" << esc(any ? std::string(range) : "-") << " "
-    << esc(unit) << "</span><span><i class=\"sw\" style=\"background:#f0f0f0\"></i>- not measured</span></div>";
+  o << "<div class=\"legend\"><span>" << esc(any ? lo_s : "-")
+    << "</span><i class=\"ramp\" style=\"background:linear-gradient(90deg," << css(sequential(0))
+    << "," << css(sequential(1)) << ")\"></i><span>" << esc(any ? std::string(range) : "-") << " "
+    << esc(unit)
+    << "</span><span><i class=\"sw\" style=\"background:#f0f0f0\"></i>- not measured</span></div>";
   return o.str();
 }
 

@@ -63,25 +63,30 @@ std::string tree(const std::string& title, const std::vector<TreeNode>& nodes) {
   const int width = static_cast<int>(kPad * 2 + max_depth * kColW + kBoxW);
   const int height = static_cast<int>(kPad * 2 + std::max(next_row, 1.0) * kRowH - (kRowH - kBoxH));
   std::ostringstream o;
-  o << "<svg class=\"chart tree\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " << width << " " << height
-    << "\" width=\"" << width << "\" height=\"" << height << "\" role=\"img\" aria-label=\"" << esc(title) << "\">";
+  o << "<svg class=\"chart tree\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " << width
+    << " " << height << "\" width=\"" << width << "\" height=\"" << height
+    << "\" role=\"img\" aria-label=\"" << esc(title) << "\">";
   for (std::size_t p = 0; p < nodes.size(); ++p) {
     for (const auto c : children[p]) {
       const double x0 = x[p] + kBoxW, y0 = y[p] + kBoxH / 2, x1 = x[c], y1 = y[c] + kBoxH / 2;
       const double xm = (x0 + x1) / 2;
-      o << "<path class=\"edge\" d=\"M" << num(x0) << " " << num(y0) << " H" << num(xm) << " V" << num(y1) << " H" << num(x1) << "\"/>";
+      o << "<path class=\"edge\" d=\"M" << num(x0) << " " << num(y0) << " H" << num(xm) << " V"
+        << num(y1) << " H" << num(x1) << "\"/>";
     }
   }
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const auto& n = nodes[i];
-    o << "<g class=\"node r-" << esc(n.role) << (n.problem.empty() ? "" : " p-" + esc(n.problem)) << "\" id=\"node-"
-      << esc(n.id) << "\"><title>" << esc(n.tooltip) << "</title><rect rx=\"5\" x=\"" << num(x[i]) << "\" y=\"" << num(y[i])
-      << "\" width=\"" << num(kBoxW) << "\" height=\"" << num(kBoxH) << "\"/>";
-    o << "<text class=\"nl\" x=\"" << num(x[i] + 7) << "\" y=\"" << num(y[i] + 15) << "\">" << esc(clip(n.title, 29)) << "</text>";
-    o << "<text" << (n.line2_warn ? " class=\"deg\"" : "") << " x=\"" << num(x[i] + 7) << "\" y=\"" << num(y[i] + 30) << "\">"
-      << esc(clip(n.line2, 32)) << "</text>";
+    o << "<g class=\"node r-" << esc(n.role) << (n.problem.empty() ? "" : " p-" + esc(n.problem))
+      << "\" id=\"node-" << esc(n.id) << "\"><title>" << esc(n.tooltip)
+      << "</title><rect rx=\"5\" x=\"" << num(x[i]) << "\" y=\"" << num(y[i]) << "\" width=\""
+      << num(kBoxW) << "\" height=\"" << num(kBoxH) << "\"/>";
+    o << "<text class=\"nl\" x=\"" << num(x[i] + 7) << "\" y=\"" << num(y[i] + 15) << "\">"
+      << esc(clip(n.title, 29)) << "</text>";
+    o << "<text" << (n.line2_warn ? " class=\"deg\"" : "") << " x=\"" << num(x[i] + 7) << "\" y=\""
+      << num(y[i] + 30) << "\">" << esc(clip(n.line2, 32)) << "</text>";
     if (!n.flag.empty()) {
-      o << "<text class=\"flag\" x=\"" << num(x[i] + 7) << "\" y=\"" << num(y[i] + 44) << "\">" << esc(clip(n.flag, 32)) << "</text>";
+      o << "<text class=\"flag\" x=\"" << num(x[i] + 7) << "\" y=\"" << num(y[i] + 44) << "\">"
+        << esc(clip(n.flag, 32)) << "</text>";
     }
     o << "</g>";
   }

@@ -1,10 +1,11 @@
+#include "gdsb/report/compare.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "doc_builders.hpp"
 #include "gdsb/error.hpp"
-#include "gdsb/report/compare.hpp"
 
 namespace gdsb::report {
 namespace {
@@ -68,7 +69,8 @@ TEST(Compare, UnmatchedRunsAreListedOnBothSides) {
   b2.workload.io_size = 4096;
   auto a2 = run(XferType::CpuOnly, 5);
   a2.workload.threads = 16;
-  const auto c = compare_runs({run(XferType::GpuDirect, 10), b2}, {run(XferType::GpuDirect, 10), a2}, {});
+  const auto c =
+      compare_runs({run(XferType::GpuDirect, 10), b2}, {run(XferType::GpuDirect, 10), a2}, {});
   EXPECT_EQ(c.matches.size(), 1u);
   ASSERT_EQ(c.unmatched.size(), 2u);
   EXPECT_EQ(c.unmatched[0].side, "before");
@@ -94,7 +96,8 @@ TEST(Compare, WaivedRunIsNotComparable) {
 }
 
 TEST(Compare, GdsVersusCpuPathInOneDocument) {
-  const std::vector<RunResult> runs{run(XferType::CpuGpu, 13, {}, "posix"), run(XferType::GpuDirect, 24, {}, "gds-nvfs"),
+  const std::vector<RunResult> runs{run(XferType::CpuGpu, 13, {}, "posix"),
+                                    run(XferType::GpuDirect, 24, {}, "gds-nvfs"),
                                     run(XferType::CpuOnly, 18)};
   CompareOptions opt;
   opt.baseline_xfer = XferType::CpuGpu;
@@ -104,7 +107,8 @@ TEST(Compare, GdsVersusCpuPathInOneDocument) {
   EXPECT_EQ(c.matches[0].before_index, 0u);
   EXPECT_EQ(c.matches[0].after_index, 1u);
   EXPECT_EQ(c.matches[0].after_path, "gds-nvfs");
-  EXPECT_NEAR(metric(c.matches[0], Metric::Throughput).delta_percent, (24.0 - 13.0) / 13.0 * 100, 1e-9);
+  EXPECT_NEAR(metric(c.matches[0], Metric::Throughput).delta_percent, (24.0 - 13.0) / 13.0 * 100,
+              1e-9);
   EXPECT_TRUE(c.unmatched.empty());  // runs of other types take no part
 }
 

@@ -1,13 +1,13 @@
-#include <gtest/gtest.h>
+#include "gdsb/report/document.hpp"
 
-#include <filesystem>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "doc_builders.hpp"
 #include "gdsb/error.hpp"
-#include "gdsb/report/document.hpp"
 #include "gdsb/report/output_file.hpp"
 
 namespace gdsb::report {
@@ -18,8 +18,9 @@ namespace fs = std::filesystem;
 class TempDir : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gdsb-report-test-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("gdsb-report-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }

@@ -9,7 +9,9 @@
 namespace gdsb::report {
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(GDSB_REPORT_FIXTURES) + "/" + name; }
+std::string fixture(const std::string& name) {
+  return std::string(GDSB_REPORT_FIXTURES) + "/" + name;
+}
 
 class EachFixture : public ::testing::TestWithParam<const char*> {};
 
@@ -21,29 +23,31 @@ TEST_P(EachFixture, LoadsAndRenders) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, EachFixture,
-                         ::testing::Values("io_dgx.json", "io_dgx_regressed.json", "io_dgx_noisy.json",
-                                           "topo_switch_acs.json", "topo_clean.json", "p2p_4gpu.json"));
+                         ::testing::Values("io_dgx.json", "io_dgx_regressed.json",
+                                           "io_dgx_noisy.json", "topo_switch_acs.json",
+                                           "topo_clean.json", "p2p_4gpu.json"));
 
 TEST(Fixtures, RegressedGdsRunFailsTheGate) {
-  const auto r = run_gate(load_document(fixture("io_dgx.json")), load_document(fixture("io_dgx_regressed.json")),
-                          default_thresholds());
+  const auto r = run_gate(load_document(fixture("io_dgx.json")),
+                          load_document(fixture("io_dgx_regressed.json")), default_thresholds());
   EXPECT_TRUE(r.failed());
   bool gpud_throughput_failed = false;
   for (const auto& c : r.cases) {
-    if (c.name == "throughput" && c.group.rfind("GPUD READ", 0) == 0) gpud_throughput_failed = c.outcome == Outcome::Fail;
+    if (c.name == "throughput" && c.group.rfind("GPUD READ", 0) == 0)
+      gpud_throughput_failed = c.outcome == Outcome::Fail;
   }
   EXPECT_TRUE(gpud_throughput_failed);
 }
 
 TEST(Fixtures, NoisyRunPassesTheGate) {
-  const auto r = run_gate(load_document(fixture("io_dgx.json")), load_document(fixture("io_dgx_noisy.json")),
-                          default_thresholds());
+  const auto r = run_gate(load_document(fixture("io_dgx.json")),
+                          load_document(fixture("io_dgx_noisy.json")), default_thresholds());
   EXPECT_FALSE(r.failed()) << gate_text(r);
 }
 
 TEST(Fixtures, AcsRegressionFailsTheTopologyGate) {
-  const auto r = run_gate(load_document(fixture("topo_clean.json")), load_document(fixture("topo_switch_acs.json")),
-                          default_thresholds());
+  const auto r = run_gate(load_document(fixture("topo_clean.json")),
+                          load_document(fixture("topo_switch_acs.json")), default_thresholds());
   EXPECT_TRUE(r.failed());
 }
 

@@ -1,8 +1,9 @@
+#include "gdsb/report/gate.hpp"
+
 #include <gtest/gtest.h>
 
 #include "doc_builders.hpp"
 #include "gdsb/error.hpp"
-#include "gdsb/report/gate.hpp"
 
 namespace gdsb::report {
 namespace {
@@ -21,28 +22,36 @@ const GateCase* find_case(const GateResult& r, const std::string& name) {
 }
 
 TEST(Gate, ImprovementPasses) {
-  const auto r = run_gate(io({run(XferType::GpuDirect, 10)}, "b"), io({run(XferType::GpuDirect, 11)}, "c"), default_thresholds());
+  const auto r = run_gate(io({run(XferType::GpuDirect, 10)}, "b"),
+                          io({run(XferType::GpuDirect, 11)}, "c"), default_thresholds());
   EXPECT_FALSE(r.failed());
   EXPECT_EQ(find_case(r, "throughput")->outcome, Outcome::Pass);
 }
 
 TEST(Gate, DropBeyondThresholdFails) {
-  const auto r = run_gate(io({run(XferType::GpuDirect, 10)}, "b"), io({run(XferType::GpuDirect, 9)}, "c"), default_thresholds());
+  const auto r = run_gate(io({run(XferType::GpuDirect, 10)}, "b"),
+                          io({run(XferType::GpuDirect, 9)}, "c"), default_thresholds());
   EXPECT_TRUE(r.failed());
   EXPECT_EQ(find_case(r, "throughput")->outcome, Outcome::Fail);
   EXPECT_EQ(find_case(r, "p99")->outcome, Outcome::Fail);  // latency rose 11%
 }
 
 TEST(Gate, DropWithinThresholdPasses) {
-  const auto r = run_gate(io({run(XferType::GpuDirect, 10)}, "b"), io({run(XferType::GpuDirect, 9.7)}, "c"), default_thresholds());
+  const auto r = run_gate(io({run(XferType::GpuDirect, 10)}, "b"),
+                          io({run(XferType::GpuDirect, 9.7)}, "c"), default_thresholds());
   EXPECT_FALSE(r.failed());
 }
 
 TEST(Gate, ThresholdsCanBeLoosenedOrTurnedOff) {
   auto t = default_thresholds();
-  apply_thresholds_json(t, {{"max_throughput_drop", "15%"}, {"max_iops_drop", 15}, {"max_p50_rise", nullptr},
-                            {"max_p99_rise", nullptr}}, "t.json");
-  const auto r = run_gate(io({run(XferType::GpuDirect, 10)}, "b"), io({run(XferType::GpuDirect, 9)}, "c"), t);
+  apply_thresholds_json(t,
+                        {{"max_throughput_drop", "15%"},
+                         {"max_iops_drop", 15},
+                         {"max_p50_rise", nullptr},
+                         {"max_p99_rise", nullptr}},
+                        "t.json");
+  const auto r =
+      run_gate(io({run(XferType::GpuDirect, 10)}, "b"), io({run(XferType::GpuDirect, 9)}, "c"), t);
   EXPECT_FALSE(r.failed());
   EXPECT_EQ(find_case(r, "p99")->outcome, Outcome::Skip);
 }
@@ -79,17 +88,21 @@ TEST(Gate, MissingRunFailsUnlessAllowed) {
 TEST(Gate, NothingMatchingIsAUsageError) {
   auto other = run(XferType::GpuDirect, 10);
   other.workload.io_size = 4096;
-  EXPECT_THROW(run_gate(io({run(XferType::GpuDirect, 10)}, "b"), io({other}, "c"), default_thresholds()), UsageError);
+  EXPECT_THROW(
+      run_gate(io({run(XferType::GpuDirect, 10)}, "b"), io({other}, "c"), default_thresholds()),
+      UsageError);
 }
 
 TEST(Gate, MismatchedKindsAreAUsageError) {
   const auto topo = parse_document(test::topo_doc("pass").dump(), "t.json");
-  EXPECT_THROW(run_gate(io({run(XferType::GpuDirect, 10)}, "b"), topo, default_thresholds()), UsageError);
+  EXPECT_THROW(run_gate(io({run(XferType::GpuDirect, 10)}, "b"), topo, default_thresholds()),
+               UsageError);
 }
 
 TEST(Gate, FallingBackToCompatFails) {
-  const auto r = run_gate(io({run(XferType::GpuDirect, 10, {}, "gds-nvfs")}, "b"),
-                          io({run(XferType::GpuDirect, 10, {}, "compat")}, "c"), default_thresholds());
+  const auto r =
+      run_gate(io({run(XferType::GpuDirect, 10, {}, "gds-nvfs")}, "b"),
+               io({run(XferType::GpuDirect, 10, {}, "compat")}, "c"), default_thresholds());
   EXPECT_EQ(find_case(r, "path")->outcome, Outcome::Fail);
 }
 
@@ -97,7 +110,8 @@ TEST(Gate, FailedCurrentRunFails) {
   auto c = run(XferType::GpuDirect, 0);
   c.status = RunStatus::Failed;
   c.reason = "cuFileRead: 5030 INTERNAL_ERROR";
-  const auto r = run_gate(io({run(XferType::GpuDirect, 10)}, "b"), io({c}, "c"), default_thresholds());
+  const auto r =
+      run_gate(io({run(XferType::GpuDirect, 10)}, "b"), io({c}, "c"), default_thresholds());
   EXPECT_TRUE(r.failed());
 }
 

@@ -1,17 +1,19 @@
+#include "gdsb/report/html.hpp"
+
 #include <gtest/gtest.h>
 
 #include <regex>
 
 #include "doc_builders.hpp"
 #include "gdsb/error.hpp"
-#include "gdsb/report/html.hpp"
 
 namespace gdsb::report {
 namespace {
 
 using test::run;
 
-const std::string kEvil = "</script><script>alert(1)</script><img src=x onerror=alert(2)>x\" onmouseover=\"alert(3)'&";
+const std::string kEvil =
+    "</script><script>alert(1)</script><img src=x onerror=alert(2)>x\" onmouseover=\"alert(3)'&";
 
 std::size_t count(const std::string& hay, const std::string& needle) {
   std::size_t n = 0;
@@ -38,7 +40,8 @@ void expect_no_injection(const std::string& page) {
 }
 
 TEST(HtmlEscape, EscapesMarkupCharacters) {
-  EXPECT_EQ(html_escape("<a href=\"x\">'&'</a>"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+  EXPECT_EQ(html_escape("<a href=\"x\">'&'</a>"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
   EXPECT_EQ(html_escape("plain ü"), "plain ü");
 }
 
@@ -73,14 +76,20 @@ TEST(Html, TopoAndP2pReportsEscapeToo) {
   const nlohmann::json p2p{{"schema", "gdsbench.p2p/1"},
                            {"context", {{"host", kEvil}}},
                            {"gpus", {{{"index", 0}, {"bdf", kEvil}, {"name", kEvil}}}},
-                           {"matrices", {{"topology", {{"legend", {{"X", kEvil}}}, {"rows", {kEvil}}, {"cols", {kEvil}}, {"cells", {{kEvil}}}}}}},
+                           {"matrices",
+                            {{"topology",
+                              {{"legend", {{"X", kEvil}}},
+                               {"rows", {kEvil}},
+                               {"cols", {kEvil}},
+                               {"cells", {{kEvil}}}}}}},
                            {"expectations", {{{"expr", kEvil}, {"ok", false}, {"detail", kEvil}}}}};
   expect_no_injection(render_html(p2p));
 }
 
 TEST(Html, IoReportHasChartsTablesAndData) {
   auto compat = run(XferType::GpuBatch, 2, {}, "compat");
-  const auto html = render_html(test::io_doc({run(XferType::GpuDirect, 10, {10, 11, 9}), run(XferType::CpuGpu, 7), compat}));
+  const auto html = render_html(
+      test::io_doc({run(XferType::GpuDirect, 10, {10, 11, 9}), run(XferType::CpuGpu, 7), compat}));
   EXPECT_GE(count(html, "<svg"), 5u);
   EXPECT_GE(count(html, "<table"), 3u);
   EXPECT_NE(html.find("id=\"gdsb-data\""), std::string::npos);

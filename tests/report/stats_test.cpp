@@ -1,8 +1,8 @@
+#include "gdsb/report/stats.hpp"
+
 #include <gtest/gtest.h>
 
 #include <vector>
-
-#include "gdsb/report/stats.hpp"
 
 namespace gdsb::report {
 namespace {

@@ -3,11 +3,10 @@
 // change stands out from the run-to-run noise.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "gdsb/report/document.hpp"
 #include "gdsb/report/metrics.hpp"
@@ -36,7 +35,7 @@ struct MetricDelta {
   double before = 0;  // the document's reported figure (median repetition with --repeat)
   double after = 0;
   double delta = 0;
-  double delta_percent = 0;  // NaN when before is 0
+  double delta_percent = 0;     // NaN when before is 0
   std::optional<UTest> u_test;  // when both sides have >= 2 repetitions
   bool test_has_power = false;  // u_test present and its smallest possible p is below alpha
   Change change = Change::Unchanged;

@@ -4,11 +4,10 @@
 // or version the caller cannot use (exit 2).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "gdsb/result.hpp"
 

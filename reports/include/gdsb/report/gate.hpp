@@ -5,12 +5,11 @@
 #pragma once
 
 #include <array>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "gdsb/report/document.hpp"
 #include "gdsb/report/metrics.hpp"

@@ -4,10 +4,9 @@
 // escaped; the embedded JSON cannot close its script element.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace gdsb::report {
 

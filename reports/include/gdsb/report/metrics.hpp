@@ -5,10 +5,9 @@
 
 #include <array>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "gdsb/result.hpp"
 
@@ -37,8 +36,8 @@ nlohmann::json identity_json(const Workload& w);
 // "GPUD RANDREAD 4 KiB x8 threads" and the like.
 std::string run_label(const Workload& w);
 
-std::string format_bytes(uint64_t bytes);     // "1 MiB", "4 KiB", "1536 B"
+std::string format_bytes(uint64_t bytes);                  // "1 MiB", "4 KiB", "1536 B"
 std::string format_number(double v, int significant = 4);  // compact, no exponent for usual sizes
-std::string format_percent(double v);          // "+5.2%", "-0.4%", "n/a" for NaN
+std::string format_percent(double v);                      // "+5.2%", "-0.4%", "n/a" for NaN
 
 }  // namespace gdsb::report
