@@ -116,7 +116,11 @@ int run_html(const HtmlOptions& opt) {
   const auto doc = load_document(opt.input);
   const std::string out = opt.output.empty() ? default_html_name(opt.input) : opt.output;
   check_distinct({out}, {opt.input});
-  write_html(doc.json, out, opt.allow_overwrite);
+  try {
+    write_html(doc.json, out, opt.allow_overwrite);
+  } catch (const RuntimeError& e) {
+    throw RuntimeError(opt.input + ": " + e.what());
+  }
   std::cout << "wrote " << out << " (" << kind_name(doc.kind) << " report)\n";
   return kExitOk;
 }

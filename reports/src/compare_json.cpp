@@ -90,14 +90,14 @@ std::string comparison_text(const Comparison& c) {
     o << "\n" << m.label;
     if (m.before_path != m.after_path)
       o << "  (path " << m.before_path << " -> " << m.after_path << ")";
-    o << "\n  " << pad("metric", 16) << pad("before", 12) << pad("after", 12) << pad("delta", 9)
+    o << "\n  " << pad("metric", 20) << pad("before", 12) << pad("after", 12) << pad("delta", 9)
       << "verdict\n";
     for (const auto& d : m.metrics) {
       const auto& info = metric_info(d.metric);
       o << "  "
         << pad(std::string(info.key) + " (" +
                    std::string(info.unit == "% of machine" ? "%" : info.unit) + ")",
-               16)
+               20)
         << pad(format_number(d.before), 12) << pad(format_number(d.after), 12)
         << pad(format_percent(d.delta_percent), 9) << change_name(d.change);
       if (d.u_test) {
