@@ -132,9 +132,12 @@ std::string render_compare(const json& doc) {
   body << section("details", "Per run", det.str());
   std::vector<std::vector<std::string>> un;
   for (const char* key : {"unmatched", "not_comparable"}) {
-    for (const auto& u : doc.value(key, json::array())) {
+    if (!doc.contains(key) || !doc.at(key).is_array()) continue;
+    for (const auto& u : doc.at(key)) {
+      std::string index = "#";
+      index.append(str(u, "index"));
       un.push_back({esc(std::string(key) == "unmatched" ? "unmatched" : "not comparable"),
-                    esc(str(u, "side")), esc("#" + str(u, "index")), esc(str(u, "label")),
+                    esc(str(u, "side")), esc(index), esc(str(u, "label")),
                     "<td class=\"wrap\">" + esc(str(u, "why")) + "</td>"});
     }
   }

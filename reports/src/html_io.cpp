@@ -241,7 +241,7 @@ std::string render_io(const json& doc) {
                               failed ? "bad" : "ok");
   if (compat > 0)
     verdict += " " + badge(std::to_string(compat) + " cuFile run(s) in compat mode", "bad");
-  if (doc.value("interrupted", false)) verdict += " " + badge("interrupted", "warn");
+  if (flag(doc, "interrupted")) verdict += " " + badge("interrupted", "warn");
   std::ostringstream body;
   std::string intro;
   if (compat > 0) {

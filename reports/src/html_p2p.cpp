@@ -216,7 +216,7 @@ std::string gpus_table(const json& doc) {
 std::string expectations_section(const json& doc, std::size_t& failed) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& e : doc.value("expectations", json::array())) {
-    const bool ok = e.value("ok", false);
+    const bool ok = flag(e, "ok");
     failed += ok ? 0U : 1U;
     rows.push_back({ok ? "<tr>" : "<tr class=\"bad\">",
                     "<td><code>" + esc(str(e, "expr")) + "</code></td>",

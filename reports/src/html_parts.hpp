@@ -19,6 +19,8 @@ std::string page(const json& doc, const std::string& title, const std::string& v
 std::string esc(const std::string& text);
 // A value from the document as text: strings as they are, null as "-", others dumped.
 std::string text_of(const json& v);
+// j[key] is the boolean true (false when absent or of another type).
+bool flag(const json& j, const char* key);
 // j[key] as a string ("" when absent or null).
 std::string str(const json& j, const char* key);
 // A <section> with an id and <h2>.

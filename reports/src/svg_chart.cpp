@@ -286,8 +286,10 @@ std::string bar_chart(const ChartSpec& spec, const std::vector<std::string>& seg
       const double v = std::max(b.segments[s], 0.0);
       const std::string seg = s < segment_names.size() ? segment_names[s] : "";
       o << "<rect class=\"s" << (s % 8) << "\" x=\"" << num(xs(acc)) << "\" y=\"" << num(y + 4)
-        << "\" width=\"" << num(xs(acc + v) - xs(acc)) << "\" height=\"14\"><title>" << esc(b.label)
-        << (seg.empty() ? "" : " " + esc(seg)) << ": " << esc(fmt_tick(v)) << "</title></rect>";
+        << "\" width=\"" << num(xs(acc + v) - xs(acc)) << "\" height=\"14\"><title>"
+        << esc(b.label);
+      if (!seg.empty()) o << " " << esc(seg);
+      o << ": " << esc(fmt_tick(v)) << "</title></rect>";
       acc += v;
     }
     if (b.mark) {

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "doc_builders.hpp"
 #include "gdsb/error.hpp"
@@ -28,7 +29,9 @@ class TempDir : public ::testing::Test {
   static void write(const std::string& p, const std::string& text) { std::ofstream(p) << text; }
   static std::string read(const std::string& p) {
     std::ifstream in(p);
-    return {std::istreambuf_iterator<char>(in), {}};
+    std::stringstream buf;
+    buf << in.rdbuf();
+    return buf.str();
   }
   fs::path dir_;
 };
