@@ -9,6 +9,17 @@ packages=(g++ cmake ninja-build pkg-config git
           libgtest-dev libgmock-dev libbenchmark-dev
           pciutils fio python3 python3-jsonschema "$@")
 
+# The report tests render pages in a real browser. Debian packages Chromium as a deb;
+# Ubuntu 24.04 ships only a transitional package that installs a snap, which does not
+# work in containers or CI images, so there the browser test reports itself skipped.
+. /etc/os-release 2>/dev/null || true
+if [ "${ID:-}" = "debian" ]; then
+  packages+=(chromium)
+elif ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
+  echo "install-deps: no deb-packaged Chromium on ${PRETTY_NAME:-this system};" \
+       "the browser test will be reported as skipped" >&2
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,43 @@
+// Loading and validating gdsbench documents (io, topo, p2p, compare). Every error names
+// the file and what is wrong: gdsb::RuntimeError when the file cannot be read, is not
+// JSON or has invalid fields (exit 1); gdsb::UsageError when it is a valid file of a kind
+// or version the caller cannot use (exit 2).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gdsb/result.hpp"
+
+namespace gdsb::report {
+
+enum class DocKind { Io, Topo, P2p, Compare };
+
+std::string_view kind_name(DocKind k);    // "io", "topo", "p2p", "compare"
+std::string_view schema_name(DocKind k);  // "gdsbench.io/1", ...
+
+struct Document {
+  std::string path;  // where it came from, for messages ("<memory>" when parsed from text)
+  DocKind kind = DocKind::Io;
+  nlohmann::json json;
+};
+
+// Reads, parses, detects the kind from "schema" and validates the fields this tool uses.
+Document load_document(const std::string& path);
+Document parse_document(std::string_view text, const std::string& name);
+
+// Kind from the "schema" key; UsageError for a foreign or newer schema.
+DocKind detect_kind(const nlohmann::json& doc, const std::string& name);
+
+// Structural checks of the fields the reports read; RuntimeError naming the field.
+void validate_document(const Document& doc);
+
+// The runs of an io document, parsed with libgdsbench's from_json.
+std::vector<RunResult> io_runs(const Document& doc);
+
+// Throws UsageError unless the document is of the wanted kind.
+void require_kind(const Document& doc, DocKind wanted, std::string_view command);
+
+}  // namespace gdsb::report

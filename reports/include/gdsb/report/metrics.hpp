@@ -1,0 +1,43 @@
+// The metrics compare and gate look at, each defined once, and the workload identity
+// that matches runs across documents (CONTRACTS.md: xfer_type, io_pattern, io_size,
+// threads, mixed_read_percent, engine, iodepth, mem_type, odirect).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "gdsb/result.hpp"
+
+namespace gdsb::report {
+
+enum class Metric { Throughput, Iops, P50, P99, Cpu };
+inline constexpr std::size_t kMetricCount = 5;
+
+struct MetricInfo {
+  Metric metric;
+  std::string_view key;    // JSON and threshold name: "throughput", "iops", "p50", "p99", "cpu"
+  std::string_view label;  // for people
+  std::string_view unit;
+  bool higher_is_better;
+};
+
+const std::array<MetricInfo, kMetricCount>& all_metrics();
+const MetricInfo& metric_info(Metric m);
+// throughput_gib_s, iops, latency p50/p99 (us), cpu user+sys percent of the machine.
+double metric_value(const Measurement& m, Metric metric);
+
+// A string equal for runs that measure the same thing; ignore_xfer drops xfer_type, for
+// comparing transfer types against each other inside one document.
+std::string identity_key(const Workload& w, bool ignore_xfer);
+nlohmann::json identity_json(const Workload& w);
+// "GPUD RANDREAD 4 KiB x8 threads" and the like.
+std::string run_label(const Workload& w);
+
+std::string format_bytes(uint64_t bytes);                  // "1 MiB", "4 KiB", "1536 B"
+std::string format_number(double v, int significant = 4);  // compact, no exponent for usual sizes
+std::string format_percent(double v);                      // "+5.2%", "-0.4%", "n/a" for NaN
+
+}  // namespace gdsb::report

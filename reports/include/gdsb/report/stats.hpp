@@ -1,0 +1,35 @@
+// Statistics used to tell a real change from noise between repeated runs.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+namespace gdsb::report {
+
+// Two-sided Mann-Whitney U test (Wilcoxon rank-sum), as scipy.stats.mannwhitneyu with
+// method="auto" (what Google Benchmark's compare tool calls): the exact distribution of U
+// when there are no ties and one sample has at most 8 values, otherwise the normal
+// approximation with tie correction and continuity correction.
+struct UTest {
+  std::size_t n1 = 0;
+  std::size_t n2 = 0;
+  double u1 = 0;         // U statistic of the first sample
+  double p_value = 1.0;  // two-sided
+  bool exact = false;
+  // Smallest two-sided p any data of these sizes can give: 2 / C(n1+n2, n1). When it is not
+  // below alpha the test cannot call anything significant, whatever the data.
+  double min_p = 1.0;
+};
+
+enum class UMethod { Auto, Exact, Asymptotic };  // as scipy's method argument
+
+// Requires at least one value in each sample (std::invalid_argument otherwise). Exact with
+// ties falls back to the asymptotic method (the exact distribution assumes no ties).
+UTest mann_whitney_u(std::span<const double> x, std::span<const double> y,
+                     UMethod method = UMethod::Auto);
+
+double min_two_sided_p(std::size_t n1, std::size_t n2);
+
+double median(std::span<const double> values);  // 0 for an empty span
+
+}  // namespace gdsb::report

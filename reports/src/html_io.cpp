@@ -1,0 +1,266 @@
+// HTML view of a gdsbench.io/1 document.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "gdsb/report/metrics.hpp"
+#include "gdsb/result.hpp"
+#include "html_parts.hpp"
+#include "svg.hpp"
+
+namespace gdsb::report::html {
+namespace {
+
+bool is_compat(const RunResult& r) {
+  return xfer_uses_cufile(r.workload.xfer) && r.path.path_used.find("compat") != std::string::npos;
+}
+
+std::string num_cell(double v, int sig = 4) {
+  return "<td class=\"n\" data-v=\"" + svg::num(v) + "\">" + esc(format_number(v, sig)) + "</td>";
+}
+
+std::string path_cell(const RunResult& r) {
+  if (r.path.path_used.empty()) return "<td>-</td>";
+  if (is_compat(r)) {
+    return "<td><span class=\"compat\">" + esc(r.path.path_used) +
+           "</span><br><span class=\"note\">cuFile fell back to POSIX I/O through its own bounce "
+           "buffers: not GPUDirect Storage</span></td>";
+  }
+  return "<td><code>" + esc(r.path.path_used) + "</code></td>";
+}
+
+std::string status_cell(const RunResult& r) {
+  const std::string kind = r.status == RunStatus::Ok       ? "ok"
+                           : r.status == RunStatus::Waived ? "muted"
+                                                           : "bad";
+  std::string s = "<td>" + badge(std::string(run_status_name(r.status)), kind);
+  if (r.interrupted) s += " " + badge("interrupted", "warn");
+  if (r.verify_errors > 0)
+    s += " " + badge(std::to_string(r.verify_errors) + " verify errors", "bad");
+  if (!r.reason.empty()) s += "<br><span class=\"note\">" + esc(r.reason) + "</span>";
+  return s + "</td>";
+}
+
+std::string summary_tables(const std::vector<RunResult>& runs) {
+  std::vector<XferType> order;
+  for (const auto& r : runs) {
+    if (std::find(order.begin(), order.end(), r.workload.xfer) == order.end())
+      order.push_back(r.workload.xfer);
+  }
+  std::ostringstream o;
+  for (const auto x : order) {
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const auto& r = runs[i];
+      if (r.workload.xfer != x) continue;
+      const auto& w = r.workload;
+      const auto& m = r.result;
+      const bool ok = r.status == RunStatus::Ok;
+      std::vector<std::string> row{
+          is_compat(r) ? "<tr class=\"bad\">" : "<tr>",
+          "<td><a href=\"#run-" + std::to_string(i) + "\">#" + std::to_string(i) + "</a></td>",
+          esc(std::string(pattern_label(w.pattern))) +
+              (w.mixed_read_percent ? " " + std::to_string(*w.mixed_read_percent) + "% read" : ""),
+          "<td class=\"n\" data-v=\"" + std::to_string(w.io_size) + "\">" +
+              esc(format_bytes(w.io_size)) + "</td>",
+          "<td class=\"n\">" + std::to_string(w.threads) + "</td>",
+          esc(std::string(engine_name(w.engine))) + " qd" + std::to_string(w.iodepth),
+          status_cell(r),
+          path_cell(r)};
+      if (ok) {
+        for (const double v :
+             {m.throughput_gib_s, m.iops, m.latency.p50_us, m.latency.p99_us, m.latency.p999_us})
+          row.push_back(num_cell(v));
+        row.push_back(num_cell(m.cpu.user_percent, 3));
+        row.push_back(num_cell(m.cpu.sys_percent, 3));
+      } else {
+        for (int k = 0; k < 7; ++k) row.push_back("<td class=\"n\">-</td>");
+      }
+      row.push_back(
+          "<td class=\"n\">" +
+          (r.repetitions.empty() ? std::string("1") : std::to_string(r.repetitions.size())) +
+          "</td>");
+      rows.push_back(std::move(row));
+    }
+    o << "<h3>" << esc(std::string(xfer_label(x))) << " <span class=\"note\">("
+      << esc(std::string(xfer_name(x))) << ", -x " << static_cast<int>(x) << ")</span></h3>"
+      << table({"run", "pattern", "I/O size", "threads", "engine", "status", "path used", "GiB/s",
+                "IOPS", "p50 us", "p99 us", "p99.9 us", "CPU usr %", "CPU sys %", "reps"},
+               rows, "sortable");
+  }
+  return o.str();
+}
+
+std::string overview_charts(const std::vector<RunResult>& runs) {
+  std::vector<svg::Bar> tput, cpu;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto& r = runs[i];
+    if (r.status != RunStatus::Ok) continue;
+    const std::string label = "#" + std::to_string(i) + " " + run_label(r.workload);
+    tput.push_back(
+        {label,
+         {r.result.throughput_gib_s},
+         std::nullopt,
+         is_compat(r),
+         format_number(r.result.throughput_gib_s, 3) + (is_compat(r) ? " (compat)" : "")});
+    cpu.push_back({label,
+                   {r.result.cpu.user_percent, r.result.cpu.sys_percent},
+                   std::nullopt,
+                   false,
+                   format_number(r.result.cpu.user_percent + r.result.cpu.sys_percent, 3) + "%"});
+  }
+  svg::ChartSpec t{"Throughput per run", svg::axis("GiB/s (base 1024)"), svg::axis(""), 760, 0};
+  svg::ChartSpec c{"CPU use per run", svg::axis("% of all cores"), svg::axis(""), 760, 0};
+  return "<div class=\"charts\">" +
+         figure(svg::bar_chart(t, {"throughput"}, tput),
+                "Throughput per run (compat-mode runs in red)") +
+         figure(svg::bar_chart(c, {"user", "system"}, cpu),
+                "CPU use per run, user and system, % of the machine") +
+         "</div>";
+}
+
+std::string run_charts(const RunResult& r) {
+  const auto& m = r.result;
+  std::ostringstream o;
+  o << "<div class=\"charts\">";
+  svg::Series ts{"throughput", {}, 0, m.timeseries.size() < 30};
+  double prev = 0;
+  for (const auto& p : m.timeseries) {
+    const double dt = p.t_end_s - prev;
+    if (dt > 0) ts.points.push_back({p.t_end_s, static_cast<double>(p.bytes) / dt / 1073741824.0});
+    prev = p.t_end_s;
+  }
+  o << figure(
+      svg::line_chart({"Throughput over time", svg::axis("seconds"), svg::axis("GiB/s"), 480, 240},
+                      {ts}),
+      "Throughput over time (GiB/s per interval)");
+  // Percentiles on a "number of nines" axis: p50 -> 0.3, p90 -> 1, p99 -> 2, p99.9 -> 3.
+  struct Pct {
+    double p;
+    const char* label;
+    double us;
+  };
+  const std::vector<Pct> pcts{{50, "p50", m.latency.p50_us},
+                              {90, "p90", m.latency.p90_us},
+                              {99, "p99", m.latency.p99_us},
+                              {99.9, "p99.9", m.latency.p999_us},
+                              {99.99, "p99.99", m.latency.p9999_us}};
+  svg::Series lat{"latency", {}, 2, true};
+  svg::Axis xa = svg::axis("percentile");
+  xa.include_zero = false;
+  for (const auto& pc : pcts) {
+    if (pc.us <= 0) continue;
+    const double nines = -std::log10(1.0 - pc.p / 100.0);
+    lat.points.push_back({nines, pc.us});
+    xa.ticks.push_back({nines, pc.label});
+  }
+  o << figure(
+      svg::line_chart({"Latency percentiles", xa, svg::axis("us (log)", true), 480, 240}, {lat}),
+      "Latency percentile curve, p50 to p99.99 (us, log scale)");
+  std::vector<svg::Bucket> buckets;
+  for (const auto& b : m.histogram)
+    buckets.push_back({b.lower_us, b.upper_us, static_cast<double>(b.count)});
+  o << figure(
+      svg::histogram({"Latency histogram", svg::axis("us (log)", true), svg::axis("ops"), 480, 240},
+                     buckets),
+      "Latency histogram (ops per bucket)");
+  o << "</div>";
+  return o.str();
+}
+
+std::string repetitions_table(const RunResult& r) {
+  if (r.repetitions.empty()) return "";
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t k = 0; k < r.repetitions.size(); ++k) {
+    const auto& m = r.repetitions[k];
+    rows.push_back({"<td class=\"n\">" + std::to_string(k + 1) + "</td>",
+                    num_cell(m.throughput_gib_s), num_cell(m.iops), num_cell(m.latency.p50_us),
+                    num_cell(m.latency.p99_us), num_cell(m.cpu.user_percent + m.cpu.sys_percent, 3),
+                    num_cell(m.seconds)});
+  }
+  return "<p class=\"note\">Repeated " + std::to_string(r.repetitions.size()) +
+         " times; the figures above are the median repetition.</p>" +
+         table({"repetition", "GiB/s", "IOPS", "p50 us", "p99 us", "CPU %", "seconds"}, rows,
+               "sortable");
+}
+
+std::string run_section(const RunResult& r, std::size_t i) {
+  std::ostringstream o;
+  o << "<section id=\"run-" << i << "\"><h3>#" << i << " " << esc(run_label(r.workload)) << "</h3>";
+  const auto& w = r.workload;
+  std::string files = w.file.empty() ? w.directory + "/gdsio.N" : w.file;
+  o << "<p>"
+    << badge(std::string(run_status_name(r.status)), r.status == RunStatus::Ok       ? "ok"
+                                                     : r.status == RunStatus::Waived ? "muted"
+                                                                                     : "bad")
+    << " <span class=\"note\">GPU " << w.gpu << " · " << esc(std::string(mem_type_name(w.mem_type)))
+    << " · file <code>" << esc(files) << "</code> · " << esc(r.started_at) << " to "
+    << esc(r.ended_at) << "</span></p>";
+  if (!r.reason.empty()) o << "<p><b>Reason:</b> " << esc(r.reason) << "</p>";
+  if (!r.path.path_used.empty()) {
+    o << "<p><b>Path taken:</b> "
+      << (is_compat(r) ? "<span class=\"compat\">" + esc(r.path.path_used) +
+                             " (compat mode: not GPUDirect)</span>"
+                       : "<code>" + esc(r.path.path_used) + "</code>")
+      << "</p>";
+  }
+  if (!r.path.evidence.empty()) {
+    o << "<ul class=\"note\">";
+    for (const auto& e : r.path.evidence) o << "<li>" << esc(e) << "</li>";
+    o << "</ul>";
+  }
+  for (const auto& wmsg : r.path.warnings)
+    o << "<p>" << badge("warning", "warn") << " " << esc(wmsg) << "</p>";
+  if (r.status == RunStatus::Ok) {
+    const auto& l = r.result.latency;
+    o << "<p class=\"note\">"
+      << esc(format_number(static_cast<double>(r.result.bytes) / 1073741824.0, 4)) << " GiB in "
+      << esc(format_number(r.result.seconds, 4)) << " s, " << r.result.ops << " ops ("
+      << r.result.read_ops << " reads, " << r.result.write_ops << " writes); latency mean "
+      << esc(format_number(l.mean_us)) << " us, min " << esc(format_number(l.min_us)) << ", max "
+      << esc(format_number(l.max_us)) << "</p>";
+    o << run_charts(r) << repetitions_table(r);
+  }
+  o << "</section>";
+  return o.str();
+}
+
+}  // namespace
+
+std::string render_io(const json& doc) {
+  std::vector<RunResult> runs;
+  for (const auto& j : doc.at("runs")) runs.push_back(j.get<RunResult>());
+  std::size_t ok = 0, compat = 0, failed = 0;
+  for (const auto& r : runs) {
+    ok += r.status == RunStatus::Ok ? 1U : 0U;
+    failed += r.status == RunStatus::Failed ? 1U : 0U;
+    compat += is_compat(r) ? 1U : 0U;
+  }
+  std::string verdict = badge(std::to_string(ok) + "/" + std::to_string(runs.size()) + " runs ok",
+                              failed ? "bad" : "ok");
+  if (compat > 0)
+    verdict += " " + badge(std::to_string(compat) + " cuFile run(s) in compat mode", "bad");
+  if (flag(doc, "interrupted")) verdict += " " + badge("interrupted", "warn");
+  std::ostringstream body;
+  std::string intro;
+  if (compat > 0) {
+    intro = "<p class=\"compat\">" + std::to_string(compat) +
+            " cuFile run(s) took the compat path: cuFile moved the data through host bounce "
+            "buffers, so their "
+            "figures are not GPUDirect Storage figures.</p>";
+  }
+  body << section("summary", "Summary by transfer type", intro + summary_tables(runs));
+  body << section("overview", "Overview", overview_charts(runs));
+  std::ostringstream per_run;
+  for (std::size_t i = 0; i < runs.size(); ++i) per_run << run_section(runs[i], i);
+  body << section("runs", "Runs", per_run.str());
+  body << context_section(doc);
+  const std::string host = str(doc.value("context", json::object()), "host");
+  return page(
+      doc, "gdsbench I/O report" + (host.empty() ? "" : ": " + host), verdict,
+      {{"summary", "Summary"}, {"overview", "Overview"}, {"runs", "Runs"}, {"context", "Context"}},
+      body.str());
+}
+
+}  // namespace gdsb::report::html

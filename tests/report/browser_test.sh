@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Renders every example document with gdsb-report and loads the page in headless Chromium:
+# fails on any console message (the pages log nothing when healthy), on a missing self-check
+# marker, or when charts (svg) or tables are missing. Keeps a desktop and a phone-width
+# screenshot of each page, and Chromium's log, under ARTIFACT_DIR.
+# Usage: browser_test.sh GDSB_REPORT FIXTURES_DIR ARTIFACT_DIR
+# Exit 0 pass, 1 fail, 77 skipped (no real browser; never on Debian, where one must run).
+set -uo pipefail
+bin=$1 fx=$2 out=$3
+rm -rf "$out" && mkdir -p "$out" || exit 1
+
+is_debian() { grep -qx 'ID=debian' /etc/os-release 2>/dev/null; }
+skip_or_fail() {
+  if is_debian; then
+    echo "FAIL: $1 (on Debian the chromium package must be installed: ci/install-deps.sh)"
+    exit 1
+  fi
+  echo "SKIPPED: $1"
+  exit 77
+}
+
+browser=""
+for candidate in /usr/bin/chromium /usr/bin/chromium-browser; do
+  [ -x "$candidate" ] || continue
+  # Ubuntu's chromium packages are transitional wrappers around a snap, which cannot run
+  # here (no snapd in containers); only a browser that answers --version counts.
+  version=$(timeout 30 "$candidate" --headless --no-sandbox --version 2>/dev/null) || continue
+  case "$version" in *Chromium*|*Chrome*) browser=$candidate; break ;; esac
+done
+[ -n "$browser" ] || skip_or_fail "no runnable Chromium at /usr/bin/chromium or /usr/bin/chromium-browser"
+echo "browser: $browser ($version)"
+
+profile=$(mktemp -d)
+trap 'rm -rf "$profile"' EXIT
+chrome() {
+  timeout 90 "$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync --hide-scrollbars \
+    --user-data-dir="$profile" "$@"
+}
+
+# The pages: each example, plus a comparison rendered from two io examples.
+pages=()
+for f in io_dgx topo_switch_acs p2p_4gpu; do
+  "$bin" html "$fx/$f.json" -o "$out/$f.html" >/dev/null || { echo "FAIL: gdsb-report html $f.json"; exit 1; }
+  pages+=("$f")
+done
+"$bin" compare "$fx/io_dgx.json" "$fx/io_dgx_regressed.json" --html "$out/compare.html" >/dev/null \
+  || { echo "FAIL: gdsb-report compare"; exit 1; }
+pages+=(compare)
+
+failures=0
+for p in "${pages[@]}"; do
+  url="file://$out/$p.html"
+  chrome --enable-logging=stderr --v=0 --dump-dom "$url" >"$out/$p.dom.html" 2>"$out/$p.chromium.log"
+  marker=$(grep -o '<div id="gdsb-selfcheck"[^>]*>' "$out/$p.dom.html")
+  status=$(sed -n 's/.*data-status="\([^"]*\)".*/\1/p' <<<"$marker")
+  svgs=$(sed -n 's/.*data-svg="\([0-9]*\)".*/\1/p' <<<"$marker")
+  tables=$(sed -n 's/.*data-tables="\([0-9]*\)".*/\1/p' <<<"$marker")
+  console=$(grep -c ':CONSOLE' "$out/$p.chromium.log")
+  problems=()
+  [ "$status" = "ok" ] || problems+=("self-check status '${status:-missing}'")
+  [ "${svgs:-0}" -ge 1 ] || problems+=("no svg charts")
+  [ "${tables:-0}" -ge 1 ] || problems+=("no tables")
+  [ "$console" -eq 0 ] || problems+=("$console console message(s): $(grep ':CONSOLE' "$out/$p.chromium.log" | head -3)")
+  chrome --screenshot="$out/$p.png" --window-size=1280,2000 "$url" >/dev/null 2>&1
+  chrome --screenshot="$out/$p.phone.png" --window-size=390,1600 "$url" >/dev/null 2>&1
+  [ -s "$out/$p.png" ] && [ -s "$out/$p.phone.png" ] || problems+=("no screenshot")
+  if [ ${#problems[@]} -eq 0 ]; then
+    echo "ok:   $p ($svgs svg, $tables tables, no console messages; screenshots $out/$p.png, $p.phone.png)"
+  else
+    echo "FAIL: $p: ${problems[*]}"
+    failures=$((failures + 1))
+  fi
+done
+[ "$failures" -eq 0 ]
