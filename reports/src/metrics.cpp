@@ -58,17 +58,6 @@ std::string identity_key(const Workload& w, bool ignore_xfer) {
   return j.dump();
 }
 
-std::string format_bytes(uint64_t bytes) {
-  static constexpr std::array<const char*, 5> kUnits{"B", "KiB", "MiB", "GiB", "TiB"};
-  std::size_t u = 0;
-  uint64_t v = bytes;
-  while (u + 1 < kUnits.size() && v >= 1024 && v % 1024 == 0) {
-    v /= 1024;
-    ++u;
-  }
-  return std::to_string(v) + " " + kUnits.at(u);
-}
-
 // Built by appending: GCC 12 at -O3 reports a false -Wrestrict on "literal" + std::string
 // chains here.
 std::string run_label(const Workload& w) {

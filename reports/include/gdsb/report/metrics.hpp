@@ -3,6 +3,8 @@
 // threads, mixed_read_percent, engine, iodepth, mem_type, odirect).
 #pragma once
 
+#include "gdsb/report/io_table.hpp"  // format_bytes
+
 #include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -36,7 +38,6 @@ nlohmann::json identity_json(const Workload& w);
 // "GPUD RANDREAD 4 KiB x8 threads" and the like.
 std::string run_label(const Workload& w);
 
-std::string format_bytes(uint64_t bytes);                  // "1 MiB", "4 KiB", "1536 B"
 std::string format_number(double v, int significant = 4);  // compact, no exponent for usual sizes
 std::string format_percent(double v);                      // "+5.2%", "-0.4%", "n/a" for NaN
 
