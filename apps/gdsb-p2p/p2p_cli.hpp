@@ -13,6 +13,7 @@
 #include "gdsb/p2p/layers.hpp"
 #include "gdsb/p2p/measure.hpp"
 #include "gdsb/p2p/pcie_source.hpp"
+#include "gdsb/topo/collect.hpp"
 
 namespace gdsb::p2p {
 
@@ -28,6 +29,8 @@ struct P2POptions {
   int latency_loops = 1000;
   std::vector<std::string> expect;
   std::string topo_json;
+  topo::InputSources sources;  // recorded PCIe inputs; none and no --topo-json: this machine
+  bool no_hwloc = false;
   std::string nvml_lib;
   bool no_cuda = false;
   bool no_nvml = false;
@@ -43,7 +46,8 @@ struct Backends {
 };
 
 void setup_p2p(CLI::App& app, P2POptions& options);
-// The real backends the options ask for. Throws UsageError for a bad --topo-json.
+// The real backends the options ask for. Throws UsageError for a bad --topo-json and
+// RuntimeError naming a recorded input (--pci-dump, ...) that cannot be read.
 Backends make_backends(const P2POptions& options);
 // "256MiB", "64M", "1G", "4096" -> bytes (K/M/G and KiB/MiB/GiB are base 1024).
 std::uint64_t parse_size(const std::string& text);

@@ -133,5 +133,34 @@ TEST(P2pBinary, ExitCodesAtTheEdge) {
   EXPECT_EQ(exit_status("--no-cuda --no-nvml --expect all-gpu-p2p"), 3);
 }
 
+TEST(P2pBinary, RecordedPcieInputsFollowGdsbTopo) {
+  std::string text;
+  // A recorded input that is not there: runtime error (1) naming it, as gdsb-topo does.
+  EXPECT_EQ(exit_status("--no-cuda --no-nvml --pci-dump /nonexistent/dump.txt", &text), 1);
+  EXPECT_NE(text.find("/nonexistent/dump.txt"), std::string::npos) << text;
+  EXPECT_EQ(exit_status("--no-cuda --no-nvml --lspci-text /nonexistent/vvv.txt", &text), 1);
+  EXPECT_NE(text.find("/nonexistent/vvv.txt"), std::string::npos) << text;
+  EXPECT_EQ(exit_status("--no-cuda --no-nvml --from-snapshot /nonexistent/snap", &text), 1);
+  EXPECT_NE(text.find("/nonexistent/snap"), std::string::npos) << text;
+  EXPECT_EQ(exit_status("--no-cuda --no-nvml --hwloc-xml /nonexistent/topo.xml", &text), 1);
+  EXPECT_NE(text.find("/nonexistent/topo.xml"), std::string::npos) << text;
+  // --sysfs-root must be a directory (checked while parsing, as in gdsb-topo): usage.
+  EXPECT_EQ(exit_status("--no-cuda --no-nvml --sysfs-root /nonexistent/root", &text), 2);
+  EXPECT_NE(text.find("/nonexistent/root"), std::string::npos) << text;
+  // Two sources at once: usage error naming both.
+  EXPECT_EQ(exit_status("--pci-dump a.txt --lspci-text b.txt", &text), 2);
+  EXPECT_NE(text.find("--pci-dump"), std::string::npos) << text;
+  EXPECT_EQ(exit_status("--topo-json t.json --from-snapshot snap", &text), 2);
+  EXPECT_NE(text.find("--topo-json"), std::string::npos) << text;
+  // A garbage dump is read as what it is: no devices, so the p2pdma matrix is waived.
+  const auto dir = std::filesystem::temp_directory_path() / ("gdsb-p2p-bin-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "garbage.txt") << "this is not lspci output\n";
+  const int code = exit_status("--no-cuda --no-nvml --pci-dump " + (dir / "garbage.txt").string(), &text);
+  EXPECT_TRUE(code == 0 || code == 1) << code << text;
+  EXPECT_NE(text.find("garbage.txt"), std::string::npos) << text;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace gdsb::p2p
