@@ -105,6 +105,7 @@ int run_p2p(const P2POptions& o, Backends& b, std::ostream& out, std::ostream& e
     mo.warmups = o.warmups;
     mo.latency_loops = o.latency_loops;
     mo.sm_copy = o.sm_copy;
+    mo.stop = b.stop;
     if (!o.json_path.empty()) check_json_target(o.json_path, o.allow_overwrite);
 
     P2PDocument doc;
@@ -115,6 +116,7 @@ int run_p2p(const P2POptions& o, Backends& b, std::ostream& out, std::ostream& e
       doc.measurements = run_measurements(*b.timer, doc.caps, mo, [&](const std::string& line) {
         if (!o.quiet) err << "measuring " << line << '\n';
       });
+      doc.interrupted = doc.measurements->interrupted;
     }
     bool all_ok = true;
     for (const Expectation& e : expectations) {
@@ -124,6 +126,10 @@ int run_p2p(const P2POptions& o, Backends& b, std::ostream& out, std::ostream& e
     doc.context.ended_at = utc_now_iso();
     if (!o.quiet) write_text(out, doc);
     if (!o.json_path.empty()) write_json_file(o.json_path, to_json(doc), o.allow_overwrite);
+    if (doc.interrupted) {
+      err << "gdsb-p2p: interrupted; the report covers the cases measured before the signal\n";
+      return kExitInterrupted;
+    }
     if (!all_ok) {
       err << "gdsb-p2p: expectation failed:";
       for (const auto& e : doc.expectations) {

@@ -1,7 +1,12 @@
 // run_p2p with fake backends (exit codes, messages), and the real binary's edges.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 #include <cstdio>
 #include <filesystem>
@@ -13,6 +18,7 @@
 #include "fake_layers.hpp"
 #include "gdsb/error.hpp"
 #include "p2p_cli.hpp"
+#include "stop_signals.hpp"
 
 namespace gdsb::p2p {
 namespace {
@@ -106,6 +112,44 @@ TEST(P2pCli, WritesJsonAndRefusesForeignFiles) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--allow-overwrite"), std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+TEST(P2pCli, InterruptedMeasurementWritesTheReportAndExits130) {
+  const auto dir = std::filesystem::temp_directory_path() / ("gdsb-p2p-int-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto m = testing::two_island_box();
+  Backends b = fakes(m);
+  auto timer = std::make_unique<testing::FakeCopyTimer>(m);
+  std::atomic<bool> stop{false};
+  timer->signal_flag = &stop;
+  timer->signal_at = 2;
+  b.timer = std::move(timer);
+  b.stop = &stop;
+  P2POptions o;
+  o.measure = true;
+  o.size = "1M";
+  o.quiet = true;
+  o.expect = {"min-d2h=1GB/s"};  // would fail on the missing D2H figures: 130 wins
+  o.json_path = (dir / "p2p.json").string();
+  std::ostringstream out;
+  std::ostringstream err;
+  EXPECT_EQ(run_p2p(o, b, out, err), 130);
+  EXPECT_NE(err.str().find("interrupted"), std::string::npos) << err.str();
+  const auto j = nlohmann::json::parse(std::ifstream(o.json_path));
+  EXPECT_EQ(j["interrupted"], true);
+  EXPECT_EQ(j["measurements"]["h2d"].size(), 2u);
+  EXPECT_TRUE(j["measurements"]["d2h"].contains("waived"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(P2pCli, StopSignalsTurnSigtermIntoTheStopFlag) {
+  StopSignals signals;
+  EXPECT_FALSE(signals.stopped());
+  ASSERT_EQ(::kill(::getpid(), SIGTERM), 0);  // blocked here; the watcher takes it
+  for (int i = 0; i < 100 && !signals.stopped(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(signals.flag().load());
 }
 
 int exit_status(const std::string& args, std::string* output = nullptr) {
