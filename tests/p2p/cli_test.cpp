@@ -115,7 +115,8 @@ TEST(P2pCli, WritesJsonAndRefusesForeignFiles) {
 }
 
 TEST(P2pCli, InterruptedMeasurementWritesTheReportAndExits130) {
-  const auto dir = std::filesystem::temp_directory_path() / ("gdsb-p2p-int-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("gdsb-p2p-int-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto m = testing::two_island_box();
   Backends b = fakes(m);
@@ -197,10 +198,12 @@ TEST(P2pBinary, RecordedPcieInputsFollowGdsbTopo) {
   EXPECT_EQ(exit_status("--topo-json t.json --from-snapshot snap", &text), 2);
   EXPECT_NE(text.find("--topo-json"), std::string::npos) << text;
   // A garbage dump is read as what it is: no devices, so the p2pdma matrix is waived.
-  const auto dir = std::filesystem::temp_directory_path() / ("gdsb-p2p-bin-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("gdsb-p2p-bin-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "garbage.txt") << "this is not lspci output\n";
-  const int code = exit_status("--no-cuda --no-nvml --pci-dump " + (dir / "garbage.txt").string(), &text);
+  const int code =
+      exit_status("--no-cuda --no-nvml --pci-dump " + (dir / "garbage.txt").string(), &text);
   EXPECT_TRUE(code == 0 || code == 1) << code << text;
   EXPECT_NE(text.find("garbage.txt"), std::string::npos) << text;
   std::filesystem::remove_all(dir);

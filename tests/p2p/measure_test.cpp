@@ -143,7 +143,8 @@ TEST(P2pMeasure, StopsAfterTheCurrentCaseWhenSignalled) {
   EXPECT_EQ(r.d2d_uni.waived, std::string(kInterruptedReason));
   EXPECT_EQ(r.latency_us.waived, std::string(kInterruptedReason));
   ASSERT_FALSE(r.notes.empty());
-  EXPECT_NE(r.notes.back().find("H2D from GPU3 on: interrupted"), std::string::npos) << r.notes.back();
+  EXPECT_NE(r.notes.back().find("H2D from GPU3 on: interrupted"), std::string::npos)
+      << r.notes.back();
 }
 
 TEST(P2pMeasure, AnUnsetStopFlagChangesNothing) {

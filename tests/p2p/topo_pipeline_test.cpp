@@ -59,7 +59,8 @@ std::string cell(const CapabilityReport& r, const std::string& matrix, const std
   return "<no cell " + gpu + " x " + peer + ">";
 }
 
-const PciePair* find_pair(const CapabilityReport& r, const std::string& gpu, const std::string& peer) {
+const PciePair* find_pair(const CapabilityReport& r, const std::string& gpu,
+                          const std::string& peer) {
   for (const PciePair& p : r.peers) {
     if (p.gpu == gpu && p.peer == peer) return &p;
   }

@@ -126,8 +126,9 @@ TEST(TopoGpuFacts, RecordedInputsNeverAskNvmlAndSnapshotsReplayTheFacts) {
   co.nvml_lib = "/nonexistent/libnvidia-ml.so.1";
   Snapshot s = collect_from(in, co);
   EXPECT_TRUE(s.gpu_facts.empty());
-  EXPECT_TRUE(std::none_of(s.notes.begin(), s.notes.end(),
-                           [](const std::string& n) { return n.find("NVML") != std::string::npos; }));
+  EXPECT_TRUE(std::none_of(s.notes.begin(), s.notes.end(), [](const std::string& n) {
+    return n.find("NVML") != std::string::npos;
+  }));
 
   GpuFacts f = nvml_like(80ULL << 30, 256ULL << 20);
   f.numa_node = 0;

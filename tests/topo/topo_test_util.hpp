@@ -72,7 +72,9 @@ class FixedMemory final : public GpuFactsProvider {
  public:
   explicit FixedMemory(uint64_t bytes) : facts_(memory_facts(bytes)) {}
   std::string name() const override { return "test"; }
-  std::optional<GpuFacts> facts_for(const Device&) const override { return facts_.facts_for(Device{}); }
+  std::optional<GpuFacts> facts_for(const Device&) const override {
+    return facts_.facts_for(Device{});
+  }
 
  private:
   FixedFacts facts_;

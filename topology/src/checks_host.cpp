@@ -121,7 +121,8 @@ class Bar1Check final : public Check {
         continue;
       }
       if (nvml_bar1) {
-        std::string used = facts->bar1_used_bytes ? ", " + mib(*facts->bar1_used_bytes) + " used" : "";
+        std::string used =
+            facts->bar1_used_bytes ? ", " + mib(*facts->bar1_used_bytes) + " used" : "";
         r.evidence.push_back(g->bdf + " BAR1 " + mib(bar1->size) + used + " (" + facts->source +
                              (facts->name.empty() ? "" : ", " + facts->name) + ")");
       } else {

@@ -195,7 +195,8 @@ void gpu_speed_note(const Snapshot& s, const Device& d, double exp_speed, CheckR
     r.verdict = Verdict::Fail;
     r.consequence += "; " + facts->source + " reports Gen" + std::to_string(*facts->pcie_max_gen) +
                      " as the most this GPU can train to here, below both ends' capability";
-    r.remedy = "check the BIOS PCIe speed setting for the slot and the riser/cable, then " + r.remedy;
+    r.remedy =
+        "check the BIOS PCIe speed setting for the slot and the riser/cable, then " + r.remedy;
   }
 }
 
