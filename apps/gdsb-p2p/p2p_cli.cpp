@@ -9,6 +9,8 @@
 #include "gdsb/error.hpp"
 #include "gdsb/p2p/expect.hpp"
 #include "gdsb/p2p/report.hpp"
+#include "gdsb/p2p/topo_source.hpp"
+#include "gdsb/topo/source_options.hpp"
 
 namespace gdsb::p2p {
 
@@ -31,8 +33,15 @@ void setup_p2p(CLI::App& app, P2POptions& o) {
                  "Condition to gate on (exit 3 when it fails): all-gpu-p2p, all-gpu-nvlink, "
                  "all-nvme-p2pdma, min-h2d=50GB/s, min-d2h=, min-d2d=, min-d2d-bi=, "
                  "max-latency=5us, min-h2d-percent=80, ...");
-  app.add_option("--topo-json", o.topo_json,
-                 "Take the GPU x NVMe/NIC pairs from a gdsbench.topo/1 report (gdsb-topo --json)");
+  auto* topo_json = app.add_option(
+      "--topo-json", o.topo_json,
+      "Take the GPU x NVMe/NIC pairs from a gdsbench.topo/1 report (gdsb-topo --json)");
+  // The PCIe side is read by gdsb::topo's collectors, with gdsb-topo's options.
+  for (CLI::Option* source : topo::add_source_options(app, o.sources)) {
+    source->excludes(topo_json);
+    topo_json->excludes(source);
+  }
+  app.add_flag("--no-hwloc", o.no_hwloc, "Live PCIe snapshot: do not query hwloc for NUMA nodes");
   app.add_option("--nvml-lib", o.nvml_lib, "Path of libnvidia-ml.so.1");
   app.add_flag("--no-cuda", o.no_cuda, "Do not use the CUDA runtime (its matrices are waived)");
   app.add_flag("--no-nvml", o.no_nvml, "Do not use NVML (its matrices are waived)");
@@ -69,9 +78,11 @@ Backends make_backends(const P2POptions& o) {
   if (!o.topo_json.empty()) {
     b.pcie = load_topo_document(o.topo_json);
   } else {
-    b.pcie = std::make_unique<UnavailablePcieTopologySource>(
-        "no PCIe topology source: pass --topo-json FILE from gdsb-topo --json (the live "
-        "gdsb::topo snapshot is not wired into this build)");
+    topo::CollectOptions co;
+    co.use_hwloc = !o.no_hwloc;
+    co.lookup_names = false;  // pairs need no pci.ids names
+    co.use_nvml = false;      // GPU facts come from this tool's own NVML layer
+    b.pcie = collect_topology_source(o.sources, co);
   }
   b.timer = o.no_cuda ? make_unavailable_copy_timer("disabled by --no-cuda") : make_cuda_copy_timer();
   return b;
@@ -94,6 +105,7 @@ int run_p2p(const P2POptions& o, Backends& b, std::ostream& out, std::ostream& e
     mo.warmups = o.warmups;
     mo.latency_loops = o.latency_loops;
     mo.sm_copy = o.sm_copy;
+    mo.stop = b.stop;
     if (!o.json_path.empty()) check_json_target(o.json_path, o.allow_overwrite);
 
     P2PDocument doc;
@@ -104,6 +116,7 @@ int run_p2p(const P2POptions& o, Backends& b, std::ostream& out, std::ostream& e
       doc.measurements = run_measurements(*b.timer, doc.caps, mo, [&](const std::string& line) {
         if (!o.quiet) err << "measuring " << line << '\n';
       });
+      doc.interrupted = doc.measurements->interrupted;
     }
     bool all_ok = true;
     for (const Expectation& e : expectations) {
@@ -113,6 +126,10 @@ int run_p2p(const P2POptions& o, Backends& b, std::ostream& out, std::ostream& e
     doc.context.ended_at = utc_now_iso();
     if (!o.quiet) write_text(out, doc);
     if (!o.json_path.empty()) write_json_file(o.json_path, to_json(doc), o.allow_overwrite);
+    if (doc.interrupted) {
+      err << "gdsb-p2p: interrupted; the report covers the cases measured before the signal\n";
+      return kExitInterrupted;
+    }
     if (!all_ok) {
       err << "gdsb-p2p: expectation failed:";
       for (const auto& e : doc.expectations) {

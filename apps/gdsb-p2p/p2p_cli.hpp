@@ -2,6 +2,7 @@
 // runs against whatever backends it is given (real ones from make_backends, fakes in tests).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <ostream>
@@ -13,6 +14,7 @@
 #include "gdsb/p2p/layers.hpp"
 #include "gdsb/p2p/measure.hpp"
 #include "gdsb/p2p/pcie_source.hpp"
+#include "gdsb/topo/collect.hpp"
 
 namespace gdsb::p2p {
 
@@ -28,6 +30,8 @@ struct P2POptions {
   int latency_loops = 1000;
   std::vector<std::string> expect;
   std::string topo_json;
+  topo::InputSources sources;  // recorded PCIe inputs; none and no --topo-json: this machine
+  bool no_hwloc = false;
   std::string nvml_lib;
   bool no_cuda = false;
   bool no_nvml = false;
@@ -40,14 +44,18 @@ struct Backends {
   std::unique_ptr<NvmlLayer> nvml;
   std::unique_ptr<PcieTopologySource> pcie;
   std::unique_ptr<CopyTimer> timer;
+  // Set on SIGINT/SIGTERM (StopSignals in main): --measure stops after the current case.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 void setup_p2p(CLI::App& app, P2POptions& options);
-// The real backends the options ask for. Throws UsageError for a bad --topo-json.
+// The real backends the options ask for. Throws UsageError for a bad --topo-json and
+// RuntimeError naming a recorded input (--pci-dump, ...) that cannot be read.
 Backends make_backends(const P2POptions& options);
 // "256MiB", "64M", "1G", "4096" -> bytes (K/M/G and KiB/MiB/GiB are base 1024).
 std::uint64_t parse_size(const std::string& text);
-// Runs one report; returns the exit code (0 ok, 1 runtime error, 2 usage, 3 expectation failed).
+// Runs one report; returns the exit code (0 ok, 1 runtime error, 2 usage, 3 expectation
+// failed, 130 interrupted: the report, with "interrupted": true, is still written).
 int run_p2p(const P2POptions& options, Backends& backends, std::ostream& out, std::ostream& err);
 
 }  // namespace gdsb::p2p

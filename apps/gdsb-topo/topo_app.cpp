@@ -15,6 +15,7 @@
 #include "gdsb/error.hpp"
 #include "gdsb/topo/collect.hpp"
 #include "gdsb/topo/render.hpp"
+#include "gdsb/topo/source_options.hpp"
 
 extern char** environ;
 
@@ -97,12 +98,9 @@ topo::Snapshot collect(const Options& opt) {
   topo::CollectOptions co;
   if (const char* e = std::getenv("CUFILE_ENV_PATH_JSON")) co.cufile_env_path = e;
   co.use_hwloc = !opt.no_hwloc;
-  if (!opt.sysfs_root.empty()) return topo::collect_sysfs_root(opt.sysfs_root, co);
-  if (!opt.pci_dump.empty()) return topo::collect_pci_dump(opt.pci_dump, co);
-  if (!opt.lspci_text.empty()) return topo::collect_lspci_text(opt.lspci_text);
-  if (!opt.hwloc_xml.empty()) return topo::collect_hwloc_xml(opt.hwloc_xml);
-  if (!opt.from_snapshot.empty()) return topo::load_snapshot(opt.from_snapshot);
-  return topo::collect_live(co);
+  co.use_nvml = !opt.no_nvml;
+  co.nvml_lib = opt.nvml_lib;
+  return topo::collect_from(opt.sources, co);
 }
 
 }  // namespace
@@ -112,20 +110,7 @@ void setup_topo(CLI::App& app, Options& opt) {
       "gdsb-topo: PCIe topology checks for GPUDirect Storage (ACS, IOMMU, shared switch, links, "
       "BAR1, NUMA, software stack).\nExit: 0 all pass, 3 a check failed, 1 snapshot not collected, "
       "2 usage.");
-  auto* sysfs = app.add_option("--sysfs-root", opt.sysfs_root,
-                               "Read a recorded tree laid out like / (DIR/sys/...)")
-                    ->check(CLI::ExistingDirectory);
-  auto* dump =
-      app.add_option("--pci-dump", opt.pci_dump, "Read `lspci -xxxx` output (libpci dump method)");
-  auto* text = app.add_option("--lspci-text", opt.lspci_text, "Read plain `lspci -vvv` text");
-  auto* xml =
-      app.add_option("--hwloc-xml", opt.hwloc_xml, "Read an hwloc XML export (lstopo --of xml)");
-  auto* snap = app.add_option("--from-snapshot", opt.from_snapshot,
-                              "Replay a directory made by --save-snapshot");
-  std::vector<CLI::Option*> sources{sysfs, dump, text, xml, snap};
-  for (auto* a : sources)
-    for (auto* b : sources)
-      if (a != b) a->excludes(b);
+  topo::add_source_options(app, opt.sources);
   app.add_option("--save-snapshot", opt.save_snapshot,
                  "Record everything the checks read into DIR (replay with --from-snapshot)");
   app.add_option("--json", opt.json_path, "Write the gdsbench.topo/1 report to FILE");
@@ -137,6 +122,9 @@ void setup_topo(CLI::App& app, Options& opt) {
   app.add_flag("--warn-as-error", opt.warn_as_error, "Exit 3 on warnings too");
   app.add_flag("-q,--quiet", opt.quiet, "Print only the verdict line");
   app.add_flag("--no-hwloc", opt.no_hwloc, "Live mode: do not query hwloc");
+  app.add_flag("--no-nvml", opt.no_nvml,
+               "Live mode: do not ask NVML for GPU facts (BAR1, memory, link generation)");
+  app.add_option("--nvml-lib", opt.nvml_lib, "Live mode: load NVML from PATH");
   app.set_version_flag("--version", std::string("gdsb-topo ") + kVersion);
 }
 

@@ -5,10 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "gdsb/topo/collect.hpp"
+
 namespace gdsb::topo_app {
 
 struct Options {
-  std::string sysfs_root, pci_dump, lspci_text, hwloc_xml, from_snapshot;
+  topo::InputSources sources;  // none set: this machine
   std::string save_snapshot;
   std::string json_path;
   bool allow_overwrite = false;
@@ -18,6 +20,8 @@ struct Options {
   bool warn_as_error = false;
   bool quiet = false;
   bool no_hwloc = false;
+  bool no_nvml = false;
+  std::string nvml_lib;
   std::vector<std::string> argv;
 };
 

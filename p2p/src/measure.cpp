@@ -45,7 +45,16 @@ class Driver {
 
   HostSeries host(CopyKind kind, CopyEngine engine) {
     HostSeries s;
+    if (stopped()) {
+      s.waived = kInterruptedReason;
+      return s;
+    }
     for (const GpuInfo& g : caps_.gpus) {
+      if (stopped()) {
+        notes_.push_back(std::string(kind == CopyKind::HostToDevice ? "H2D" : "D2H") +
+                         " from " + gpu_label(g.index) + " on: interrupted before it ran");
+        break;
+      }
       CopyCase c{kind, g.index, g.index, o_.bytes, o_.loops, true, engine};
       say(std::string(kind == CopyKind::HostToDevice ? "host -> " : "") + gpu_label(g.index) +
           (kind == CopyKind::DeviceToHost ? " -> host" : "") + (engine == CopyEngine::Sm ? " (SM)" : ""));
@@ -77,7 +86,16 @@ class Driver {
       m.waived = "needs at least 2 GPUs";
       return m;
     }
+    if (stopped()) {
+      m.waived = kInterruptedReason;
+      return m;
+    }
     for (const PairCaps& p : caps_.pairs) {
+      if (stopped()) {
+        notes_.push_back(gpu_label(p.a) + " -> " + gpu_label(p.b) + " and later pairs (" +
+                         (latency ? "latency" : "bandwidth") + "): interrupted before they ran");
+        break;
+      }
       const bool direct = p.cuda_access.value_or(false);
       const bool use_peer = peer_access && direct;
       if ((peer_access && !direct && !latency) || (engine == CopyEngine::Sm && !direct)) {
@@ -116,6 +134,7 @@ class Driver {
   }
 
   std::vector<std::string> notes() const { return notes_; }
+  bool stopped() const { return o_.stop != nullptr && o_.stop->load(); }
 
  private:
   void say(const std::string& line) {
@@ -190,6 +209,7 @@ Measurements run_measurements(CopyTimer& timer, const CapabilityReport& caps,
     m.d2d_uni_sm.waived = "not asked for (--sm-copy)";
   }
   m.notes = d.notes();
+  m.interrupted = d.stopped();
   return m;
 }
 

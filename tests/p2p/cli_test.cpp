@@ -1,7 +1,12 @@
 // run_p2p with fake backends (exit codes, messages), and the real binary's edges.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 #include <cstdio>
 #include <filesystem>
@@ -13,6 +18,7 @@
 #include "fake_layers.hpp"
 #include "gdsb/error.hpp"
 #include "p2p_cli.hpp"
+#include "stop_signals.hpp"
 
 namespace gdsb::p2p {
 namespace {
@@ -108,6 +114,45 @@ TEST(P2pCli, WritesJsonAndRefusesForeignFiles) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(P2pCli, InterruptedMeasurementWritesTheReportAndExits130) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("gdsb-p2p-int-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto m = testing::two_island_box();
+  Backends b = fakes(m);
+  auto timer = std::make_unique<testing::FakeCopyTimer>(m);
+  std::atomic<bool> stop{false};
+  timer->signal_flag = &stop;
+  timer->signal_at = 2;
+  b.timer = std::move(timer);
+  b.stop = &stop;
+  P2POptions o;
+  o.measure = true;
+  o.size = "1M";
+  o.quiet = true;
+  o.expect = {"min-d2h=1GB/s"};  // would fail on the missing D2H figures: 130 wins
+  o.json_path = (dir / "p2p.json").string();
+  std::ostringstream out;
+  std::ostringstream err;
+  EXPECT_EQ(run_p2p(o, b, out, err), 130);
+  EXPECT_NE(err.str().find("interrupted"), std::string::npos) << err.str();
+  const auto j = nlohmann::json::parse(std::ifstream(o.json_path));
+  EXPECT_EQ(j["interrupted"], true);
+  EXPECT_EQ(j["measurements"]["h2d"].size(), 2u);
+  EXPECT_TRUE(j["measurements"]["d2h"].contains("waived"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(P2pCli, StopSignalsTurnSigtermIntoTheStopFlag) {
+  StopSignals signals;
+  EXPECT_FALSE(signals.stopped());
+  ASSERT_EQ(::kill(::getpid(), SIGTERM), 0);  // blocked here; the watcher takes it
+  for (int i = 0; i < 100 && !signals.stopped(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(signals.flag().load());
+}
+
 int exit_status(const std::string& args, std::string* output = nullptr) {
   const std::string cmd = std::string(GDSB_P2P_BINARY) + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
@@ -131,6 +176,37 @@ TEST(P2pBinary, ExitCodesAtTheEdge) {
   EXPECT_EQ(exit_status("--no-cuda --no-nvml", &text), 0);
   EXPECT_NE(text.find("cuda: disabled by --no-cuda"), std::string::npos) << text;
   EXPECT_EQ(exit_status("--no-cuda --no-nvml --expect all-gpu-p2p"), 3);
+}
+
+TEST(P2pBinary, RecordedPcieInputsFollowGdsbTopo) {
+  std::string text;
+  // A recorded input that is not there: runtime error (1) naming it, as gdsb-topo does.
+  EXPECT_EQ(exit_status("--no-cuda --no-nvml --pci-dump /nonexistent/dump.txt", &text), 1);
+  EXPECT_NE(text.find("/nonexistent/dump.txt"), std::string::npos) << text;
+  EXPECT_EQ(exit_status("--no-cuda --no-nvml --lspci-text /nonexistent/vvv.txt", &text), 1);
+  EXPECT_NE(text.find("/nonexistent/vvv.txt"), std::string::npos) << text;
+  EXPECT_EQ(exit_status("--no-cuda --no-nvml --from-snapshot /nonexistent/snap", &text), 1);
+  EXPECT_NE(text.find("/nonexistent/snap"), std::string::npos) << text;
+  EXPECT_EQ(exit_status("--no-cuda --no-nvml --hwloc-xml /nonexistent/topo.xml", &text), 1);
+  EXPECT_NE(text.find("/nonexistent/topo.xml"), std::string::npos) << text;
+  // --sysfs-root must be a directory (checked while parsing, as in gdsb-topo): usage.
+  EXPECT_EQ(exit_status("--no-cuda --no-nvml --sysfs-root /nonexistent/root", &text), 2);
+  EXPECT_NE(text.find("/nonexistent/root"), std::string::npos) << text;
+  // Two sources at once: usage error naming both.
+  EXPECT_EQ(exit_status("--pci-dump a.txt --lspci-text b.txt", &text), 2);
+  EXPECT_NE(text.find("--pci-dump"), std::string::npos) << text;
+  EXPECT_EQ(exit_status("--topo-json t.json --from-snapshot snap", &text), 2);
+  EXPECT_NE(text.find("--topo-json"), std::string::npos) << text;
+  // A garbage dump is read as what it is: no devices, so the p2pdma matrix is waived.
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("gdsb-p2p-bin-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "garbage.txt") << "this is not lspci output\n";
+  const int code =
+      exit_status("--no-cuda --no-nvml --pci-dump " + (dir / "garbage.txt").string(), &text);
+  EXPECT_TRUE(code == 0 || code == 1) << code << text;
+  EXPECT_NE(text.find("garbage.txt"), std::string::npos) << text;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

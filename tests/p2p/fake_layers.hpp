@@ -2,6 +2,7 @@
 // describe with them. Each fake answers from plain tables, so a test reads like the box.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <string>
@@ -121,10 +122,14 @@ class FakeCopyTimer final : public CopyTimer {
   double staged_gb_s = 10;
   double latency_us = 2.5;
   int cases = 0;
+  // A signal arriving during case number signal_at (1-based): sets *signal_flag.
+  std::atomic<bool>* signal_flag = nullptr;
+  int signal_at = -1;
 
   Availability probe() override { return Availability::yes(); }
   std::vector<double> time_case(const CopyCase& c, int, int repetitions) override {
     ++cases;
+    if (signal_flag != nullptr && cases == signal_at) signal_flag->store(true);
     double rate = host_gb_s;
     if (c.kind != CopyKind::HostToDevice && c.kind != CopyKind::DeviceToHost) {
       const bool nv = m_.nvlinks.count({c.src, c.dst}) != 0;

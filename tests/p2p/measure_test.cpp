@@ -119,3 +119,45 @@ TEST(P2pMeasure, UnavailableTimerWaivesEverything) {
 
 }  // namespace
 }  // namespace gdsb::p2p
+
+namespace gdsb::p2p {
+namespace {
+
+TEST(P2pMeasure, StopsAfterTheCurrentCaseWhenSignalled) {
+  const auto m = testing::two_island_box();
+  const CapabilityReport caps = caps_of(m);
+  ASSERT_GE(caps.gpus.size(), 4u);
+  testing::FakeCopyTimer timer(m);
+  std::atomic<bool> stop{false};
+  timer.signal_flag = &stop;
+  timer.signal_at = 3;  // the signal arrives while H2D on GPU2 runs
+  MeasureOptions o = small();
+  o.stop = &stop;
+  const Measurements r = run_measurements(timer, caps, o);
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(timer.cases, 3);  // the case in progress finished, nothing after it started
+  ASSERT_EQ(r.h2d.items.size(), 3u);
+  EXPECT_GT(r.h2d.items[2].gb_s, 0);
+  EXPECT_FALSE(r.h2d.waived);
+  EXPECT_EQ(r.d2h.waived, std::string(kInterruptedReason));
+  EXPECT_EQ(r.d2d_uni.waived, std::string(kInterruptedReason));
+  EXPECT_EQ(r.latency_us.waived, std::string(kInterruptedReason));
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_NE(r.notes.back().find("H2D from GPU3 on: interrupted"), std::string::npos)
+      << r.notes.back();
+}
+
+TEST(P2pMeasure, AnUnsetStopFlagChangesNothing) {
+  const auto m = testing::two_island_box();
+  testing::FakeCopyTimer timer(m);
+  std::atomic<bool> stop{false};
+  MeasureOptions o = small();
+  o.stop = &stop;
+  const Measurements r = run_measurements(timer, caps_of(m), o);
+  EXPECT_FALSE(r.interrupted);
+  EXPECT_FALSE(r.d2h.waived);
+  EXPECT_FALSE(r.latency_us.waived);
+}
+
+}  // namespace
+}  // namespace gdsb::p2p

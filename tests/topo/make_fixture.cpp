@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
     std::cerr << "unknown fixture " << name << "\n";
     return 2;
   }
-  std::filesystem::path dir = argv[2];
+  // Absolute: write_sysfs makes the bus/pci/devices links point at the paths it is given.
+  std::filesystem::path dir = std::filesystem::absolute(argv[2]);
   write_sysfs(m, dir / "root");
   std::ofstream(dir / "lspci-xxxx.txt") << lspci_dump(m, 4096);
   std::cout << dir.string() << "/root and " << dir.string() << "/lspci-xxxx.txt\n";

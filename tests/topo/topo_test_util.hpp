@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "fixture_builder.hpp"
 #include "gdsb/topo/checks.hpp"
@@ -49,16 +50,34 @@ inline Outcome evaluate_snapshot(Snapshot s) {
   return o;
 }
 
+// A fake GPU facts provider (the NVML one's stand-in): the same facts for every GPU.
+class FixedFacts final : public GpuFactsProvider {
+ public:
+  explicit FixedFacts(GpuFacts facts) : facts_(std::move(facts)) {}
+  std::string name() const override { return facts_.source; }
+  std::optional<GpuFacts> facts_for(const Device&) const override { return facts_; }
+
+ private:
+  GpuFacts facts_;
+};
+
+inline GpuFacts memory_facts(uint64_t bytes) {
+  GpuFacts f;
+  f.memory_bytes = bytes;
+  f.source = "test";
+  return f;
+}
+
 class FixedMemory final : public GpuFactsProvider {
  public:
-  explicit FixedMemory(uint64_t bytes) : bytes_(bytes) {}
+  explicit FixedMemory(uint64_t bytes) : facts_(memory_facts(bytes)) {}
   std::string name() const override { return "test"; }
   std::optional<GpuFacts> facts_for(const Device&) const override {
-    return GpuFacts{bytes_, "test"};
+    return facts_.facts_for(Device{});
   }
 
  private:
-  uint64_t bytes_;
+  FixedFacts facts_;
 };
 
 inline CollectOptions offline() {

@@ -45,6 +45,8 @@ std::optional<int> TopologyView::numa_of(const Device& d) const {
   if (d.numa_node) return d.numa_node;
   for (const Device* a : ancestors(d))
     if (a->numa_node) return a->numa_node;
+  // sysfs says -1 (VMs, some BIOSes): NVML's memory affinity of a GPU is the next best.
+  if (auto f = s_.gpu_facts.find(d.bdf); f != s_.gpu_facts.end()) return f->second.numa_node;
   return std::nullopt;
 }
 

@@ -93,15 +93,22 @@ class Bar1Check final : public Check {
     std::vector<CheckResult> out;
     for (const Device* g : ctx.view.gpus()) {
       std::string t = ctx.view.gpu_label(g->bdf) + " BAR1";
-      if (!g->bars_known) {
-        out.push_back(waived(
-            id(), t, "BAR sizes are not in this input (sysfs `resource` or lspci Region lines)"));
+      auto f = ctx.snapshot.gpu_facts.find(g->bdf);
+      const GpuFacts* facts = f == ctx.snapshot.gpu_facts.end() ? nullptr : &f->second;
+      // The driver's BAR1 size (NVML) is what cuFile can map; it wins over the PCI resource.
+      const bool nvml_bar1 = facts && facts->bar1_total_bytes;
+      if (!g->bars_known && !nvml_bar1) {
+        out.push_back(waived(id(), t,
+                             "BAR sizes are not in this input (sysfs `resource` or lspci Region "
+                             "lines) and NVML gave no BAR1 size"));
         out.back().devices.push_back(g->bdf);
         continue;
       }
-      const Bar* bar1 = nullptr;
-      for (const auto& b : g->bars)
-        if (b.index == 1) bar1 = &b;
+      Bar nvml_bar{1, nvml_bar1 ? *facts->bar1_total_bytes : 0, true, true};
+      const Bar* bar1 = nvml_bar1 ? &nvml_bar : nullptr;
+      if (!bar1)
+        for (const auto& b : g->bars)
+          if (b.index == 1) bar1 = &b;
       CheckResult r = make(id(), t, Verdict::Pass);
       r.devices.push_back(g->bdf);
       if (!bar1) {
@@ -113,11 +120,16 @@ class Bar1Check final : public Check {
         out.push_back(std::move(r));
         continue;
       }
-      r.evidence.push_back(g->bdf + " BAR1 (resource 1, " + (bar1->prefetchable ? "" : "non-") +
-                           "prefetchable) " + mib(bar1->size));
-      auto f = ctx.snapshot.gpu_facts.find(g->bdf);
-      std::optional<uint64_t> mem =
-          f == ctx.snapshot.gpu_facts.end() ? std::nullopt : f->second.memory_bytes;
+      if (nvml_bar1) {
+        std::string used =
+            facts->bar1_used_bytes ? ", " + mib(*facts->bar1_used_bytes) + " used" : "";
+        r.evidence.push_back(g->bdf + " BAR1 " + mib(bar1->size) + used + " (" + facts->source +
+                             (facts->name.empty() ? "" : ", " + facts->name) + ")");
+      } else {
+        r.evidence.push_back(g->bdf + " BAR1 (resource 1, " + (bar1->prefetchable ? "" : "non-") +
+                             "prefetchable) " + mib(bar1->size));
+      }
+      std::optional<uint64_t> mem = facts ? facts->memory_bytes : std::nullopt;
       constexpr uint64_t kTiny = 256ULL << 20;
       if (bar1->size <= kTiny) {
         r.verdict = Verdict::Fail;
@@ -128,8 +140,9 @@ class Bar1Check final : public Check {
             "enable Above 4G Decoding / Resizable BAR in the BIOS (or select the large-BAR1 "
             "profile "
             "with nvidia-smi/displaymodeselector)";
+        if (mem) r.evidence.push_back("GPU memory " + mib(*mem) + " (" + facts->source + ")");
       } else if (mem) {
-        r.evidence.push_back("GPU memory " + mib(*mem) + " (" + f->second.source + ")");
+        r.evidence.push_back("GPU memory " + mib(*mem) + " (" + facts->source + ")");
         if (bar1->size < *mem) {
           r.verdict = Verdict::Warn;
           r.consequence = "BAR1 is smaller than GPU memory: at most " + mib(bar1->size) +

@@ -164,6 +164,42 @@ class PairCheck final : public Check {
   }
 };
 
+// A GPU trained below the expected speed: idle GPUs lower their link speed to save power.
+// NVML's maximum generation (the GPU and slot together) tells downclocking (warn) from a
+// link that cannot reach the speed at all (fail); without NVML it stays a warning.
+void gpu_speed_note(const Snapshot& s, const Device& d, double exp_speed, CheckResult& r) {
+  auto f = s.gpu_facts.find(d.bdf);
+  const GpuFacts* facts = f == s.gpu_facts.end() ? nullptr : &f->second;
+  r.remedy = "re-check under load: cat /sys/bus/pci/devices/" + d.bdf +
+             "/current_link_speed (or nvidia-smi -q -d PCI) while a transfer runs";
+  if (!facts || !facts->pcie_max_gen) {
+    r.verdict = Verdict::Warn;
+    r.consequence +=
+        "; idle NVIDIA GPUs lower their link speed to save power, so this may be idle "
+        "downclocking (NVML not available to confirm)";
+    return;
+  }
+  const auto gen_text = [](const std::optional<int>& gen, const std::optional<int>& width) {
+    return "Gen" + (gen ? std::to_string(*gen) : std::string("?")) +
+           (width ? " x" + std::to_string(*width) : std::string());
+  };
+  r.evidence.push_back(d.bdf + " " + facts->source + ": PCIe " +
+                       gen_text(facts->pcie_cur_gen, facts->pcie_cur_width) + " now, " +
+                       gen_text(facts->pcie_max_gen, facts->pcie_max_width) + " max");
+  if (speed_code_to_gts(*facts->pcie_max_gen) + 0.01 >= exp_speed) {
+    r.verdict = Verdict::Warn;
+    r.consequence += "; " + facts->source + " reports Gen" + std::to_string(*facts->pcie_max_gen) +
+                     " as this GPU's maximum, so the lower speed is idle power saving and the "
+                     "link retrains under load";
+  } else {
+    r.verdict = Verdict::Fail;
+    r.consequence += "; " + facts->source + " reports Gen" + std::to_string(*facts->pcie_max_gen) +
+                     " as the most this GPU can train to here, below both ends' capability";
+    r.remedy =
+        "check the BIOS PCIe speed setting for the slot and the riser/cable, then " + r.remedy;
+  }
+}
+
 class LinkCheck final : public Check {
  public:
   std::string id() const override { return "link"; }
@@ -227,12 +263,7 @@ class LinkCheck final : public Check {
             "`lspci -vvv -s " +
             bdf + "` (LnkSta)";
       } else if (d.role == Role::Gpu) {
-        r.verdict = Verdict::Warn;
-        r.consequence +=
-            "; idle NVIDIA GPUs lower their link speed to save power, so this may be idle "
-            "downclocking";
-        r.remedy = "re-check under load: cat /sys/bus/pci/devices/" + bdf +
-                   "/current_link_speed while a transfer runs";
+        gpu_speed_note(s, d, exp_speed, r);
       } else {
         r.remedy = "check BIOS PCIe speed settings and the riser/cable; `setpci -s " + bdf +
                    " CAP_EXP+10.w=0020:0020` retrains the link";

@@ -204,7 +204,16 @@ void save_snapshot(const Snapshot& s, const fs::path& dir) {
   for (const auto& d : s.devices) devices.push_back(device_json(d));
   json facts = json::object();
   for (const auto& [bdf, f] : s.gpu_facts)
-    facts[bdf] = {{"memory_bytes", opt(f.memory_bytes)}, {"source", f.source}};
+    facts[bdf] = {{"memory_bytes", opt(f.memory_bytes)},
+                  {"source", f.source},
+                  {"name", f.name},
+                  {"bar1_total_bytes", opt(f.bar1_total_bytes)},
+                  {"bar1_used_bytes", opt(f.bar1_used_bytes)},
+                  {"pcie_cur_gen", opt(f.pcie_cur_gen)},
+                  {"pcie_cur_width", opt(f.pcie_cur_width)},
+                  {"pcie_max_gen", opt(f.pcie_max_gen)},
+                  {"pcie_max_width", opt(f.pcie_max_width)},
+                  {"numa_node", opt(f.numa_node)}};
   json j = {{"schema", kSnapshotSchema},
             {"recorded_from", {{"kind", source_kind_name(s.kind)}, {"path", s.path}}},
             {"devices", devices},
@@ -236,9 +245,21 @@ Snapshot load_snapshot(const fs::path& dir) {
   try {
     for (const auto& d : j.at("devices")) s.devices.push_back(device_from(d));
     s.machine = machine_from(j.at("machine"));
-    for (const auto& [bdf, f] : j.at("gpu_facts").items())
-      s.gpu_facts[bdf] =
-          GpuFacts{get_opt<uint64_t>(f, "memory_bytes"), f.at("source").get<std::string>()};
+    for (const auto& [bdf, f] : j.at("gpu_facts").items()) {
+      // Snapshots recorded before the NVML provider carry only memory_bytes and source.
+      GpuFacts g;
+      g.memory_bytes = get_opt<uint64_t>(f, "memory_bytes");
+      g.source = f.at("source").get<std::string>();
+      g.name = f.value("name", "");
+      g.bar1_total_bytes = get_opt<uint64_t>(f, "bar1_total_bytes");
+      g.bar1_used_bytes = get_opt<uint64_t>(f, "bar1_used_bytes");
+      g.pcie_cur_gen = get_opt<int>(f, "pcie_cur_gen");
+      g.pcie_cur_width = get_opt<int>(f, "pcie_cur_width");
+      g.pcie_max_gen = get_opt<int>(f, "pcie_max_gen");
+      g.pcie_max_width = get_opt<int>(f, "pcie_max_width");
+      g.numa_node = get_opt<int>(f, "numa_node");
+      s.gpu_facts[bdf] = std::move(g);
+    }
     s.notes = j.at("notes").get<std::vector<std::string>>();
   } catch (const json::exception& e) {
     throw RuntimeError("snapshot " + file.string() + " is damaged: " + e.what());

@@ -4,6 +4,7 @@
 // docs/gdsb-p2p.md defines every figure once.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -52,6 +53,8 @@ struct MeasureOptions {
   std::uint64_t latency_bytes = 8;
   int latency_loops = 1000;
   bool sm_copy = false;
+  // Set (by SIGINT/SIGTERM) to stop after the case in progress; null: never stops.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct HostFigure {
@@ -85,9 +88,14 @@ struct Measurements {
   NumMatrix d2d_uni, d2d_bi, d2d_uni_no_p2p, d2d_bi_no_p2p, d2d_uni_sm, latency_us;
   MeasureOptions options;
   std::vector<std::string> notes;
+  // Stopped by MeasureOptions::stop: what ran is kept, what did not is waived as interrupted.
+  bool interrupted = false;
 };
 
-// Runs every case the report's GPUs allow; progress receives one line per case.
+inline constexpr const char* kInterruptedReason = "interrupted (SIGINT/SIGTERM) before it ran";
+
+// Runs every case the report's GPUs allow; progress receives one line per case. Checks
+// options.stop before each case.
 Measurements run_measurements(CopyTimer& timer, const CapabilityReport& caps,
                               const MeasureOptions& options,
                               const std::function<void(const std::string&)>& progress = {});

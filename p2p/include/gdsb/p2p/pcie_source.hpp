@@ -2,8 +2,9 @@
 // with the kernel's P2PDMA map type, the nvidia-smi style label, the distance and the
 // ports on the path whose ACS redirects. gdsb-p2p only reads these; the topology library
 // collects and classifies them (live, or from --pci-dump/--sysfs-root/--lspci-text/
-// --from-snapshot). Until that adapter is wired in, a gdsbench.topo/1 document written by
-// gdsb-topo is read here (load_topo_document), and tests use StaticPcieTopologySource.
+// --hwloc-xml/--from-snapshot: gdsb/p2p/topo_source.hpp). A gdsbench.topo/1 document written
+// by gdsb-topo can stand in (load_topo_document, --topo-json); tests also use
+// StaticPcieTopologySource.
 #pragma once
 
 #include <memory>

@@ -15,7 +15,23 @@ struct CollectOptions {
   std::string cufile_env_path;  // value of CUFILE_ENV_PATH_JSON, empty when unset
   bool use_hwloc = true;        // live: locality and OS devices from hwloc
   bool lookup_names = true;     // device names from the pci.ids database (libpci)
+  bool use_nvml = true;         // live: GPU facts (BAR1, memory, links) from NVML
+  std::string nvml_lib;         // path of libnvidia-ml.so.1, "" for the default
 };
+
+// The recorded inputs a tool may read instead of this machine; at most one is set (the
+// apps make the options exclusive). None set: the live machine.
+struct InputSources {
+  std::string sysfs_root, pci_dump, lspci_text, hwloc_xml, from_snapshot;
+  bool live() const;
+  std::string description() const;  // "live", "--pci-dump FILE", ...
+};
+
+// One entry point for every tool that needs a snapshot (gdsb-topo, gdsb-p2p): the
+// collector the sources name; live collection also asks NVML for GPU facts (use_nvml),
+// recorded inputs never do (a snapshot replays the facts it recorded).
+
+Snapshot collect_from(const InputSources& sources, const CollectOptions& opt);
 
 // This machine: sysfs + /proc + libpci names + hwloc locality.
 Snapshot collect_live(const CollectOptions& opt);

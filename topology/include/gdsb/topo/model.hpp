@@ -123,6 +123,11 @@ struct Machine {
 struct GpuFacts {
   std::optional<uint64_t> memory_bytes;
   std::string source;  // "nvml", ...
+  std::string name;    // the driver's product name ("NVIDIA H200"), "" when unknown
+  std::optional<uint64_t> bar1_total_bytes, bar1_used_bytes;  // as mapped by the driver
+  // PCIe generation (1..6) and width now and at most (the GPU and the slot together).
+  std::optional<int> pcie_cur_gen, pcie_cur_width, pcie_max_gen, pcie_max_width;
+  std::optional<int> numa_node;  // closest host NUMA node (NVML memory affinity)
 };
 
 class GpuFactsProvider {

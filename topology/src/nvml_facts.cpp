@@ -1,0 +1,71 @@
+#include "gdsb/topo/nvml_facts.hpp"
+
+#include <map>
+#include <utility>
+
+#include "gdsb/error.hpp"
+#include "gdsb/nvml.hpp"
+
+namespace gdsb::topo {
+namespace {
+
+template <class T>
+std::optional<int> as_int(const nvml::Result<T>& r) {
+  return r.ok() ? std::optional<int>(static_cast<int>(r.value)) : std::nullopt;
+}
+
+class NvmlGpuFacts final : public GpuFactsProvider {
+ public:
+  explicit NvmlGpuFacts(std::unique_ptr<nvml::Library> lib) : lib_(std::move(lib)) {
+    // NVML and sysfs spell bus ids differently ("00000000:03:00.0"): join on the
+    // normalized form, never on the index.
+    const auto count = lib_->device_count();
+    for (unsigned i = 0; count.ok() && i < count.value; ++i) {
+      const auto handle = lib_->device_by_index(i);
+      if (!handle.ok()) continue;
+      const auto bus = lib_->bus_id(handle.value);
+      if (bus.ok()) by_bdf_[bus.value] = handle.value;
+    }
+  }
+
+  std::string name() const override { return "nvml"; }
+
+  std::optional<GpuFacts> facts_for(const Device& gpu) const override {
+    const auto it = by_bdf_.find(nvml::normalize_bus_id(gpu.bdf));
+    if (it == by_bdf_.end()) return std::nullopt;  // a GPU NVML does not manage (vfio, MIG)
+    const nvml::Device d = it->second;
+    GpuFacts f;
+    f.source = "nvml";
+    if (const auto n = lib_->name(d); n.ok()) f.name = n.value;
+    if (const auto m = lib_->memory_info(d); m.ok()) f.memory_bytes = m.value.total;
+    if (const auto b = lib_->bar1_memory_info(d); b.ok()) {
+      f.bar1_total_bytes = b.value.bar1_total;
+      f.bar1_used_bytes = b.value.bar1_used;
+    }
+    f.pcie_cur_gen = as_int(lib_->curr_pcie_link_generation(d));
+    f.pcie_cur_width = as_int(lib_->curr_pcie_link_width(d));
+    f.pcie_max_gen = as_int(lib_->max_pcie_link_generation(d));
+    f.pcie_max_width = as_int(lib_->max_pcie_link_width(d));
+    if (const auto nodes = lib_->memory_affinity_nodes(d); nodes.ok() && nodes.value.size() == 1)
+      f.numa_node = static_cast<int>(nodes.value.front());
+    return f;
+  }
+
+ private:
+  std::unique_ptr<nvml::Library> lib_;
+  std::map<std::string, nvml::Device> by_bdf_;
+};
+
+}  // namespace
+
+NvmlFactsOpening open_nvml_gpu_facts(const std::string& lib_path) {
+  NvmlFactsOpening out;
+  try {
+    out.provider = std::make_unique<NvmlGpuFacts>(nvml::Library::open(lib_path));
+  } catch (const Error& e) {
+    out.unavailable_reason = e.what();
+  }
+  return out;
+}
+
+}  // namespace gdsb::topo
