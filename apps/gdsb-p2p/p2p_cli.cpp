@@ -10,12 +10,15 @@
 #include "gdsb/p2p/expect.hpp"
 #include "gdsb/p2p/report.hpp"
 #include "gdsb/p2p/topo_source.hpp"
+#include "gdsb/report/html.hpp"
+#include "gdsb/report/output_file.hpp"
 #include "gdsb/topo/source_options.hpp"
 
 namespace gdsb::p2p {
 
 void setup_p2p(CLI::App& app, P2POptions& o) {
   app.add_option("--json", o.json_path, "Write the gdsbench.p2p/1 report to FILE");
+  app.add_option("--html", o.html_path, "Write the report as a self-contained HTML page to FILE");
   app.add_flag("--allow-overwrite", o.allow_overwrite,
                "Replace FILE even when it is not an earlier gdsbench.p2p/1 report");
   app.add_flag("--measure", o.measure,
@@ -107,6 +110,7 @@ int run_p2p(const P2POptions& o, Backends& b, std::ostream& out, std::ostream& e
     mo.sm_copy = o.sm_copy;
     mo.stop = b.stop;
     if (!o.json_path.empty()) check_json_target(o.json_path, o.allow_overwrite);
+    if (!o.html_path.empty()) gdsb::report::check_output_path(o.html_path, o.allow_overwrite);
 
     P2PDocument doc;
     doc.argv = o.argv;
@@ -125,7 +129,11 @@ int run_p2p(const P2POptions& o, Backends& b, std::ostream& out, std::ostream& e
     }
     doc.context.ended_at = utc_now_iso();
     if (!o.quiet) write_text(out, doc);
-    if (!o.json_path.empty()) write_json_file(o.json_path, to_json(doc), o.allow_overwrite);
+    if (!o.json_path.empty() || !o.html_path.empty()) {
+      const nlohmann::json j = to_json(doc);
+      if (!o.json_path.empty()) write_json_file(o.json_path, j, o.allow_overwrite);
+      if (!o.html_path.empty()) gdsb::report::write_html(j, o.html_path, o.allow_overwrite);
+    }
     if (doc.interrupted) {
       err << "gdsb-p2p: interrupted; the report covers the cases measured before the signal\n";
       return kExitInterrupted;

@@ -20,6 +20,7 @@ namespace gdsb::p2p {
 
 struct P2POptions {
   std::string json_path;
+  std::string html_path;  // --html: self-contained HTML view of the report
   bool allow_overwrite = false;
   bool measure = false;
   bool sm_copy = false;

@@ -10,6 +10,9 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+
+#include "gdsb/report/html.hpp"
+#include "gdsb/report/output_file.hpp"
 #include <thread>
 
 #include "gdsb/error.hpp"
@@ -114,6 +117,7 @@ void setup_topo(CLI::App& app, Options& opt) {
   app.add_option("--save-snapshot", opt.save_snapshot,
                  "Record everything the checks read into DIR (replay with --from-snapshot)");
   app.add_option("--json", opt.json_path, "Write the gdsbench.topo/1 report to FILE");
+  app.add_option("--html", opt.html_path, "Write the report as a self-contained HTML page to FILE");
   app.add_flag("--allow-overwrite", opt.allow_overwrite,
                "Replace an existing file that is not a gdsb-topo report");
   app.add_flag("--matrix", opt.matrix, "Print the GPU x NVMe/NIC matrix (PIX/PXB/PHB/NODE/SYS)");
@@ -131,6 +135,7 @@ void setup_topo(CLI::App& app, Options& opt) {
 int run_topo(const Options& opt) {
   try {
     if (!opt.json_path.empty()) check_overwrite(opt.json_path, opt.allow_overwrite);
+    if (!opt.html_path.empty()) gdsb::report::check_output_path(opt.html_path, opt.allow_overwrite);
     topo::RunContext ctx = make_context(opt);
     ctx.started_at = utc_now();
     topo::Snapshot snap = collect(opt);
@@ -156,7 +161,11 @@ int run_topo(const Options& opt) {
       to.matrix = opt.matrix;
       topo::render_text(std::cout, snap, view, report, to);
     }
-    if (!opt.json_path.empty()) write_json(opt.json_path, topo::to_json(snap, view, report, ctx));
+    if (!opt.json_path.empty() || !opt.html_path.empty()) {
+      const nlohmann::json doc = topo::to_json(snap, view, report, ctx);
+      if (!opt.json_path.empty()) write_json(opt.json_path, doc);
+      if (!opt.html_path.empty()) gdsb::report::write_html(doc, opt.html_path, opt.allow_overwrite);
+    }
     if (!opt.save_snapshot.empty()) std::cout << " snapshot saved to " << opt.save_snapshot << '\n';
     bool failed = report.verdict == topo::Verdict::Fail ||
                   (opt.warn_as_error && report.verdict == topo::Verdict::Warn);

@@ -13,6 +13,7 @@ struct Options {
   topo::InputSources sources;  // none set: this machine
   std::string save_snapshot;
   std::string json_path;
+  std::string html_path;  // --html: self-contained HTML view of the report
   bool allow_overwrite = false;
   bool matrix = false;
   bool no_tree = false;

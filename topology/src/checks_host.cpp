@@ -129,7 +129,9 @@ class Bar1Check final : public Check {
         r.evidence.push_back(g->bdf + " BAR1 (resource 1, " + (bar1->prefetchable ? "" : "non-") +
                              "prefetchable) " + mib(bar1->size));
       }
-      std::optional<uint64_t> mem = facts ? facts->memory_bytes : std::nullopt;
+      // A plain value rather than std::optional: GCC 12 at -O3 reports a false
+      // -Wmaybe-uninitialized on the optional's payload here.
+      const uint64_t mem = facts && facts->memory_bytes ? *facts->memory_bytes : 0;
       constexpr uint64_t kTiny = 256ULL << 20;
       if (bar1->size <= kTiny) {
         r.verdict = Verdict::Fail;
@@ -140,10 +142,10 @@ class Bar1Check final : public Check {
             "enable Above 4G Decoding / Resizable BAR in the BIOS (or select the large-BAR1 "
             "profile "
             "with nvidia-smi/displaymodeselector)";
-        if (mem) r.evidence.push_back("GPU memory " + mib(*mem) + " (" + facts->source + ")");
-      } else if (mem) {
-        r.evidence.push_back("GPU memory " + mib(*mem) + " (" + facts->source + ")");
-        if (bar1->size < *mem) {
+        if (mem > 0) r.evidence.push_back("GPU memory " + mib(mem) + " (" + facts->source + ")");
+      } else if (mem > 0) {
+        r.evidence.push_back("GPU memory " + mib(mem) + " (" + facts->source + ")");
+        if (bar1->size < mem) {
           r.verdict = Verdict::Warn;
           r.consequence = "BAR1 is smaller than GPU memory: at most " + mib(bar1->size) +
                           " of GPU buffers can be registered with cuFile at once";
