@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -111,6 +112,27 @@ TEST(P2pCli, WritesJsonAndRefusesForeignFiles) {
   const RunOutput r = run(o, testing::pcie_cns_box());
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--allow-overwrite"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(P2pCli, WritesHtmlAndRefusesForeignFiles) {
+  const auto dir = std::filesystem::temp_directory_path() / ("gdsb-p2p-html-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  P2POptions o;
+  o.quiet = true;
+  o.html_path = (dir / "p2p.html").string();
+  ASSERT_EQ(run(o, testing::pcie_cns_box()).code, 0);
+  std::ifstream in(o.html_path);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("gdsbench.p2p/1"), std::string::npos);
+  std::ofstream(o.html_path, std::ios::trunc) << "precious";
+  const RunOutput r = run(o, testing::pcie_cns_box());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--allow-overwrite"), std::string::npos);
+  std::ifstream keep(o.html_path);
+  std::string kept;
+  std::getline(keep, kept);
+  EXPECT_EQ(kept, "precious");
   std::filesystem::remove_all(dir);
 }
 

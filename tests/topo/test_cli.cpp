@@ -1,5 +1,6 @@
 // gdsb-topo command line: exit codes, messages, JSON file handling.
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "topo_app.hpp"
@@ -109,6 +110,26 @@ TEST_F(TopoCli, JsonReportFollowsTheContract) {
   EXPECT_EQ(
       cli({"--sysfs-root", root.string(), "--json", other.string(), "-q", "--allow-overwrite"}).rc,
       0);
+}
+
+TEST_F(TopoCli, HtmlReportIsWrittenAndForeignFilesAreKept) {
+  fs::path root = tree(fixture::make_box(1, 1, 1, 1, 1), "html-box");
+  fs::path page = dir.path() / "topo.html";
+  ASSERT_EQ(cli({"--sysfs-root", root.string(), "--html", page.string(), "-q"}).rc, 0);
+  std::ifstream in(page);
+  std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("gdsbench.topo/1"), std::string::npos);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  // An unrelated file is refused before anything runs, and kept as it was.
+  fs::path other = dir.path() / "page.html";
+  std::ofstream(other) << "precious";
+  CliRun r = cli({"--sysfs-root", root.string(), "--html", other.string(), "-q"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--allow-overwrite"), std::string::npos);
+  std::ifstream keep(other);
+  std::string kept;
+  std::getline(keep, kept);
+  EXPECT_EQ(kept, "precious");
 }
 
 TEST_F(TopoCli, SaveSnapshotThenReplayGivesSameJson) {
