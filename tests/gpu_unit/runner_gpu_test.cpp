@@ -131,16 +131,23 @@ TEST(RunnerGpu, BounceTypesUseTheEngineWorker) {
   const Runner runner(fx.registry);
   for (SubmitEngine e : {SubmitEngine::Psync, SubmitEngine::IoUring}) {
     if (e == SubmitEngine::IoUring && !probe_io_uring(8).ok) continue;
-    Workload w = fx.workload(XferType::CpuGpu, IoPattern::Write);
-    w.engine = e;
-    w.iodepth = e == SubmitEngine::IoUring ? 4 : 1;
-    const RunResult r = runner.run(w);
-    ASSERT_EQ(r.status, RunStatus::Ok) << r.reason;
-    bool named = false;
-    for (const auto& ev : r.path.evidence) {
-      named = named || ev.find(std::string("storage I/O by ") + std::string(engine_name(e))) == 0;
+    for (XferType x : {XferType::CpuGpu, XferType::CpuAsyncGpu}) {
+      Workload w = fx.workload(x, IoPattern::Write);
+      w.engine = e;
+      w.iodepth = e == SubmitEngine::IoUring ? 4 : 1;
+      for (IoPattern p : {IoPattern::Write, IoPattern::RandRead}) {
+        w.pattern = p;
+        const RunResult r = runner.run(w);
+        ASSERT_EQ(r.status, RunStatus::Ok) << r.reason;
+        EXPECT_EQ(r.result.bytes, kFileSize) << engine_name(e) << " " << xfer_name(x);
+        if (x != XferType::CpuGpu) continue;
+        bool named = false;
+        for (const auto& ev : r.path.evidence) {
+          named = named || ev.find("storage I/O by " + std::string(engine_name(e))) == 0;
+        }
+        EXPECT_TRUE(named) << "evidence should name the engine " << engine_name(e);
+      }
     }
-    EXPECT_TRUE(named) << "evidence should name the engine " << engine_name(e);
   }
 }
 
