@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds gdsbench on a machine with a GPU and runs the GPU tests, then (once the gdsb-io
-# CLI exists) every -x type for write and read with -V. Results go to $OUT (default
-# ./gdsb-report/gpu-test): gpu-test.log, gtest JSON per phase, cli runs, results.json.
+# Builds gdsbench on a machine with a GPU and runs the GPU tests, then every -x type
+# (0..7) for write and read with -V through build/release/apps/gdsb-io/gdsb-io. Results go
+# to $OUT (default ./gdsb-report/gpu-test): gpu-test.log, gtest JSON per phase, the
+# gdsb-io JSON of every CLI run (io-x<N>-I<0|1>.json), cli-runs.json, results.json.
+# Without a GPU it says so and exits 1 before building anything.
 #
 #   ci/gpu-test.sh [--debs DIR] [--create-udev-record]
 #
@@ -47,6 +49,11 @@ for c in /usr/local/cuda /usr/local/cuda-13.0; do
   [ -x "$c/bin/nvcc" ] && { export CUDAToolkit_ROOT="$c"; export PATH="$c/bin:$PATH"; break; }
 done
 
+gpus=$(command -v nvidia-smi >/dev/null && nvidia-smi -L 2>&1 || echo "nvidia-smi not found: no NVIDIA driver")
+if ! grep -q '^GPU ' <<<"$gpus"; then
+  say "no GPU here (${gpus:-nvidia-smi -L lists none}): this script needs one; the fake-backed tests run in ctest"
+  exit 1
+fi
 say "machine: $(uname -r), $(nproc) CPUs; GPU: $(nvidia-smi --query-gpu=name,driver_version,pci.bus_id --format=csv,noheader 2>/dev/null || echo none)"
 say "nvidia-fs: $( [ -d /proc/driver/nvidia-fs ] && cat /proc/driver/nvidia-fs/version 2>/dev/null || echo 'not loaded')"
 
@@ -54,8 +61,7 @@ werror="${GDSB_WERROR:-ON}"
 if ! cmake --preset release -DGDSB_WARNINGS_AS_ERRORS="$werror" >>"$log" 2>&1; then
   say "configure failed (see $log)"; tail -30 "$log"; exit 1
 fi
-targets=(gdsb_gpu_unit_tests gdsb_gpu_tests gdsb-gpu-ceiling)
-[ -f apps/gdsb-io/CMakeLists.txt ] && targets+=(gdsb-io)
+targets=(gdsb_gpu_unit_tests gdsb_gpu_tests gdsb-gpu-ceiling gdsb-io)
 if ! cmake --build --preset release -j "$(nproc)" --target "${targets[@]}" >>"$log" 2>&1; then
   say "build failed (see $log)"; grep -E "error|Error" "$log" | head -30; exit 1
 fi
@@ -79,9 +85,20 @@ run_gpu_tests() {  # $1: phase name
   return "${PIPESTATUS[0]}"
 }
 
+cli=build/release/apps/gdsb-io/gdsb-io
+f="$testdir/gdsb-io-data"
 if [ ! -e "$record" ]; then
   say "phase no-udev: cuFile types must fail with an explanation naming the udev database"
   GDSB_EXPECT_UDEV_FAILURE=1 run_gpu_tests no-udev || { status=1; say "phase no-udev FAILED"; }
+  rm -f "$f"
+  msg=$("$cli" -f "$f" -x 0 -I 1 -s 8M -i 1M -V --allow-overwrite --json "$OUT/io-no-udev.json" 2>&1)
+  rc=$?
+  echo "$msg" >>"$log"
+  if [ $rc -eq 1 ] && grep -qi udev <<<"$msg"; then
+    say "gdsb-io -x 0 without a udev record: rc=1, explained: $(grep -i -m1 udev <<<"$msg" | cut -c1-200)"
+  else
+    say "gdsb-io -x 0 without a udev record: rc=$rc, no udev explanation (FAILED)"; status=1
+  fi
   if [ "$create_udev" = 1 ]; then
     fstype=$(findmnt -no FSTYPE -T "$testdir" 2>/dev/null || echo ext4)
     mkdir -p /run/udev/data
@@ -94,20 +111,19 @@ if [ -e "$record" ]; then
   run_gpu_tests real || { status=1; say "phase real FAILED"; }
 fi
 
-# Every -x type through the gdsio-compatible CLI, once it exists (after the merge).
-cli=build/release/apps/gdsb-io/gdsb-io
+# Every -x type through the gdsio-compatible CLI: a write then a verified read each.
 if [ -x "$cli" ]; then
-  f="$testdir/gdsb-io-data"
   rm -f "$f"
   for x in 0 1 2 3 4 5 6 7; do
     for io in 1 0; do
       "$cli" -f "$f" -x "$x" -I "$io" -s 64M -i 1M -w 2 -V --allow-overwrite \
         --json "$OUT/io-x$x-I$io.json" >>"$log" 2>&1
       rc=$?
-      say "gdsb-io -x $x -I $io: rc=$rc"
+      say "gdsb-io -x $x -I $io: rc=$rc $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["runs"][0]; print(r["status"], r.get("path_used") or r.get("reason"), r.get("result",{}).get("throughput_gib_s"))' "$OUT/io-x$x-I$io.json" 2>/dev/null)"
       [ $rc -eq 0 ] || status=1
     done
   done
+  rm -f "$f"
   python3 - "$OUT" <<'PY' >>"$log" 2>&1 || true
 import glob, json, os, sys
 out = sys.argv[1]
@@ -121,12 +137,12 @@ for p in sorted(glob.glob(os.path.join(out, "io-x*-I*.json"))):
         runs.append({"file": os.path.basename(p), "xfer": r["workload"]["xfer_type"],
                      "pattern": r["workload"]["io_pattern_name"], "status": r["status"],
                      "path_used": r.get("path_used"), "verify_errors": r.get("verify_errors"),
+                     "warnings": r.get("warnings"),
                      "gib_s": r.get("result", {}).get("throughput_gib_s")})
-    os.remove(p)
 json.dump({"cli_runs": runs}, open(os.path.join(out, "cli-runs.json"), "w"), indent=1)
 PY
 else
-  say "gdsb-io not built yet ($cli): CLI runs skipped"
+  say "gdsb-io was not built ($cli): CLI runs FAILED"; status=1
 fi
 
 python3 - "$OUT" "$status" <<'PY' || true

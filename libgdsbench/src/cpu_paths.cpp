@@ -2,6 +2,7 @@
 
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "gdsb/host_io.hpp"
 
@@ -10,8 +11,11 @@ namespace {
 
 class HostPathRun final : public PathRun {
  public:
-  HostPathRun(const Workload& w, const FileSet& files, bool page_cache_path)
-      : files_(files), page_cache_path_(page_cache_path) {
+  // why_no_gpu_copy: non-empty for the host-only -x 4 (page cache, no GPU copy).
+  HostPathRun(const Workload& w, const FileSet& files, std::string why_no_gpu_copy)
+      : files_(files),
+        page_cache_path_(!why_no_gpu_copy.empty()),
+        why_no_gpu_copy_(std::move(why_no_gpu_copy)) {
     options_.engine = w.engine;
     options_.depth = w.engine == SubmitEngine::IoUring ? w.iodepth : 1;
     options_.slot_bytes = static_cast<uint32_t>(w.io_size);
@@ -32,12 +36,12 @@ class HostPathRun final : public PathRun {
         "storage I/O by " +
         (description_.empty() ? std::string(engine_name(options_.engine)) : description_);
     if (page_cache_path_) {
-      r.path_used = "page-cache";
+      r.path_used = "page-cache (host only)";
       r.evidence.push_back("files opened without O_DIRECT: data moves through the page cache");
       r.evidence.push_back(how + " into page-aligned host memory");
-      r.warnings.push_back(
-          "CPU_CACHED_GPU: this build has no GPU service, so the host-to-GPU copy was not "
-          "performed; the figures cover storage to host memory only");
+      r.warnings.push_back("CPU_CACHED_GPU: the copy to the GPU was not done (" +
+                           why_no_gpu_copy_ +
+                           "); the figures cover storage to host memory only");
     } else {
       r.path_used = "posix";
       r.evidence.push_back(
@@ -56,25 +60,20 @@ class HostPathRun final : public PathRun {
  private:
   FileSet files_;
   bool page_cache_path_;
+  std::string why_no_gpu_copy_;
   HostIoOptions options_;
   std::mutex mutex_;
   std::string description_;
 };
 
-class CpuPath final : public TransferPath {
+class CpuOnlyPath final : public TransferPath {
  public:
-  explicit CpuPath(XferType type) : type_(type) {}
-  XferType type() const override { return type_; }
+  XferType type() const override { return XferType::CpuOnly; }
   Availability probe(const Workload& w) const override { return probe_host_engine(w); }
-  bool needs_odirect(const Workload& w) const override {
-    return type_ == XferType::CpuOnly && w.odirect;
-  }
+  bool needs_odirect(const Workload& w) const override { return w.odirect; }
   std::unique_ptr<PathRun> start(const Workload& w, const FileSet& files) override {
-    return std::make_unique<HostPathRun>(w, files, type_ == XferType::CpuCachedGpu);
+    return std::make_unique<HostPathRun>(w, files, std::string());
   }
-
- private:
-  XferType type_;
 };
 
 }  // namespace
@@ -84,11 +83,12 @@ Availability probe_host_engine(const Workload& w) {
   return Availability::yes();
 }
 
-std::unique_ptr<TransferPath> make_cpu_only_path() {
-  return std::make_unique<CpuPath>(XferType::CpuOnly);
-}
-std::unique_ptr<TransferPath> make_cpu_cached_path() {
-  return std::make_unique<CpuPath>(XferType::CpuCachedGpu);
+std::unique_ptr<TransferPath> make_cpu_only_path() { return std::make_unique<CpuOnlyPath>(); }
+
+std::unique_ptr<PathRun> start_page_cache_host_run(const Workload& w, const FileSet& files,
+                                                   std::string why_no_gpu_copy) {
+  if (why_no_gpu_copy.empty()) why_no_gpu_copy = "no GPU is usable";
+  return std::make_unique<HostPathRun>(w, files, std::move(why_no_gpu_copy));
 }
 
 }  // namespace gdsb

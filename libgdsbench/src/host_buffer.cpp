@@ -23,6 +23,23 @@ std::string errno_text(int err) { return std::strerror(err); }
 
 }  // namespace
 
+void bind_memory_to_node(void* p, std::size_t bytes, int node) {
+  if (node < 0 || node >= 4096) {
+    throw RuntimeError("NUMA node " + std::to_string(node) + " is out of range");
+  }
+  constexpr std::size_t kBitsPerWord = 8 * sizeof(unsigned long);
+  std::vector<unsigned long> mask(static_cast<std::size_t>(node) / kBitsPerWord + 1, 0UL);
+  mask[static_cast<std::size_t>(node) / kBitsPerWord] |=
+      1UL << (static_cast<std::size_t>(node) % kBitsPerWord);
+  const long rc = syscall(SYS_mbind, p, bytes, kMpolBind, mask.data(),
+                          mask.size() * kBitsPerWord + 1, kMpolMfMove);
+  if (rc != 0) {
+    const int err = errno;
+    throw RuntimeError("cannot bind host buffer memory to NUMA node " + std::to_string(node) +
+                       " (mbind): " + errno_text(err));
+  }
+}
+
 HostBuffer::HostBuffer(std::size_t bytes, std::optional<int> numa_node) : size_(bytes) {
   if (bytes == 0) return;
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
@@ -36,22 +53,11 @@ HostBuffer::HostBuffer(std::size_t bytes, std::optional<int> numa_node) : size_(
   }
   data_ = static_cast<std::byte*>(p);
   if (numa_node) {
-    const int node = *numa_node;
-    if (node < 0 || node >= 4096) {
+    try {
+      bind_memory_to_node(p, mapped_, *numa_node);
+    } catch (...) {
       release();
-      throw RuntimeError("NUMA node " + std::to_string(node) + " is out of range");
-    }
-    constexpr std::size_t kBitsPerWord = 8 * sizeof(unsigned long);
-    std::vector<unsigned long> mask(static_cast<std::size_t>(node) / kBitsPerWord + 1, 0UL);
-    mask[static_cast<std::size_t>(node) / kBitsPerWord] |=
-        1UL << (static_cast<std::size_t>(node) % kBitsPerWord);
-    const long rc = syscall(SYS_mbind, p, mapped_, kMpolBind, mask.data(),
-                            mask.size() * kBitsPerWord + 1, kMpolMfMove);
-    if (rc != 0) {
-      const int err = errno;
-      release();
-      throw RuntimeError("cannot bind host buffer memory to NUMA node " + std::to_string(node) +
-                         " (mbind): " + errno_text(err));
+      throw;
     }
   }
   std::memset(data_, 0, mapped_);  // fault the pages in now, on the bound node

@@ -95,7 +95,10 @@ void validate_workload(const Workload& w, bool odirect) {
   if (w.io_size > (uint64_t{1} << 30)) throw UsageError("-i (I/O size) must be at most 1G");
   if (w.iodepth == 0) throw UsageError("--iodepth must be at least 1");
   if (w.iodepth > 4096) throw UsageError("--iodepth must be at most 4096");
-  if (w.engine == SubmitEngine::Psync && w.iodepth > 1) {
+  // The depth of -x 1/4 is the storage engine's; the GPU types use --iodepth for their own
+  // pipelines (-x 3/5), batches (-x 6/7) or slots, whatever the engine (as the CLI).
+  const bool engine_depth_only = w.xfer == XferType::CpuOnly || w.xfer == XferType::CpuCachedGpu;
+  if (engine_depth_only && w.engine == SubmitEngine::Psync && w.iodepth > 1) {
     throw UsageError("--iodepth " + std::to_string(w.iodepth) +
                      " needs --engine io_uring (psync does one I/O at a time per thread)");
   }

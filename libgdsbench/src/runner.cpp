@@ -284,6 +284,9 @@ RunResult Runner::run(const Workload& w, const RunOptions& options) const {
   if (w.numa_node) numa.emplace(*w.numa_node);
 
   const detail::RunFiles files = detail::open_run_files(w, odirect);
+  // Without -s a read covers what it found: report that size (gdsio's DataSetSize), so a
+  // block device does not show up as N/0.
+  if (r.workload.file_size == 0) r.workload.file_size = files.data_size;
   const std::vector<Region> regions = split_regions(w, files.data_size);
   check_regions(w, regions);
   std::unique_ptr<PathRun> path_run = path.start(w, files.set);

@@ -287,6 +287,40 @@ class RuntimeErrors(Base):
             self.skipTest("GPU path runs on this machine")
         self.assertExit(p, 1, "not available:", stream="stdout")
 
+    GPU_REASONS = ("no NVIDIA driver", "no GPU (", "CUDA driver too old",
+                   "built without the CUDA toolkit")
+
+    def test_every_gpu_type_waived_with_the_reason_without_a_gpu(self):
+        f = self.path("data")
+        make_file(f, 1 << 20)
+        for x in ("0", "2", "3", "5", "6", "7"):
+            out = self.path(f"x{x}.json")
+            p = run(["-f", f, "-s", "1M", "-i", "64K", "-x", x, "-V", "--json", out], cwd=self.tmp)
+            if p.returncode == 0:
+                self.skipTest("GPU paths run on this machine")
+            self.assertExit(p, 1, "not available:", stream="stdout")
+            r = json.load(open(out))["runs"][0]
+            self.assertEqual(r["status"], "waived")
+            self.assertTrue(any(k in r["reason"] for k in self.GPU_REASONS), r["reason"])
+            self.assertIn(r["reason"], p.stdout)
+
+    def test_cached_gpu_without_a_gpu_runs_host_only_and_says_why(self):
+        f = self.path("data")
+        out = self.path("x4.json")
+        p = run(["-f", f, "-s", "2M", "-i", "64K", "-x", "4", "-I", "1", "-V", "--json", out],
+                cwd=self.tmp)
+        self.assertExit(p, 0)
+        r = json.load(open(out))["runs"][0]
+        if r["path_used"] == "page-cache":
+            self.skipTest("a GPU is usable here")
+        self.assertEqual(r["path_used"], "page-cache (host only)")
+        lines = p.stdout.splitlines()
+        self.assertTrue(GDSIO_LINE.match(lines[0]), p.stdout)
+        self.assertTrue(lines[1].startswith("warning: CPU_CACHED_GPU: the copy to the GPU was not done ("),
+                        p.stdout)
+        self.assertIn(r["warnings"][0], lines[1])
+        self.assertTrue(any(k in r["warnings"][0] for k in self.GPU_REASONS), r["warnings"][0])
+
 
 class Safety(Base):
     def test_never_writes_block_device(self):
@@ -479,6 +513,14 @@ class Survey(Base):
             if r["status"] == "waived":
                 self.assertTrue(r["reason"])
                 self.assertIn(r["reason"], p.stdout)
+        # Without a GPU every GPU type but -x 4 (which runs its host part) is waived.
+        if all(r["status"] == "waived" for r in doc["runs"] if r["workload"]["xfer_type"] == 0):
+            for r in doc["runs"]:
+                x = r["workload"]["xfer_type"]
+                if x in (0, 2, 3, 5, 6, 7):
+                    self.assertEqual(r["status"], "waived", x)
+                if x == 4:
+                    self.assertEqual((r["status"], r["path_used"]), ("ok", "page-cache (host only)"))
         self.assertEqual([n for n in self.listing() if n.startswith("gdsb-survey")], [])
 
     def test_survey_interrupted_removes_scratch(self):

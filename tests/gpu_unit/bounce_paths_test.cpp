@@ -21,7 +21,7 @@ struct Fixture {
   explicit Fixture(FakeGpuOptions o = {}) : gpu(std::make_shared<FakeGpuService>(o)) {
     deps.service = gpu;
     deps.staging = [this](const FileSet& f, const StagingSpec& s) {
-      return std::make_unique<CheckingStaging>(make_posix_staging_io(f, s), *gpu, probe);
+      return std::make_unique<CheckingStaging>(make_engine_staging_io(f, s), *gpu, probe);
     };
     deps.load_cufile = [](const Workload&) { return cufile::LoadResult{nullptr, "no cuFile in this test"}; };
   }

@@ -1,4 +1,4 @@
-// A StagingIo wrapper for tests: delegates to the POSIX staging I/O and, at each storage
+// A StagingIo wrapper for tests: delegates to the engine staging I/O and, at each storage
 // submission, records whether an async copy was still pending (overlap happened) and
 // whether the staging bytes about to be used were still being copied (a hazard).
 #pragma once
@@ -7,6 +7,8 @@
 #include <memory>
 
 #include "gdsb/gpu/fake_gpu_service.hpp"
+#include <string>
+
 #include "gdsb/gpu/staging_io.hpp"
 
 namespace gdsb::gpu::testing {
@@ -27,6 +29,7 @@ class CheckingStaging final : public StagingIo {
   std::size_t slot_bytes() const override { return inner_->slot_bytes(); }
   std::byte* slot(uint32_t i) override { return inner_->slot(i); }
   uint32_t in_flight() const override { return inner_->in_flight(); }
+  std::string describe() const override { return "checked " + inner_->describe(); }
   void submit(std::span<const IoRequest> requests) override {
     for (const IoRequest& r : requests) {
       if (gpu_.pending_async_copies() > 0) ++probe_.submits_while_copy_pending;

@@ -8,6 +8,12 @@
 
 namespace gdsb {
 
+// Binds [p, p + bytes) to NUMA node `node` (mbind MPOL_BIND, moving pages already touched);
+// p must be page aligned. Throws RuntimeError naming the node and the system error. The
+// one implementation for every host buffer of the project (engine slots, GPU staging and
+// the -m 3/4 buffers of the cuFile types).
+void bind_memory_to_node(void* p, std::size_t bytes, int node);
+
 class HostBuffer {
  public:
   HostBuffer() = default;

@@ -33,13 +33,14 @@ class CpuAsyncGpuWorker final : public PathWorker {
   CpuAsyncGpuWorker(GpuService& svc, const Workload& w, const FileSet& files,
                     const StagingFactory& f)
       : svc_(svc),
-        bind_(svc, w.gpu, w.numa_node),
+        bind_(svc, w.gpu),
         io_size_(w.io_size),
         nfiles_(files.fds.size()),
         depth_(std::max<uint32_t>(2, w.iodepth)),
         chunk_(std::min<std::size_t>(w.io_size, kAsyncChunkBytes)),
         per_slot_(static_cast<uint32_t>((w.io_size + chunk_ - 1) / chunk_)),
-        staging_(f(files, StagingSpec{depth_ * per_slot_, chunk_, w.numa_node, w.engine})),
+        staging_(f(files, StagingSpec{depth_ * per_slot_, chunk_, w.numa_node,
+                                      w.engine, !w.skip_buffer_register})),
         gpu_(svc, w.mem_type, depth_, w.io_size),
         stream_(svc),
         slots_(depth_) {

@@ -1,8 +1,11 @@
 // -x 2 CPU_GPU and -x 4 CPU_CACHED_GPU: storage I/O into a pinned host staging slot, then
 // a synchronous copy to the GPU (writes: copy from the GPU, then storage I/O). -x 4 is the
-// same data path through the page cache (files opened without O_DIRECT).
+// same data path through the page cache (files opened without O_DIRECT); where no GPU is
+// usable, -x 4 runs only its host part (the engine's page-cache run) and says why.
+#include <mutex>
 #include <unordered_map>
 
+#include "gdsb/cpu_paths.hpp"
 #include "path_common.hpp"
 
 namespace gdsb::gpu {
@@ -10,16 +13,20 @@ namespace {
 
 class CpuGpuWorker final : public PathWorker {
  public:
-  CpuGpuWorker(GpuService& svc, const Workload& w, const FileSet& files, const StagingFactory& f)
+  CpuGpuWorker(GpuService& svc, const Workload& w, const FileSet& files, const StagingFactory& f,
+               std::string* describe, std::mutex* describe_mutex)
       : svc_(svc),
-        bind_(svc, w.gpu, w.numa_node),
+        bind_(svc, w.gpu),
         io_size_(w.io_size),
         nfiles_(files.fds.size()),
         depth_(std::max<uint32_t>(1, w.iodepth)),
-        staging_(f(files, StagingSpec{depth_, w.io_size, w.numa_node, w.engine})),
+        staging_(f(files, StagingSpec{depth_, w.io_size, w.numa_node, w.engine,
+                                      !w.skip_buffer_register})),
         gpu_(svc, w.mem_type, depth_, w.io_size),
         tags_(depth_) {
     for (uint32_t i = 0; i < depth_; ++i) pins_.emplace_back(svc, staging_->slot(i), io_size_);
+    const std::lock_guard lock(*describe_mutex);
+    if (describe->empty()) *describe = staging_->describe();
   }
 
   uint32_t depth() const override { return depth_; }
@@ -86,7 +93,8 @@ class CpuGpuRun final : public PathRun {
   CpuGpuRun(GpuPathDeps deps, const Workload& w, const FileSet& files, bool cached)
       : deps_(std::move(deps)), w_(w), files_(files), cached_(cached) {}
   std::unique_ptr<PathWorker> make_worker(uint32_t) override {
-    return std::make_unique<CpuGpuWorker>(*deps_.service, w_, files_, deps_.staging);
+    return std::make_unique<CpuGpuWorker>(*deps_.service, w_, files_, deps_.staging,
+                                          &staging_describe_, &mutex_);
   }
   PathReport finish() override {
     PathReport r;
@@ -94,6 +102,8 @@ class CpuGpuRun final : public PathRun {
     r.evidence.push_back(std::string(cached_ ? "buffered" : "O_DIRECT") +
                          " storage I/O into pinned host staging buffers, synchronous copies "
                          "to and from GPU " + std::to_string(w_.gpu));
+    const std::lock_guard lock(mutex_);
+    if (!staging_describe_.empty()) r.evidence.push_back("storage I/O by " + staging_describe_);
     return r;
   }
 
@@ -102,15 +112,29 @@ class CpuGpuRun final : public PathRun {
   Workload w_;
   FileSet files_;
   bool cached_;
+  std::mutex mutex_;
+  std::string staging_describe_;
 };
 
 class CpuGpuPath final : public TransferPath {
  public:
   CpuGpuPath(GpuPathDeps deps, bool cached) : deps_(std::move(deps)), cached_(cached) {}
   XferType type() const override { return cached_ ? XferType::CpuCachedGpu : XferType::CpuGpu; }
-  Availability probe(const Workload& w) const override { return detail::probe_gpu(*deps_.service, w); }
+  Availability probe(const Workload& w) const override {
+    if (cached_) {
+      // -x 4 runs without a GPU too (its host part): only the engine and -m must work.
+      const Availability host = probe_host_engine(w);
+      if (!host.ok) return host;
+      if (!deps_.service->probe().ok) return check_mem_type(w.xfer, w.mem_type);
+    }
+    return detail::probe_gpu(*deps_.service, w);
+  }
   bool needs_odirect(const Workload& w) const override { return !cached_ && w.odirect; }
   std::unique_ptr<PathRun> start(const Workload& w, const FileSet& files) override {
+    if (cached_) {
+      const Availability gpu = deps_.service->probe();
+      if (!gpu.ok) return start_page_cache_host_run(w, files, gpu.reason);
+    }
     const Availability a = probe(w);
     if (!a.ok) {
       if (check_mem_type(w.xfer, w.mem_type).ok) throw RuntimeError(a.reason);

@@ -74,7 +74,7 @@ struct FakeGpuService::FakeStream {
 FakeGpuService::FakeGpuService(FakeGpuOptions options) : opt_(options) {}
 
 FakeGpuService::~FakeGpuService() {
-  std::vector<std::unique_ptr<FakeStream>> streams;
+  std::vector<std::shared_ptr<FakeStream>> streams;
   {
     std::lock_guard lk(mu_);
     streams.swap(streams_);
@@ -165,7 +165,7 @@ void FakeGpuService::unregister_host(void* p) noexcept {
 }
 
 StreamHandle FakeGpuService::create_stream() {
-  auto s = std::make_unique<FakeStream>();
+  auto s = std::make_shared<FakeStream>();
   StreamHandle h{s.get()};
   std::lock_guard lk(mu_);
   streams_.push_back(std::move(s));
@@ -174,7 +174,7 @@ StreamHandle FakeGpuService::create_stream() {
 }
 
 void FakeGpuService::destroy_stream(StreamHandle s) noexcept {
-  std::unique_ptr<FakeStream> victim;
+  std::shared_ptr<FakeStream> victim;
   {
     std::lock_guard lk(mu_);
     auto it = std::find_if(streams_.begin(), streams_.end(),
@@ -242,13 +242,15 @@ void FakeGpuService::sync(StreamHandle s) {
 }
 
 void FakeGpuService::sync_device() {
-  std::vector<FakeStream*> all;
+  // Shared ownership: another thread may destroy its stream while this one waits on it
+  // (a worker that failed tears down while another reaps); the last owner joins it.
+  std::vector<std::shared_ptr<FakeStream>> all;
   {
     std::lock_guard lk(mu_);
     ++stats_.device_syncs;
-    for (auto& s : streams_) all.push_back(s.get());
+    all = streams_;
   }
-  for (FakeStream* s : all) sync(StreamHandle{s});
+  for (const auto& s : all) sync(StreamHandle{s.get()});
 }
 
 const FakeGpuService::Range* FakeGpuService::find_range(const void* p) const {

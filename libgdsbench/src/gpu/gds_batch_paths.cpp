@@ -24,7 +24,7 @@ class BatchWorker final : public PathWorker {
  public:
   BatchWorker(GpuService& svc, const Workload& w, const FileSet& files, CufileSession& s)
       : svc_(svc),
-        bind_(svc, w.gpu, w.numa_node),
+        bind_(svc, w.gpu),
         session_(s),
         io_size_(w.io_size),
         nfiles_(files.fds.size()),

@@ -10,7 +10,7 @@ namespace {
 class GpuDirectWorker final : public PathWorker {
  public:
   GpuDirectWorker(GpuService& svc, const Workload& w, const FileSet& files, CufileSession& s)
-      : bind_(svc, w.gpu, w.numa_node),
+      : bind_(svc, w.gpu),
         session_(s),
         io_size_(w.io_size),
         nfiles_(files.fds.size()),
@@ -77,7 +77,7 @@ class GpuDirectAsyncWorker final : public PathWorker {
  public:
   GpuDirectAsyncWorker(GpuService& svc, const Workload& w, const FileSet& files, CufileSession& s)
       : svc_(svc),
-        bind_(svc, w.gpu, w.numa_node),
+        bind_(svc, w.gpu),
         session_(s),
         io_size_(w.io_size),
         nfiles_(files.fds.size()),

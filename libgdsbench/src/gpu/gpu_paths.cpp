@@ -24,19 +24,17 @@ GpuPathDeps default_gpu_path_deps() {
     if (it == cache->results.end()) it = cache->results.emplace(lib, cufile::load_cufile(lib)).first;
     return it->second;
   };
-  d.staging = make_posix_staging_io;
+  d.staging = make_engine_staging_io;
   return d;
 }
 
-void add_gpu_paths(PathRegistry& registry, GpuPathSelection selection) {
-  add_gpu_paths(registry, default_gpu_path_deps(), selection);
-}
+void add_gpu_paths(PathRegistry& registry) { add_gpu_paths(registry, default_gpu_path_deps()); }
 
-void add_gpu_paths(PathRegistry& registry, const GpuPathDeps& deps, GpuPathSelection selection) {
+void add_gpu_paths(PathRegistry& registry, const GpuPathDeps& deps) {
   registry.add(make_gpu_direct_path(deps));
   registry.add(make_cpu_gpu_path(deps));
   registry.add(make_cpu_async_gpu_path(deps));
-  if (selection.cpu_cached_gpu) registry.add(make_cpu_cached_gpu_path(deps));
+  registry.add(make_cpu_cached_gpu_path(deps));
   registry.add(make_gpu_direct_async_path(deps));
   registry.add(make_gpu_batch_path(deps));
   registry.add(make_gpu_batch_stream_path(deps));

@@ -12,6 +12,7 @@
 #include "gdsb/gpu/gpu_paths.hpp"
 #include "gdsb/gpu/gpu_service.hpp"
 #include "gdsb/gpu/staging_io.hpp"
+#include "gdsb/host_buffer.hpp"
 
 namespace gdsb::gpu::detail {
 
@@ -31,26 +32,21 @@ inline void require(const Availability& a) {
   if (!a.ok) throw RuntimeError(a.reason);
 }
 
-// Binds the calling thread once: the GPU (CUDA's current device is per thread) and the
-// NUMA node of -n. A worker is used by one runner thread, which may not be the thread
-// that constructed it.
+// Binds the calling thread once to the GPU (CUDA's current device is per thread). -n is
+// not handled here: the runner binds every worker thread to the node's CPUs before it
+// creates the thread's PathWorker (the engine's NumaBinding, src/numa.cpp).
 class ThreadBinding {
  public:
-  ThreadBinding(GpuService& svc, int gpu, std::optional<int> numa)
-      : svc_(svc), gpu_(gpu), numa_(numa) {
-    svc_.use_device(gpu_);
-  }
+  ThreadBinding(GpuService& svc, int gpu) : svc_(svc), gpu_(gpu) { svc_.use_device(gpu_); }
   void enter() {
     if (bound_) return;
     svc_.use_device(gpu_);
-    if (numa_) bind_thread_to_node(*numa_);
     bound_ = true;
   }
 
  private:
   GpuService& svc_;
   int gpu_;
-  std::optional<int> numa_;
   bool bound_ = false;
 };
 

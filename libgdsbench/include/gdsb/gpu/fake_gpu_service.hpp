@@ -100,7 +100,8 @@ class FakeGpuService final : public GpuService {
   std::map<const std::byte*, Range> ranges_;    // allocations (device or pinned host)
   std::map<const std::byte*, std::size_t> registered_;
   std::multimap<const std::byte*, std::size_t> busy_;  // host ranges of pending async copies
-  std::vector<std::unique_ptr<FakeStream>> streams_;
+  // shared: sync_device holds each stream while waiting on it, even if its owner destroys it
+  std::vector<std::shared_ptr<FakeStream>> streams_;
   FakeGpuStats stats_;
   uint64_t async_seq_ = 0;
   uint64_t alloc_seq_ = 0;

@@ -1,8 +1,8 @@
 // The GPU transfer paths of gdsio: -x 0/2/3/4/5/6/7 as TransferPath classes.
 //
-// Register them with add_gpu_paths(registry) (make_default_registry does this in a build
-// with CUDA). Every dependency is passed in GpuPathDeps, so tests run the same classes on
-// the host-memory fake GPU, a fake cuFile and fixture files.
+// Register them with add_gpu_paths(registry) (make_default_registry does, in every
+// build). Every dependency is passed in GpuPathDeps, so tests run the same classes on the
+// host-memory fake GPU, a fake cuFile and fixture files.
 #pragma once
 
 #include <functional>
@@ -36,7 +36,7 @@ struct GpuPathDeps {
 };
 
 // CUDA service, dlopen of libcufile (workload.cufile_library, env GDSB_CUFILE_LIB, then
-// libcufile.so.0; loaded once per library path), POSIX staging I/O.
+// libcufile.so.0; loaded once per library path), the engine's host I/O worker for staging (make_engine_staging_io).
 GpuPathDeps default_gpu_path_deps();
 
 std::unique_ptr<TransferPath> make_cpu_gpu_path(GpuPathDeps deps);          // -x 2
@@ -47,16 +47,13 @@ std::unique_ptr<TransferPath> make_gpu_direct_async_path(GpuPathDeps deps); // -
 std::unique_ptr<TransferPath> make_gpu_batch_path(GpuPathDeps deps);        // -x 6
 std::unique_ptr<TransferPath> make_gpu_batch_stream_path(GpuPathDeps deps); // -x 7
 
-struct GpuPathSelection {
-  // -x 4 exists twice: the engine's CPU-only page-cache variant and this GPU one (page
-  // cache, then a copy to the GPU, as gdsio). Leave true unless the engine's is listed.
-  bool cpu_cached_gpu = true;
-};
-
-// Adds -x 0, 2, 3, 5, 6, 7 (and 4 when selected) with default_gpu_path_deps().
-void add_gpu_paths(PathRegistry& registry, GpuPathSelection selection = {});
-void add_gpu_paths(PathRegistry& registry, const GpuPathDeps& deps,
-                   GpuPathSelection selection = {});
+// Adds -x 0, 2, 3, 4, 5, 6, 7 with default_gpu_path_deps() (or the given deps). -x 4 is
+// the project's only CPU_CACHED_GPU: page cache then a copy to the GPU when the service
+// says a GPU is usable; otherwise its host part alone, reported as "page-cache (host
+// only)" with a warning naming the service's reason (issue 2 needs -x 4 without a GPU).
+// Adding the paths initialises nothing: the service probes CUDA on first use.
+void add_gpu_paths(PathRegistry& registry);
+void add_gpu_paths(PathRegistry& registry, const GpuPathDeps& deps);
 
 // Completion of -x 5/6/7 requests includes a device-wide synchronization (kCompletionSync).
 // Why: on the H100 test machine (cuFile 1.15 in compat mode) one-thread runs of -x 5/6/7

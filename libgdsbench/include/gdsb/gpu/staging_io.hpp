@@ -1,10 +1,10 @@
 // Storage I/O into host staging slots, for the bounce-buffer paths -x 2/3/4.
 //
-// THE SEAM TO THE ENGINE: this interface has the shape of the engine's host I/O worker
-// (issue 2: psync or io_uring over aligned host slots, with each slot's host pointer).
-// The GPU paths take a StagingFactory; make_posix_staging_io below is a minimal private
-// pread/pwrite implementation used until the engine's worker is wired in by an adapter
-// (see docs/gpu-paths.md, "Seam"). Nothing else in gdsb::gpu does storage I/O.
+// THE SEAM TO THE ENGINE: the GPU paths take a StagingFactory; the one used outside tests
+// is make_engine_staging_io, an adapter around the engine's host I/O worker
+// (gdsb/host_io.hpp: psync or io_uring over page-aligned host slots), so --engine,
+// --iodepth and -n apply to -x 2/3/4 as to -x 1 (docs/gpu-paths.md, "Seam"). Nothing else
+// in gdsb::gpu does storage I/O.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 
 #include "gdsb/transfer_path.hpp"
 #include "gdsb/workload.hpp"
@@ -32,6 +33,8 @@ class StagingIo {
   virtual std::size_t reap(std::span<IoCompletion> out, std::size_t min_complete) = 0;
   // Requests submitted and not yet reaped.
   virtual uint32_t in_flight() const = 0;
+  // What really does the storage I/O, for the report's evidence ("io_uring depth 8, ...").
+  virtual std::string describe() const = 0;
 };
 
 struct StagingSpec {
@@ -39,19 +42,17 @@ struct StagingSpec {
   std::size_t slot_bytes = 0;
   std::optional<int> numa_node;  // -n: slots' memory bound to this node
   SubmitEngine engine = SubmitEngine::Psync;
+  bool register_buffers = true;  // io_uring fixed buffers (-b turns this off)
 };
 
 using StagingFactory =
     std::function<std::unique_ptr<StagingIo>(const FileSet& files, const StagingSpec& spec)>;
 
-// pread/pwrite on the calling thread, complete on return from submit(); full transfers
-// (short reads retried until EOF). Ignores spec.engine.
-std::unique_ptr<StagingIo> make_posix_staging_io(const FileSet& files, const StagingSpec& spec);
-
-// Binds [p, p+bytes) to NUMA node `node` (mbind, MPOL_BIND); false when the kernel refuses.
-bool bind_memory_to_node(void* p, std::size_t bytes, int node);
-// Restricts the calling thread to the CPUs of NUMA node `node`; throws RuntimeError
-// naming the node when it has no CPUs or does not exist.
-void bind_thread_to_node(int node);
+// The engine's host I/O worker (make_host_io_worker) behind StagingIo: spec.engine psync or
+// io_uring, spec.depth slots in flight, slot memory bound to spec.numa_node. Must be
+// created on the thread that uses and destroys it (io_uring single issuer), which is the
+// case when a PathWorker creates it in its constructor (the runner calls make_worker on
+// the worker's own thread).
+std::unique_ptr<StagingIo> make_engine_staging_io(const FileSet& files, const StagingSpec& spec);
 
 }  // namespace gdsb::gpu

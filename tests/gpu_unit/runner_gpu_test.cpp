@@ -1,0 +1,217 @@
+// The engine's Runner driving the GPU paths end to end (threads, offsets, -V verification,
+// statistics, the path report) on the host-memory fake GPU and the fake cuFile: what
+// gdsb-io does on a GPU machine, minus the GPU.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "drive.hpp"
+#include "fake_cufile.hpp"
+#include "gdsb/cpu_paths.hpp"
+#include "gdsb/error.hpp"
+#include "gdsb/host_io.hpp"
+#include "gdsb/gpu/fake_gpu_service.hpp"
+#include "gdsb/gpu/gpu_paths.hpp"
+#include "gdsb/runner.hpp"
+
+namespace gdsb::gpu {
+namespace {
+
+using testing::FakeCufile;
+using testing::TempDir;
+
+const std::string kFixtures = GDSB_GPU_FIXTURES;
+constexpr uint64_t kFileSize = 2 << 20;
+constexpr uint32_t kIoSize = 64 << 10;
+
+struct RunnerFixture {
+  RunnerFixture()
+      : gpu(std::make_shared<FakeGpuService>(
+            FakeGpuOptions{.copy_delay = std::chrono::microseconds(20)})),
+        cufile(*gpu) {
+    GpuPathDeps deps;
+    deps.service = gpu;
+    deps.staging = make_engine_staging_io;
+    auto api = cufile.api();
+    deps.load_cufile = [api](const Workload&) { return cufile::LoadResult{api, {}}; };
+    deps.roots.nvfs_dir = kFixtures + "/absent-nvfs";  // no nvidia-fs: compat, as on the H100
+    deps.roots.tmp_dir = dir.path();
+    registry.add(make_cpu_only_path());
+    add_gpu_paths(registry, deps);
+  }
+
+  Workload workload(XferType x, IoPattern p) const {
+    Workload w;
+    w.file = dir.file("data-" + std::to_string(static_cast<int>(x)));
+    w.xfer = x;
+    w.pattern = p;
+    w.io_size = kIoSize;
+    w.file_size = kFileSize;
+    w.threads = 2;
+    // -x 4 runs on the storage engine's depth (psync: 1); the others pipeline 2 deep.
+    w.iodepth = x == XferType::CpuCachedGpu ? 1 : 2;
+    w.verify = true;
+    w.seed = 7;
+    w.allow_overwrite = true;
+    return w;
+  }
+
+  TempDir dir;
+  std::shared_ptr<FakeGpuService> gpu;
+  FakeCufile cufile;
+  PathRegistry registry;
+};
+
+class RunnerGpu : public ::testing::TestWithParam<XferType> {};
+
+std::string expected_path(XferType x) {
+  switch (x) {
+    case XferType::CpuGpu:
+    case XferType::CpuAsyncGpu: return "posix";
+    case XferType::CpuCachedGpu: return "page-cache";
+    default: return "compat";
+  }
+}
+
+TEST_P(RunnerGpu, WritesThenReadsWithVerification) {
+  RunnerFixture fx;
+  const Runner runner(fx.registry);
+  Workload w = fx.workload(GetParam(), IoPattern::Write);
+  const RunResult wr = runner.run(w);
+  ASSERT_EQ(wr.status, RunStatus::Ok) << wr.reason;
+  EXPECT_EQ(wr.result.bytes, kFileSize);
+  EXPECT_EQ(wr.result.ops, kFileSize / kIoSize);
+  EXPECT_EQ(wr.result.write_ops, kFileSize / kIoSize);
+  EXPECT_EQ(wr.verify_errors, 0U);
+  EXPECT_EQ(wr.path.path_used, expected_path(GetParam()));
+  EXPECT_FALSE(wr.path.evidence.empty());
+  EXPECT_EQ(std::filesystem::file_size(w.file), kFileSize);
+
+  for (IoPattern p : {IoPattern::Read, IoPattern::RandRead}) {
+    w.pattern = p;
+    const RunResult rd = runner.run(w);
+    ASSERT_EQ(rd.status, RunStatus::Ok) << rd.reason;
+    EXPECT_EQ(rd.result.bytes, kFileSize) << pattern_label(p);
+    EXPECT_EQ(rd.result.read_ops, kFileSize / kIoSize);
+    EXPECT_EQ(rd.verify_errors, 0U);
+    EXPECT_EQ(rd.path.path_used, expected_path(GetParam()));
+    EXPECT_GT(rd.result.latency.max_us, 0.0);
+    if (expected_path(GetParam()) == "compat") {
+      ASSERT_FALSE(rd.path.warnings.empty()) << "compat mode must be a warning";
+    }
+  }
+}
+
+// Verification is not vacuous on the GPU paths: a byte changed in the file is found.
+TEST_P(RunnerGpu, VerificationFindsACorruptedByte) {
+  RunnerFixture fx;
+  const Runner runner(fx.registry);
+  Workload w = fx.workload(GetParam(), IoPattern::Write);
+  ASSERT_EQ(runner.run(w).status, RunStatus::Ok);
+  {
+    std::fstream f(w.file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(kIoSize * 5 + 123));
+    f.put('\x5a');
+  }
+  w.pattern = IoPattern::Read;
+  EXPECT_THROW((void)runner.run(w), VerificationError);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryGpuType, RunnerGpu,
+    ::testing::Values(XferType::GpuDirect, XferType::CpuGpu, XferType::CpuAsyncGpu,
+                      XferType::CpuCachedGpu, XferType::GpuDirectAsync, XferType::GpuBatch,
+                      XferType::GpuBatchStream),
+    [](const ::testing::TestParamInfo<XferType>& i) { return std::string(xfer_name(i.param)); });
+
+TEST(RunnerGpu, BounceTypesUseTheEngineWorker) {
+  RunnerFixture fx;
+  const Runner runner(fx.registry);
+  for (SubmitEngine e : {SubmitEngine::Psync, SubmitEngine::IoUring}) {
+    if (e == SubmitEngine::IoUring && !probe_io_uring(8).ok) continue;
+    for (XferType x : {XferType::CpuGpu, XferType::CpuAsyncGpu}) {
+      Workload w = fx.workload(x, IoPattern::Write);
+      w.engine = e;
+      w.iodepth = e == SubmitEngine::IoUring ? 4 : 1;
+      for (IoPattern p : {IoPattern::Write, IoPattern::RandRead}) {
+        w.pattern = p;
+        const RunResult r = runner.run(w);
+        ASSERT_EQ(r.status, RunStatus::Ok) << r.reason;
+        EXPECT_EQ(r.result.bytes, kFileSize) << engine_name(e) << " " << xfer_name(x);
+        if (x != XferType::CpuGpu) continue;
+        bool named = false;
+        for (const auto& ev : r.path.evidence) {
+          named = named || ev.find("storage I/O by " + std::string(engine_name(e))) == 0;
+        }
+        EXPECT_TRUE(named) << "evidence should name the engine " << engine_name(e);
+      }
+    }
+  }
+}
+
+TEST(RunnerGpu, RequireGdsInCompatModeIsAVerificationFailure) {
+  RunnerFixture fx;
+  const Runner runner(fx.registry);
+  Workload w = fx.workload(XferType::GpuDirect, IoPattern::Write);
+  w.require_gds = true;
+  try {
+    (void)runner.run(w);
+    FAIL() << "compat mode passed --require-gds";
+  } catch (const VerificationError& e) {
+    EXPECT_NE(std::string(e.what()).find("--require-gds"), std::string::npos) << e.what();
+  }
+}
+
+// -x 4 without a usable GPU: the host part runs, and the report says so and why.
+TEST(RunnerGpu, CachedGpuWithoutAGpuRunsTheHostPartAndSaysWhy) {
+  TempDir dir;
+  GpuPathDeps deps;
+  deps.service = std::make_shared<FakeGpuService>(
+      FakeGpuOptions{.devices = 0});
+  deps.staging = make_engine_staging_io;
+  PathRegistry reg;
+  add_gpu_paths(reg, deps);
+  const Runner runner(reg);
+  Workload w;
+  w.file = dir.file("cached");
+  w.xfer = XferType::CpuCachedGpu;
+  w.pattern = IoPattern::Write;
+  w.io_size = kIoSize;
+  w.file_size = kFileSize;
+  w.verify = true;
+  ASSERT_TRUE(runner.probe(w).ok) << runner.probe(w).reason;
+  const RunResult wr = runner.run(w);
+  ASSERT_EQ(wr.status, RunStatus::Ok) << wr.reason;
+  EXPECT_EQ(wr.path.path_used, "page-cache (host only)");
+  ASSERT_FALSE(wr.path.warnings.empty());
+  EXPECT_NE(wr.path.warnings[0].find("no GPU (fake service configured with 0 devices)"), std::string::npos)
+      << wr.path.warnings[0];
+  // -x 2 on the same service is waived with that reason.
+  w.xfer = XferType::CpuGpu;
+  const RunResult waived = runner.run(w);
+  EXPECT_EQ(waived.status, RunStatus::Waived);
+  EXPECT_EQ(waived.reason, "no GPU (fake service configured with 0 devices)");
+  // -x 4 with a memory type gdsio refuses for it is still a usage problem.
+  w.xfer = XferType::CpuCachedGpu;
+  w.mem_type = MemType::Malloc;
+  EXPECT_FALSE(runner.probe(w).ok);
+}
+
+// A read without -s reports the size it covered (gdsio's DataSetSize), not 0.
+TEST(RunnerGpu, ReadWithoutSizeReportsTheSizeUsed) {
+  RunnerFixture fx;
+  const Runner runner(fx.registry);
+  Workload w = fx.workload(XferType::CpuGpu, IoPattern::Write);
+  ASSERT_EQ(runner.run(w).status, RunStatus::Ok);
+  w.pattern = IoPattern::Read;
+  w.file_size = 0;
+  const RunResult r = runner.run(w);
+  ASSERT_EQ(r.status, RunStatus::Ok) << r.reason;
+  EXPECT_EQ(r.workload.file_size, kFileSize);
+  EXPECT_EQ(r.result.bytes, kFileSize);
+}
+
+}  // namespace
+}  // namespace gdsb::gpu
