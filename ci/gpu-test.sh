@@ -61,7 +61,7 @@ werror="${GDSB_WERROR:-ON}"
 if ! cmake --preset release -DGDSB_WARNINGS_AS_ERRORS="$werror" >>"$log" 2>&1; then
   say "configure failed (see $log)"; tail -30 "$log"; exit 1
 fi
-targets=(gdsb_gpu_unit_tests gdsb_gpu_tests gdsb-gpu-ceiling gdsb-io)
+targets=(gdsb_gpu_unit_tests gdsb_gpu_tests gdsb-gpu-ceiling gdsb-io gdsb-topo gdsb-p2p gdsb-report)
 if ! cmake --build --preset release -j "$(nproc)" --target "${targets[@]}" >>"$log" 2>&1; then
   say "build failed (see $log)"; grep -E "error|Error" "$log" | head -30; exit 1
 fi
@@ -143,6 +143,21 @@ json.dump({"cli_runs": runs}, open(os.path.join(out, "cli-runs.json"), "w"), ind
 PY
 else
   say "gdsb-io was not built ($cli): CLI runs FAILED"; status=1
+fi
+
+# The platform report and the peer-to-peer report of this GPU machine (issues 4 and 5):
+# gdsb-topo exits 3 when a check fails, which is a finding here, not a script failure.
+topo=build/release/apps/gdsb-topo/gdsb-topo
+p2p=build/release/apps/gdsb-p2p/gdsb-p2p
+if [ -x "$topo" ] && [ -x "$p2p" ]; then
+  rc=0; "$topo" --matrix --json "$OUT/topo.json" --html "$OUT/topo.html" >"$OUT/topo.txt" 2>&1 || rc=$?
+  say "gdsb-topo: rc=$rc, $(grep -m1 'Platform verification' "$OUT/topo.txt")"
+  [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || status=1
+  rc=0; "$p2p" --measure --json "$OUT/p2p.json" --html "$OUT/p2p.html" >"$OUT/p2p.txt" 2>&1 || rc=$?
+  say "gdsb-p2p --measure: rc=$rc"
+  [ "$rc" -eq 0 ] || status=1
+else
+  say "gdsb-topo/gdsb-p2p were not built: platform reports FAILED"; status=1
 fi
 
 python3 - "$OUT" "$status" <<'PY' || true
