@@ -68,7 +68,11 @@ class Driver {
       if (f.theoretical_gb_s) f.percent = 100.0 * f.gb_s / *f.theoretical_gb_s;
       if (engine == CopyEngine::CopyEngine) {
         std::vector<double> ref;
-        for (double sec : timer_.time_plain_memcpy(kind, g.index, o_.bytes, o_.repetitions)) {
+        // As many single copies as the measured case moves in all its samples: one
+        // synchronous copy is short enough (~5 ms at 256 MiB) for scheduling noise to
+        // move a median of only a few by several percent.
+        const int plain_samples = std::max(1, o_.repetitions * o_.loops);
+        for (double sec : timer_.time_plain_memcpy(kind, g.index, o_.bytes, plain_samples)) {
           ref.push_back(to_gb_s(o_.bytes, sec));
         }
         f.reference_gb_s = median(ref);
