@@ -80,6 +80,8 @@ void setup_io(CLI::App& app, Options& opt) {
       ->check(CLI::IsMember({"gdsio", "table"}))
       ->group(x);
   app.add_option("--json", opt.json_file, "write the gdsbench.io/1 JSON report to FILE")->group(x);
+  app.add_option("--html", opt.html_file, "write the report as a self-contained HTML page to FILE")
+      ->group(x);
   app.add_flag("-q,--quiet", opt.quiet, "no live progress")->group(x);
   app.add_flag("--allow-overwrite", opt.allow_overwrite,
                "allow replacing files gdsbench did not create")

@@ -50,6 +50,7 @@ struct Options {
   uint32_t repeat = 1;
   std::string format = "gdsio";  // gdsio | table
   std::string json_file;
+  std::string html_file;  // --html: the same document as a self-contained HTML page
   bool quiet = false;
   bool allow_overwrite = false;
   bool require_gds = false;

@@ -1,5 +1,10 @@
 #include "run_io.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include "gdsb/report/html.hpp"
+#include "gdsb/report/output_file.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -68,6 +73,7 @@ int run_jobs(const Options& opt, const StopSignals& signals, ProgressLine& progr
   const Plan plan = plan_from(opt);
   if (!opt.json_file.empty())
     report::check_report_target(opt.json_file, "--json", opt.allow_overwrite);
+  if (!opt.html_file.empty()) report::check_output_path(opt.html_file, opt.allow_overwrite);
 
   report::RunContext context = report::collect_context();
   const PathRegistry registry = make_default_registry();
@@ -102,8 +108,9 @@ int run_jobs(const Options& opt, const StopSignals& signals, ProgressLine& progr
   const bool nothing_ran = std::all_of(outcomes.begin(), outcomes.end(), [](const JobOutcome& o) {
     return o.exit_code == kExitUsage;
   });
-  if (!opt.json_file.empty() && !(nothing_ran && !outcomes.empty())) {
-    write_io_report(opt.json_file, opt.argv, context, results, interrupted);
+  if ((!opt.json_file.empty() || !opt.html_file.empty()) && !(nothing_ran && !outcomes.empty())) {
+    write_io_report(opt.json_file, opt.html_file, opt.argv, context, results, interrupted,
+                    opt.allow_overwrite);
   }
   if (interrupted) {
     print_error("interrupted; results above cover the time before the signal");
@@ -119,12 +126,15 @@ void print_error(const std::string& message) {
   (void)std::fprintf(stderr, "gdsb-io: %s\n", message.c_str());
 }
 
-void write_io_report(const std::string& path, const std::vector<std::string>& argv,
-                     report::RunContext context, std::span<const RunResult> runs,
-                     bool interrupted) {
+void write_io_report(const std::string& json_path, const std::string& html_path,
+                     const std::vector<std::string>& argv, report::RunContext context,
+                     std::span<const RunResult> runs, bool interrupted, bool allow_overwrite) {
   context.ended_at = report::utc_now_iso8601();
   const auto doc = report::io_document({"gdsb-io", GDSB_VERSION}, argv, context, runs, interrupted);
-  report::write_file_atomically(path, doc.dump(2) + "\n");
+  if (!json_path.empty()) report::write_file_atomically(json_path, doc.dump(2) + "\n");
+  if (!html_path.empty()) {
+    report::write_html(nlohmann::json::parse(doc.dump()), html_path, allow_overwrite);
+  }
 }
 
 int run_io(const Options& opt) {

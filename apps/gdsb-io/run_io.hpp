@@ -14,9 +14,11 @@ namespace gdsb::io {
 
 int run_io(const Options& opt);
 
-// Writes the gdsbench.io/1 document to path (temp file + rename); ended_at is set here.
-void write_io_report(const std::string& path, const std::vector<std::string>& argv,
-                     report::RunContext context, std::span<const RunResult> runs, bool interrupted);
+// Writes the gdsbench.io/1 document to json_path and its HTML view to html_path (either
+// may be empty; each through a temp file + rename); ended_at is set here.
+void write_io_report(const std::string& json_path, const std::string& html_path,
+                     const std::vector<std::string>& argv, report::RunContext context,
+                     std::span<const RunResult> runs, bool interrupted, bool allow_overwrite);
 
 // Prints an error as "gdsb-io: <message>" on stderr.
 void print_error(const std::string& message);

@@ -1,5 +1,7 @@
 #include "survey.hpp"
 
+#include "gdsb/report/output_file.hpp"
+
 #include <fcntl.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -134,6 +136,7 @@ int run_survey(const Options& opt, const std::atomic<bool>& stop, ProgressLine& 
   const std::string report_path = opt.json_file.empty() ? kSurveyReport : opt.json_file;
   report::check_report_target(report_path, opt.json_file.empty() ? "survey report" : "--json",
                               opt.allow_overwrite);
+  if (!opt.html_file.empty()) report::check_output_path(opt.html_file, opt.allow_overwrite);
   const std::string dir = scratch_dir();
   if (::access(dir.c_str(), W_OK) != 0) {
     throw RuntimeError("cannot write in scratch directory " + dir + ": " + sys_error() +
@@ -187,7 +190,8 @@ int run_survey(const Options& opt, const std::atomic<bool>& stop, ProgressLine& 
   (void)std::fputs(report::io_table(results).c_str(), stdout);
   (void)std::fflush(stdout);
   const bool interrupted = stop.load();
-  write_io_report(report_path, opt.argv, context, results, interrupted);
+  write_io_report(report_path, opt.html_file, opt.argv, context, results, interrupted,
+                  opt.allow_overwrite);
   (void)std::printf("report: %s\n", report_path.c_str());
   if (interrupted) {
     print_error("interrupted; the scratch file was removed");

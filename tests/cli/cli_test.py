@@ -161,6 +161,17 @@ class BadInput(Base):
         with open(target) as f:
             self.assertEqual(f.read(), '{"mine": true}\n')
 
+    def test_html_refuses_unrelated_file(self):
+        target = self.path("page.html")
+        with open(target, "w") as f:
+            f.write("<p>mine</p>\n")
+        before = self.listing()
+        p = run(["-f", self.path("f"), "-s", "1M", "-I", "1", "--html", target], cwd=self.tmp)
+        self.assertExit(p, 2, "page.html", "--allow-overwrite")
+        self.assertEqual(self.listing(), before)
+        with open(target) as f:
+            self.assertEqual(f.read(), "<p>mine</p>\n")
+
     def test_job_file_with_workload_option(self):
         job = self.path("a.gdsio")
         with open(job, "w") as f:
@@ -374,6 +385,16 @@ class Integration(Base):
         p = run(["-f", f, "-s", size, "-q", "--json", out] + extra, cwd=self.tmp)
         self.assertExit(p, 0)
         return p, json.load(open(out))
+
+    def test_html_report_embeds_the_document(self):
+        f, page = self.path("data"), self.path("r.html")
+        make_file(f, 8 << 20)
+        p = run(["-f", f, "-s", "8M", "-i", "1M", "-q", "--html", page], cwd=self.tmp)
+        self.assertExit(p, 0)
+        html = open(page).read()
+        self.assertIn('"gdsbench.io/1"', html)
+        self.assertIn("<svg", html)
+        self.assertFalse([n for n in os.listdir(self.tmp) if ".tmp" in n], "temp file left")
 
     def check_doc(self, doc, runs):
         self.assertEqual(doc["schema"], "gdsbench.io/1")
