@@ -18,7 +18,7 @@
 #include "gdsb/report/report_file.hpp"
 #include "gdsb/runner.hpp"
 #include "job_file.hpp"
-#include "signals.hpp"
+#include "gdsb/stop_signals.hpp"
 #include "survey.hpp"
 
 namespace gdsb::io {
@@ -140,7 +140,7 @@ void write_io_report(const std::string& json_path, const std::string& html_path,
 int run_io(const Options& opt) {
   try {
     // Before any thread exists, so that every thread inherits the blocked signals.
-    const StopSignals signals;
+    const StopSignals signals("gdsb-io");
     ProgressLine progress(stderr_is_terminal() && !opt.quiet);
     try {
       if (opt.job_file.empty() && opt.given.empty())

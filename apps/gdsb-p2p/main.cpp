@@ -4,7 +4,7 @@
 
 #include "gdsb/error.hpp"
 #include "p2p_cli.hpp"
-#include "stop_signals.hpp"
+#include "gdsb/stop_signals.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"gdsb-p2p: GPU peer-to-peer capabilities (CUDA, NVML, PCIe P2PDMA) and measured "
@@ -18,8 +18,11 @@ int main(int argc, char** argv) {
   }
   options.argv.assign(argv, argv + argc);
   // Before make_backends: the signal mask must be in place before CUDA starts threads.
-  std::unique_ptr<gdsb::p2p::StopSignals> signals;
-  if (options.measure) signals = std::make_unique<gdsb::p2p::StopSignals>();
+  std::unique_ptr<gdsb::StopSignals> signals;
+  if (options.measure) {
+    signals = std::make_unique<gdsb::StopSignals>(
+        "gdsb-p2p", "stopping after the current case (again to quit now)");
+  }
   try {
     gdsb::p2p::Backends backends = gdsb::p2p::make_backends(options);
     if (signals) backends.stop = &signals->flag();

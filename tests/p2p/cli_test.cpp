@@ -19,7 +19,7 @@
 #include "fake_layers.hpp"
 #include "gdsb/error.hpp"
 #include "p2p_cli.hpp"
-#include "stop_signals.hpp"
+#include "gdsb/stop_signals.hpp"
 
 namespace gdsb::p2p {
 namespace {
@@ -166,7 +166,7 @@ TEST(P2pCli, InterruptedMeasurementWritesTheReportAndExits130) {
 }
 
 TEST(P2pCli, StopSignalsTurnSigtermIntoTheStopFlag) {
-  StopSignals signals;
+  gdsb::StopSignals signals("gdsb-p2p-test");
   EXPECT_FALSE(signals.stopped());
   ASSERT_EQ(::kill(::getpid(), SIGTERM), 0);  // blocked here; the watcher takes it
   for (int i = 0; i < 100 && !signals.stopped(); ++i) {
