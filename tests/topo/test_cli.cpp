@@ -132,6 +132,14 @@ TEST_F(TopoCli, HtmlReportIsWrittenAndForeignFilesAreKept) {
   EXPECT_EQ(kept, "precious");
 }
 
+TEST_F(TopoCli, CeilingWithoutAPeerLinkSaysWhyInsteadOfAFigure) {
+  // The GPU test machine's shape: one GPU, virtio devices without PCIe link data.
+  fs::path root = tree(fixture::make_flat_vm(), "flat-vm");
+  CliRun r = cli({"--sysfs-root", root.string()});
+  EXPECT_NE(r.out.find("have no ceiling from this input:"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("limited to unknown"), std::string::npos) << r.out;
+}
+
 TEST_F(TopoCli, SaveSnapshotThenReplayGivesSameJson) {
   fs::path root = tree(fixture::make_box(2, 1, 1, 2, 1), "box");
   fs::path a = dir.path() / "a.json", b = dir.path() / "b.json", snap = dir.path() / "snap";

@@ -188,10 +188,14 @@ void render_text(std::ostream& out, const Snapshot& s, const TopologyView& v, co
   banner(out, "CEILINGS");
   if (r.ceilings.empty()) out << " (no GPU)\n";
   for (const auto& c : r.ceilings) {
-    char buf[64] = "unknown";
-    if (c.gb_s) std::snprintf(buf, sizeof buf, "~%.1f GB/s", *c.gb_s);
-    out << " GDS reads on " << v.gpu_label(c.gpu) << " (" << c.gpu << ") limited to " << buf
-        << " by " << c.limited_by << '\n';
+    out << " GDS reads on " << v.gpu_label(c.gpu) << " (" << c.gpu << ") ";
+    if (c.gb_s) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "~%.1f GB/s", *c.gb_s);
+      out << "limited to " << buf << " by " << c.limited_by << '\n';
+    } else {
+      out << "have no ceiling from this input: " << c.limited_by << '\n';
+    }
   }
   out << ' ' << platform_verification_line(r) << '\n';
 }
