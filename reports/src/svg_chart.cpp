@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "svg.hpp"
+#include "gdsb/report/html.hpp"
 
 namespace gdsb::report::svg {
 namespace {
@@ -104,32 +105,8 @@ std::string no_data(const ChartSpec& spec) {
 
 }  // namespace
 
-std::string esc(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += ch;
-    }
-  }
-  return out;
-}
+// The SVG views embed in the HTML page, so they escape exactly as the page does.
+std::string esc(const std::string& text) { return html_escape(text); }
 
 std::string num(double v) {
   char buf[32];
