@@ -17,8 +17,9 @@
 #   PARTS=concurrent: gdsb-p2p --measure --concurrent next to nvbandwidth's host_to_all /
 #   all_to_host cases (bench/p2p-concurrent.sh).
 # Environment: SECONDS_PER_RUN (3), THREADS ("1 4 8"), RAM_SIZE (8G), DISK_SIZE (2G), OUT,
-#   PARTS (default "p2p ram fio disk concurrent": which sections run). fio runs twice, with gdsb-io's
-#   io_uring rings in the default COOP_TASKRUN mode and with GDSB_IO_URING_TASKRUN=defer.
+#   PARTS (default "p2p ram fio disk concurrent": which sections run). fio runs five times:
+#   on the disk with each tool's default ring, with both rings polled (SQPOLL), with fio
+#   batching its submissions as gdsb-io does (a diagnosis), then on a tmpfs file twice.
 #   Disk runs drop the page cache first (root), so cuFile's buffered compat I/O starts cold.
 # Needs root (mount, the udev record). Without a GPU it says so and exits 1.
 set -uo pipefail
@@ -129,14 +130,25 @@ io "ram-x2-I0-w8-q2" -f "$ram" -x 2 -I 0 -s "$ram_size" -i 1M -w 8 --iodepth 2 -
 umount /mnt/ram 2>/dev/null
 fi
 
-# 4. fio against gdsb-io: io_uring 4 KiB random reads, QD 32, on the disk.
+# 4. fio against gdsb-io: io_uring 4 KiB random reads, QD 32, on the disk; then the same
+# with both tools' rings polled by a kernel thread (SQPOLL); then, as a diagnosis, fio
+# submitting in batches as gdsb-io does; then the same job on a RAM-backed file, where
+# no device is in the way and the figure is the tools' own work per I/O.
 if part fio && [ -n "$fio_bin" ]; then
-  FIO="$fio_bin" timeout 150 bench/vs-fio.sh -b "$cli" -d /root -s 2G -t 5 -r 3 -c rand-4K-uring-qd32 \
-    > "$work/vs-fio.md" 2>"$work/vs-fio.err"
-  say "vs-fio: rc=$? ($(elapsed))"
-  GDSB_IO_URING_TASKRUN=defer FIO="$fio_bin" timeout 150 bench/vs-fio.sh -b "$cli" -d /root -s 2G -t 5 -r 3 \
-    -c rand-4K-uring-qd32 > "$work/vs-fio-defer.md" 2>"$work/vs-fio-defer.err"
-  say "vs-fio (GDSB_IO_URING_TASKRUN=defer): rc=$? ($(elapsed))"
+  vs_fio() {  # label dir [vs-fio.sh options...]
+    local label=$1 dir=$2; shift 2
+    FIO="$fio_bin" timeout 150 bench/vs-fio.sh -b "$cli" -d "$dir" -s 2G -t 5 -r 3 -c rand-4K-uring-qd32 \
+      "$@" > "$work/vs-fio$label.md" 2>"$work/vs-fio$label.err"
+    say "vs-fio$label: rc=$? ($(elapsed))"
+  }
+  vs_fio "" /root
+  GDSB_IO_URING_TASKRUN=sqpoll vs_fio "-sqpoll" /root -F --sqthread_poll=1
+  vs_fio "-fio-batched" /root -F "--iodepth_batch_submit=32 --iodepth_batch_complete_min=1"
+  mkdir -p /mnt/uring && mount -t tmpfs -o size=4g tmpfs /mnt/uring && {
+    vs_fio "-ram" /mnt/uring
+    GDSB_IO_URING_TASKRUN=sqpoll vs_fio "-ram-sqpoll" /mnt/uring -F --sqthread_poll=1
+    umount /mnt/uring
+  }
 fi
 
 # 4b. All GPUs at once against nvbandwidth (gdsb-p2p --concurrent).
@@ -296,13 +308,15 @@ for bs, t in (("1M", 4),):
         if r:
             w = r.get("path", {}).get("warnings") if isinstance(r.get("path"), dict) else r.get("warnings")
             print(f"- -x {x} {bs} event run warnings: {w}")
-vs = os.path.join(work, "vs-fio.md")
-print("\n## io_uring 4 KiB random read, QD 32, against fio (bench/vs-fio.sh, disk)\n")
-print(open(vs).read() if os.path.exists(vs) else "not measured (no fio)")
-vd = os.path.join(work, "vs-fio-defer.md")
-if os.path.exists(vd):
-    print("\nwith GDSB_IO_URING_TASKRUN=defer (IORING_SETUP_DEFER_TASKRUN, as fio):\n")
-    print(open(vd).read())
+print("\n## io_uring 4 KiB random read, QD 32, against fio (bench/vs-fio.sh)\n")
+for label, what in (("", "disk, each tool's default ring"),
+                    ("-sqpoll", "disk, both rings polled by a kernel thread (GDSB_IO_URING_TASKRUN=sqpoll, fio --sqthread_poll=1)"),
+                    ("-fio-batched", "disk, diagnosis: fio submitting in batches like gdsb-io (--iodepth_batch_submit=32 --iodepth_batch_complete_min=1)"),
+                    ("-ram", "RAM-backed file (tmpfs, O_DIRECT), each tool's default ring"),
+                    ("-ram-sqpoll", "RAM-backed file, both rings polled by a kernel thread")):
+    vs = os.path.join(work, f"vs-fio{label}.md")
+    print(f"\n### {what}\n")
+    print(open(vs).read() if os.path.exists(vs) else "not measured (no fio, or the part did not run)")
 st = os.path.join(work, "nsys-x2-stats.txt")
 if os.path.exists(st):
     print("\n## nsys, -x 2 read, 8 threads (top lines)\n\n```")

@@ -6,11 +6,18 @@
 # submission to completion (fio: lat_ns with lat_percentiles=1).
 #
 #   bench/vs-fio.sh [-b GDSB_IO] [-d DIR] [-s SIZE] [-t SECONDS] [-r ROUNDS] [-c CASES]
+#                   [-G GDSB_ARGS] [-F FIO_ARGS]
 #
 # CPU per I/O: gdsb-io's cpu.user_us_per_io/sys_us_per_io (worker threads) against fio's
 # usr_cpu/sys_cpu turned into microseconds per I/O (percent of one CPU x job runtime /
 # I/Os), so "less work per I/O" is a figure, not a claim. -c: the cases to run, blank
 # separated (default all three). FIO: the fio binary (default fio on PATH).
+# -G / -F: extra arguments for every gdsb-io / fio run (e.g. -F --sqthread_poll=1 to set
+# fio's ring up as GDSB_IO_URING_TASKRUN=sqpoll sets gdsb-io's; or, as a diagnosis, fio's
+# submission batching changed to gdsb-io's). Context switches (voluntary/involuntary) per
+# I/O of each tool's whole process and virtio request interrupts per I/O (the machine's
+# /proc/interrupts lines named virtio*-req*, 0 where there are none) are measured around
+# every run, to show how each tool waits and how many device notifications it causes.
 #
 # Defaults: build/release/apps/gdsb-io/gdsb-io, DIR=$GDSB_SCRATCH or ., SIZE=1G,
 # SECONDS=10, ROUNDS=3. Rounds alternate which tool goes first. The data file DIR/gdsb-vs-fio.dat is written once by gdsb-io
@@ -32,7 +39,8 @@ secs=10
 rounds=3
 cases="seq-1M-psync-2t rand-4K-psync-2t rand-4K-uring-qd32"
 fio_bin=${FIO:-fio}
-while getopts "b:d:s:t:r:c:h" o; do
+gdsb_extra="" fio_extra=""
+while getopts "b:d:s:t:r:c:G:F:h" o; do
   case $o in
     b) gdsb_io=$OPTARG ;;
     d) dir=$OPTARG ;;
@@ -40,6 +48,8 @@ while getopts "b:d:s:t:r:c:h" o; do
     t) secs=$OPTARG ;;
     r) rounds=$OPTARG ;;
     c) cases=$OPTARG ;;
+    G) gdsb_extra=$OPTARG ;;
+    F) fio_extra=$OPTARG ;;
     *) sed -n '2,/^set -euo/p' "$0" | grep '^#'; exit 2 ;;
   esac
 done
@@ -56,15 +66,38 @@ half=$((bytes / 2))
 echo "vs-fio: writing $size to $file" >&2
 "$gdsb_io" -f "$file" -x 1 -I 1 -s "$size" -i 1M -w 2 -q >/dev/null
 
+# Runs a command and writes its process's context switches and the virtio request
+# interrupts during it (JSON) to $1.
+measured() {  # usage-file command...
+  local usage=$1; shift
+  python3 - "$usage" "$@" <<'PY'
+import json, resource, subprocess, sys
+def irqs():
+    total = 0
+    for line in open("/proc/interrupts"):
+        f = line.split()
+        if f and "virtio" in line and "req" in line:
+            total += sum(int(x) for x in f[1:] if x.isdigit())
+    return total
+i0 = irqs()
+rc = subprocess.run(sys.argv[2:]).returncode
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+json.dump({"nvcsw": ru.ru_nvcsw, "nivcsw": ru.ru_nivcsw, "irqs": irqs() - i0}, open(sys.argv[1], "w"))
+sys.exit(rc)
+PY
+}
+
 run_gdsb() {  # case round args...
   local name=$1 round=$2; shift 2
-  "$gdsb_io" -f "$file" -x 1 -s "$size" -T "$secs" -q --json "$out/$name.gdsb.$round.json" "$@" >/dev/null
+  # shellcheck disable=SC2086  # -G is a list of arguments
+  measured "$out/$name.gdsb.$round.usage" "$gdsb_io" -f "$file" -x 1 -s "$size" -T "$secs" -q --json "$out/$name.gdsb.$round.json" "$@" $gdsb_extra >/dev/null
 }
 run_fio() {  # case round args...
   local name=$1 round=$2; shift 2
-  "$fio_bin" --name="$name" --filename="$file" --direct=1 --time_based --runtime="$secs" \
+  # shellcheck disable=SC2086  # -F is a list of arguments
+  measured "$out/$name.fio.$round.usage" "$fio_bin" --name="$name" --filename="$file" --direct=1 --time_based --runtime="$secs" \
       --group_reporting --lat_percentiles=1 --output-format=json \
-      --output="$out/$name.fio.$round.json" "$@" >/dev/null
+      --output="$out/$name.fio.$round.json" "$@" $fio_extra >/dev/null
 }
 
 gdsb_case() {  # case round
@@ -100,20 +133,34 @@ python3 - "$out" "$rounds" "$cases" <<'PY'
 import json, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
 cases = sys.argv[3].split()
-print("| case | gdsb-io GiB/s | fio GiB/s | ratio | per-round ratios | gdsb-io IOPS | fio IOPS | gdsb-io p99 us | fio p99 us | gdsb-io usr/sys us per I/O | fio usr/sys us per I/O |")
-print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+print("| case | gdsb-io GiB/s | fio GiB/s | ratio | per-round ratios | gdsb-io IOPS | fio IOPS | gdsb-io p99 us | fio p99 us | gdsb-io usr/sys us per I/O | fio usr/sys us per I/O | gdsb-io vol/invol ctx sw per I/O | fio | gdsb-io virtio IRQs per I/O | fio |")
+print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+def usage(path, ios):
+    try:
+        u = json.load(open(path))
+    except (OSError, ValueError):
+        return None
+    return (u["nvcsw"] / ios, u["nivcsw"] / ios, u["irqs"] / ios)
+def sw(use):
+    use = [u for u in use if u]
+    return f"{statistics.median(u[0] for u in use):.3f}/{statistics.median(u[1] for u in use):.3f}" if use else "not measured"
+def irq(use):
+    use = [u for u in use if u]
+    return f"{statistics.median(u[2] for u in use):.3f}" if use else "not measured"
 for c in cases:
     g_bw, g_iops, g_p99, f_bw, f_iops, f_p99 = [], [], [], [], [], []
-    g_cpu, f_cpu = [], []
+    g_cpu, f_cpu, g_use, f_use = [], [], [], []
     for r in range(1, rounds + 1):
         g = json.load(open(f"{out}/{c}.gdsb.{r}.json"))["runs"][0]["result"]
         g_bw.append(g["throughput_gib_s"]); g_iops.append(g["iops"]); g_p99.append(g["latency_us"]["p99"])
         g_cpu.append((g["cpu"].get("user_us_per_io", 0), g["cpu"].get("sys_us_per_io", 0)))
+        g_use.append(usage(f"{out}/{c}.gdsb.{r}.usage", max(1, g.get("ops", 0) or g["iops"] * g.get("seconds", 1))))
         job = json.load(open(f"{out}/{c}.fio.{r}.json"))["jobs"][0]
         f = job["read"]
         ios = max(1, f.get("total_ios", 0))
         run_s = job.get("job_runtime", 0) / 1000.0
         f_cpu.append((job["usr_cpu"] / 100 * run_s * 1e6 / ios, job["sys_cpu"] / 100 * run_s * 1e6 / ios))
+        f_use.append(usage(f"{out}/{c}.fio.{r}.usage", ios))
         f_bw.append(f["bw_bytes"] / 2**30); f_iops.append(f["iops"])
         f_p99.append(f["lat_ns"]["percentile"]["99.000000"] / 1000)
     m = statistics.median
@@ -122,6 +169,7 @@ for c in cases:
     print(f"| {c} | {m(g_bw):.3f} | {m(f_bw):.3f} | {m(g_bw)/m(f_bw):.2f} | {paired} | {m(g_iops):.0f} | "
           f"{m(f_iops):.0f} | {m(g_p99):.1f} | {m(f_p99):.1f} | "
           f"{m([u for u, _ in g_cpu]):.2f}/{m([s for _, s in g_cpu]):.2f} | "
-          f"{m([u for u, _ in f_cpu]):.2f}/{m([s for _, s in f_cpu]):.2f} |")
+          f"{m([u for u, _ in f_cpu]):.2f}/{m([s for _, s in f_cpu]):.2f} | "
+          f"{sw(g_use)} | {sw(f_use)} | {irq(g_use)} | {irq(f_use)} |")
 print(f"\nmedians of {rounds} alternating rounds; raw JSON in {out}")
 PY

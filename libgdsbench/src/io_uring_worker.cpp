@@ -121,6 +121,10 @@ class IoUringWorker final : public HostIoWorker {
     // than SINGLE_ISSUER|DEFER_TASKRUN for O_DIRECT 4 KiB reads at QD 32 (7 of 7 rounds,
     // 3-24%, docs/PERFORMANCE.md), so DEFER_TASKRUN is not used.
     std::vector<unsigned> ladder;
+    if (taskrun == UringTaskrun::Sqpoll) {
+      if (single_thread) ladder.push_back(IORING_SETUP_SQPOLL | IORING_SETUP_SINGLE_ISSUER);
+      ladder.push_back(IORING_SETUP_SQPOLL);
+    }
     if (single_thread && taskrun == UringTaskrun::Defer) {
       ladder.push_back(IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER |
                        IORING_SETUP_DEFER_TASKRUN);
@@ -132,14 +136,20 @@ class IoUringWorker final : public HostIoWorker {
     for (const unsigned flags : ladder) {
       io_uring_params p{};
       p.flags = flags;
+      // The polling thread sleeps after 1 s without submissions (a run's gaps are shorter).
+      if ((flags & IORING_SETUP_SQPOLL) != 0) p.sq_thread_idle = 1000;
       rc = io_uring_queue_init_params(depth_, &ring_, &p);
       if (rc == 0) {
+        if ((flags & IORING_SETUP_SQPOLL) != 0) {
+          notes_ += ", kernel submission polling (its thread's CPU is not in the per-I/O figure)";
+        }
         if ((flags & IORING_SETUP_SINGLE_ISSUER) != 0) notes_ += ", single issuer";
         defer_ = (flags & IORING_SETUP_DEFER_TASKRUN) != 0;
         if (defer_) notes_ += ", deferred task work";
         return;
       }
-      if (rc != -EINVAL) break;
+      // SQPOLL may also be refused for want of privilege (EPERM) on old kernels.
+      if (rc != -EINVAL && !(rc == -EPERM && (flags & IORING_SETUP_SQPOLL) != 0)) break;
     }
     throw RuntimeError("io_uring_setup(" + std::to_string(depth_) +
                        " entries) failed: " + errno_text(-rc) + "; use --engine psync");
@@ -233,7 +243,8 @@ UringTaskrun parse_uring_taskrun(const char* text) {
   return parse_env_choice<UringTaskrun>(
       "GDSB_IO_URING_TASKRUN", text,
       {{"coop", UringTaskrun::Coop, "IORING_SETUP_COOP_TASKRUN"},
-       {"defer", UringTaskrun::Defer, "also IORING_SETUP_DEFER_TASKRUN, as fio sets up its rings"}});
+       {"defer", UringTaskrun::Defer, "also IORING_SETUP_DEFER_TASKRUN, as fio sets up its rings"},
+       {"sqpoll", UringTaskrun::Sqpoll, "IORING_SETUP_SQPOLL, a kernel thread polls submissions"}});
 }
 
 std::unique_ptr<HostIoWorker> make_io_uring_worker(const HostIoOptions& options,
