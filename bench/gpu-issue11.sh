@@ -144,9 +144,11 @@ if part fio && [ -n "$fio_bin" ]; then
   vs_fio "" /root
   GDSB_IO_URING_TASKRUN=sqpoll vs_fio "-sqpoll" /root -F --sqthread_poll=1
   vs_fio "-fio-batched" /root -F "--iodepth_batch_submit=32 --iodepth_batch_complete_min=1"
+  vs_fio "-pinned" /root -C 2
   mkdir -p /mnt/uring && mount -t tmpfs -o size=4g tmpfs /mnt/uring && {
     vs_fio "-ram" /mnt/uring
     GDSB_IO_URING_TASKRUN=sqpoll vs_fio "-ram-sqpoll" /mnt/uring -F --sqthread_poll=1
+    GDSB_IO_URING_TASKRUN=defer vs_fio "-ram-defer" /mnt/uring
     umount /mnt/uring
   }
 fi
@@ -312,8 +314,10 @@ print("\n## io_uring 4 KiB random read, QD 32, against fio (bench/vs-fio.sh)\n")
 for label, what in (("", "disk, each tool's default ring"),
                     ("-sqpoll", "disk, both rings polled by a kernel thread (GDSB_IO_URING_TASKRUN=sqpoll, fio --sqthread_poll=1)"),
                     ("-fio-batched", "disk, diagnosis: fio submitting in batches like gdsb-io (--iodepth_batch_submit=32 --iodepth_batch_complete_min=1)"),
+                    ("-pinned", "disk, both tools on CPU 2 (taskset -c 2)"),
                     ("-ram", "RAM-backed file (tmpfs, O_DIRECT), each tool's default ring"),
-                    ("-ram-sqpoll", "RAM-backed file, both rings polled by a kernel thread")):
+                    ("-ram-sqpoll", "RAM-backed file, both rings polled by a kernel thread"),
+                    ("-ram-defer", "RAM-backed file, gdsb-io with DEFER_TASKRUN as fio (GDSB_IO_URING_TASKRUN=defer)")):
     vs = os.path.join(work, f"vs-fio{label}.md")
     print(f"\n### {what}\n")
     print(open(vs).read() if os.path.exists(vs) else "not measured (no fio, or the part did not run)")

@@ -6,7 +6,7 @@
 # submission to completion (fio: lat_ns with lat_percentiles=1).
 #
 #   bench/vs-fio.sh [-b GDSB_IO] [-d DIR] [-s SIZE] [-t SECONDS] [-r ROUNDS] [-c CASES]
-#                   [-G GDSB_ARGS] [-F FIO_ARGS]
+#                   [-G GDSB_ARGS] [-F FIO_ARGS] [-C CPUS]
 #
 # CPU per I/O: gdsb-io's cpu.user_us_per_io/sys_us_per_io (worker threads) against fio's
 # usr_cpu/sys_cpu turned into microseconds per I/O (percent of one CPU x job runtime /
@@ -17,7 +17,11 @@
 # submission batching changed to gdsb-io's). Context switches (voluntary/involuntary) per
 # I/O of each tool's whole process and virtio request interrupts per I/O (the machine's
 # /proc/interrupts lines named virtio*-req*, 0 where there are none) are measured around
-# every run, to show how each tool waits and how many device notifications it causes.
+# every run, to show how each tool waits and how many device notifications it causes,
+# with each process's whole CPU time per I/O (all its threads, io_uring's io-wq workers
+# included: where a file system cannot start an I/O without blocking, tmpfs for one, the
+# kernel hands it to those workers) and how many io-wq workers it had.
+# -C CPUS: both tools run under taskset -c CPUS (same placement for both).
 #
 # Defaults: build/release/apps/gdsb-io/gdsb-io, DIR=$GDSB_SCRATCH or ., SIZE=1G,
 # SECONDS=10, ROUNDS=3. Rounds alternate which tool goes first. The data file DIR/gdsb-vs-fio.dat is written once by gdsb-io
@@ -39,8 +43,8 @@ secs=10
 rounds=3
 cases="seq-1M-psync-2t rand-4K-psync-2t rand-4K-uring-qd32"
 fio_bin=${FIO:-fio}
-gdsb_extra="" fio_extra=""
-while getopts "b:d:s:t:r:c:G:F:h" o; do
+gdsb_extra="" fio_extra="" pin=()
+while getopts "b:d:s:t:r:c:G:F:C:h" o; do
   case $o in
     b) gdsb_io=$OPTARG ;;
     d) dir=$OPTARG ;;
@@ -50,6 +54,7 @@ while getopts "b:d:s:t:r:c:G:F:h" o; do
     c) cases=$OPTARG ;;
     G) gdsb_extra=$OPTARG ;;
     F) fio_extra=$OPTARG ;;
+    C) pin=(taskset -c "$OPTARG") ;;
     *) sed -n '2,/^set -euo/p' "$0" | grep '^#'; exit 2 ;;
   esac
 done
@@ -71,7 +76,7 @@ echo "vs-fio: writing $size to $file" >&2
 measured() {  # usage-file command...
   local usage=$1; shift
   python3 - "$usage" "$@" <<'PY'
-import json, resource, subprocess, sys
+import json, os, resource, subprocess, sys, time
 def irqs():
     total = 0
     for line in open("/proc/interrupts"):
@@ -79,10 +84,38 @@ def irqs():
         if f and "virtio" in line and "req" in line:
             total += sum(int(x) for x in f[1:] if x.isdigit())
     return total
+def tasks(pid):
+    # Every thread of the process tree under pid: (pid, tid) -> (name, CPU ticks).
+    seen, todo = {}, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            for tid in os.listdir(f"/proc/{p}/task"):
+                stat = open(f"/proc/{p}/task/{tid}/stat").read()
+                name = stat[stat.index("(") + 1:stat.rindex(")")]
+                f = stat[stat.rindex(")") + 2:].split()
+                seen[(p, tid)] = (name, int(f[11]) + int(f[12]))
+                try:
+                    todo += [int(c) for c in open(f"/proc/{p}/task/{tid}/children").read().split()]
+                except OSError:
+                    pass
+        except OSError:
+            pass
+    return seen
 i0 = irqs()
-rc = subprocess.run(sys.argv[2:]).returncode
+proc = subprocess.Popen(sys.argv[2:])
+last = {}
+while proc.poll() is None:
+    last.update(tasks(proc.pid))
+    time.sleep(0.2)
+rc = proc.returncode
 ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-json.dump({"nvcsw": ru.ru_nvcsw, "nivcsw": ru.ru_nivcsw, "irqs": irqs() - i0}, open(sys.argv[1], "w"))
+hz = os.sysconf("SC_CLK_TCK")
+iowq = [t for t in last.values() if t[0].startswith("iou-")]
+json.dump({"nvcsw": ru.ru_nvcsw, "nivcsw": ru.ru_nivcsw, "irqs": irqs() - i0,
+           "cpu_s": ru.ru_utime + ru.ru_stime,
+           "io_uring_threads": len(iowq), "io_uring_threads_cpu_s": sum(t[1] for t in iowq) / hz},
+          open(sys.argv[1], "w"))
 sys.exit(rc)
 PY
 }
@@ -90,12 +123,12 @@ PY
 run_gdsb() {  # case round args...
   local name=$1 round=$2; shift 2
   # shellcheck disable=SC2086  # -G is a list of arguments
-  measured "$out/$name.gdsb.$round.usage" "$gdsb_io" -f "$file" -x 1 -s "$size" -T "$secs" -q --json "$out/$name.gdsb.$round.json" "$@" $gdsb_extra >/dev/null
+  measured "$out/$name.gdsb.$round.usage" "${pin[@]}" "$gdsb_io" -f "$file" -x 1 -s "$size" -T "$secs" -q --json "$out/$name.gdsb.$round.json" "$@" $gdsb_extra >/dev/null
 }
 run_fio() {  # case round args...
   local name=$1 round=$2; shift 2
   # shellcheck disable=SC2086  # -F is a list of arguments
-  measured "$out/$name.fio.$round.usage" "$fio_bin" --name="$name" --filename="$file" --direct=1 --time_based --runtime="$secs" \
+  measured "$out/$name.fio.$round.usage" "${pin[@]}" "$fio_bin" --name="$name" --filename="$file" --direct=1 --time_based --runtime="$secs" \
       --group_reporting --lat_percentiles=1 --output-format=json \
       --output="$out/$name.fio.$round.json" "$@" $fio_extra >/dev/null
 }
@@ -133,17 +166,24 @@ python3 - "$out" "$rounds" "$cases" <<'PY'
 import json, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
 cases = sys.argv[3].split()
-print("| case | gdsb-io GiB/s | fio GiB/s | ratio | per-round ratios | gdsb-io IOPS | fio IOPS | gdsb-io p99 us | fio p99 us | gdsb-io usr/sys us per I/O | fio usr/sys us per I/O | gdsb-io vol/invol ctx sw per I/O | fio | gdsb-io virtio IRQs per I/O | fio |")
-print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| case | gdsb-io GiB/s | fio GiB/s | ratio | per-round ratios | gdsb-io IOPS | fio IOPS | gdsb-io p99 us | fio p99 us | gdsb-io usr/sys us per I/O | fio usr/sys us per I/O | gdsb-io vol/invol ctx sw per I/O | fio | gdsb-io virtio IRQs per I/O | fio | gdsb-io process CPU us per I/O (io-wq threads, their us) | fio |")
+print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 def usage(path, ios):
     try:
         u = json.load(open(path))
     except (OSError, ValueError):
         return None
-    return (u["nvcsw"] / ios, u["nivcsw"] / ios, u["irqs"] / ios)
+    return (u["nvcsw"] / ios, u["nivcsw"] / ios, u["irqs"] / ios, u.get("cpu_s", 0) * 1e6 / ios,
+            u.get("io_uring_threads", 0), u.get("io_uring_threads_cpu_s", 0) * 1e6 / ios)
 def sw(use):
     use = [u for u in use if u]
     return f"{statistics.median(u[0] for u in use):.3f}/{statistics.median(u[1] for u in use):.3f}" if use else "not measured"
+def proc_cpu(use):
+    use = [u for u in use if u]
+    if not use:
+        return "not measured"
+    m = statistics.median
+    return f"{m(u[3] for u in use):.2f} ({m(u[4] for u in use):.0f}, {m(u[5] for u in use):.2f})"
 def irq(use):
     use = [u for u in use if u]
     return f"{statistics.median(u[2] for u in use):.3f}" if use else "not measured"
@@ -170,6 +210,6 @@ for c in cases:
           f"{m(f_iops):.0f} | {m(g_p99):.1f} | {m(f_p99):.1f} | "
           f"{m([u for u, _ in g_cpu]):.2f}/{m([s for _, s in g_cpu]):.2f} | "
           f"{m([u for u, _ in f_cpu]):.2f}/{m([s for _, s in f_cpu]):.2f} | "
-          f"{sw(g_use)} | {sw(f_use)} | {irq(g_use)} | {irq(f_use)} |")
+          f"{sw(g_use)} | {sw(f_use)} | {irq(g_use)} | {irq(f_use)} | {proc_cpu(g_use)} | {proc_cpu(f_use)} |")
 print(f"\nmedians of {rounds} alternating rounds; raw JSON in {out}")
 PY

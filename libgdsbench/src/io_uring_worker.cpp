@@ -140,7 +140,8 @@ class IoUringWorker final : public HostIoWorker {
       if ((flags & IORING_SETUP_SQPOLL) != 0) p.sq_thread_idle = 1000;
       rc = io_uring_queue_init_params(depth_, &ring_, &p);
       if (rc == 0) {
-        if ((flags & IORING_SETUP_SQPOLL) != 0) {
+        sqpoll_ = (flags & IORING_SETUP_SQPOLL) != 0;
+        if (sqpoll_) {
           notes_ += ", kernel submission polling (its thread's CPU is not in the per-I/O figure)";
         }
         if ((flags & IORING_SETUP_SINGLE_ISSUER) != 0) notes_ += ", single issuer";
@@ -170,10 +171,14 @@ class IoUringWorker final : public HostIoWorker {
 
   void queue(uint32_t slot) {
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-    if (sqe == nullptr) {  // cannot happen with depth_ entries and one request per slot
+    if (sqe == nullptr) {
+      // With depth_ entries and one request per slot the ring is full only while a polling
+      // kernel thread (SQPOLL) has not yet consumed entries whose completions we already
+      // reaped: hand them over and wait for the room.
       io_uring_submit(&ring_);
       pending_ = 0;
       sqe = io_uring_get_sqe(&ring_);
+      if (sqe == nullptr && sqpoll_ && io_uring_sqring_wait(&ring_) >= 0) sqe = io_uring_get_sqe(&ring_);
       if (sqe == nullptr) throw RuntimeError("io_uring submission queue is full");
     }
     const Slot& s = slots_[slot];
@@ -233,6 +238,7 @@ class IoUringWorker final : public HostIoWorker {
   unsigned pending_ = 0;
   bool fixed_files_ = false;
   bool defer_ = false;
+  bool sqpoll_ = false;
   bool fixed_buffers_ = false;
   std::string notes_;
 };
