@@ -17,9 +17,9 @@
 #   PARTS=concurrent: gdsb-p2p --measure --concurrent next to nvbandwidth's host_to_all /
 #   all_to_host cases (bench/p2p-concurrent.sh).
 # Environment: SECONDS_PER_RUN (3), THREADS ("1 4 8"), RAM_SIZE (8G), DISK_SIZE (2G), OUT,
-#   PARTS (default "p2p ram fio disk concurrent": which sections run). fio runs five times:
-#   on the disk with each tool's default ring, with both rings polled (SQPOLL), with fio
-#   batching its submissions as gdsb-io does (a diagnosis), then on a tmpfs file twice.
+#   PARTS (default "p2p ram fio disk concurrent": which sections run). fio runs six times:
+#   on the disk with each tool's default ring, with gdsb-io's waits as I/O wait, with its
+#   ring in COOP_TASKRUN mode, with both rings polled (SQPOLL); on a tmpfs file twice.
 #   Disk runs drop the page cache first (root), so cuFile's buffered compat I/O starts cold.
 # Needs root (mount, the udev record). Without a GPU it says so and exits 1.
 set -uo pipefail
@@ -142,13 +142,12 @@ if part fio && [ -n "$fio_bin" ]; then
     say "vs-fio$label: rc=$? ($(elapsed))"
   }
   vs_fio "" /root
+  GDSB_IO_URING_WAIT=iowait vs_fio "-iowait" /root
+  GDSB_IO_URING_TASKRUN=coop vs_fio "-coop" /root
   GDSB_IO_URING_TASKRUN=sqpoll vs_fio "-sqpoll" /root -F --sqthread_poll=1
-  vs_fio "-fio-batched" /root -F "--iodepth_batch_submit=32 --iodepth_batch_complete_min=1"
-  vs_fio "-pinned" /root -C 2
   mkdir -p /mnt/uring && mount -t tmpfs -o size=4g tmpfs /mnt/uring && {
     vs_fio "-ram" /mnt/uring
-    GDSB_IO_URING_TASKRUN=sqpoll vs_fio "-ram-sqpoll" /mnt/uring -F --sqthread_poll=1
-    GDSB_IO_URING_TASKRUN=defer vs_fio "-ram-defer" /mnt/uring
+    GDSB_IO_URING_TASKRUN=coop vs_fio "-ram-coop" /mnt/uring
     umount /mnt/uring
   }
 fi
@@ -311,13 +310,12 @@ for bs, t in (("1M", 4),):
             w = r.get("path", {}).get("warnings") if isinstance(r.get("path"), dict) else r.get("warnings")
             print(f"- -x {x} {bs} event run warnings: {w}")
 print("\n## io_uring 4 KiB random read, QD 32, against fio (bench/vs-fio.sh)\n")
-for label, what in (("", "disk, each tool's default ring"),
+for label, what in (("", "disk, each tool's default ring (gdsb-io: DEFER_TASKRUN, waits not I/O wait, as fio)"),
+                    ("-iowait", "disk, gdsb-io's waits counted as I/O wait (GDSB_IO_URING_WAIT=iowait)"),
+                    ("-coop", "disk, gdsb-io with COOP_TASKRUN only (GDSB_IO_URING_TASKRUN=coop)"),
                     ("-sqpoll", "disk, both rings polled by a kernel thread (GDSB_IO_URING_TASKRUN=sqpoll, fio --sqthread_poll=1)"),
-                    ("-fio-batched", "disk, diagnosis: fio submitting in batches like gdsb-io (--iodepth_batch_submit=32 --iodepth_batch_complete_min=1)"),
-                    ("-pinned", "disk, both tools on CPU 2 (taskset -c 2)"),
                     ("-ram", "RAM-backed file (tmpfs, O_DIRECT), each tool's default ring"),
-                    ("-ram-sqpoll", "RAM-backed file, both rings polled by a kernel thread"),
-                    ("-ram-defer", "RAM-backed file, gdsb-io with DEFER_TASKRUN as fio (GDSB_IO_URING_TASKRUN=defer)")):
+                    ("-ram-coop", "RAM-backed file, gdsb-io with COOP_TASKRUN only")):
     vs = os.path.join(work, f"vs-fio{label}.md")
     print(f"\n### {what}\n")
     print(open(vs).read() if os.path.exists(vs) else "not measured (no fio, or the part did not run)")

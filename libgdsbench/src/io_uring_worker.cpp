@@ -1,6 +1,7 @@
 #include "io_uring_worker.hpp"
 
 #include <liburing.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -16,8 +17,20 @@
 #include "gdsb/error.hpp"
 #include "gdsb/host_buffer.hpp"
 
+// Kernel 6.15's "do not count this wait as I/O wait" (older uapi headers lack them).
+#ifndef IORING_ENTER_NO_IOWAIT
+#define IORING_ENTER_NO_IOWAIT (1U << 7)
+#endif
+#ifndef IORING_FEAT_NO_IOWAIT
+#define IORING_FEAT_NO_IOWAIT (1U << 17)
+#endif
+
 namespace gdsb::detail {
 namespace {
+
+// liburing's flag for a registered ring fd in io_uring::int_flags (liburing's int_flags.h,
+// the same value since 2.2, when io_uring_register_ring_fd appeared).
+constexpr unsigned kLiburingRegisteredRing = 1U << 0;
 
 std::string errno_text(int err) {
   return std::string(std::strerror(err)) + " (errno " + std::to_string(err) + ")";
@@ -30,7 +43,8 @@ class IoUringWorker final : public HostIoWorker {
     stride_ = slot_stride(o.slot_bytes);
     memory_ = HostBuffer(std::size_t{depth_} * stride_, o.numa_node);
     slots_.resize(depth_);
-    init_ring(o.single_thread, parse_uring_taskrun(std::getenv("GDSB_IO_URING_TASKRUN")));
+    init_ring(o.single_thread, parse_uring_taskrun(std::getenv("GDSB_IO_URING_TASKRUN")),
+              parse_uring_wait(std::getenv("GDSB_IO_URING_WAIT")));
     // A registered ring fd saves a file-table lookup per io_uring_enter; it belongs to
     // the registering thread, so only a single-thread ring has one.
     if (o.single_thread && io_uring_register_ring_fd(&ring_) == 1) notes_ += ", registered ring fd";
@@ -70,20 +84,18 @@ class IoUringWorker final : public HostIoWorker {
     std::size_t got = 0;
     min_complete = std::min(min_complete, out.size());
     while (true) {
-      if (pending_ > 0 || got < min_complete) {
-        // One syscall flushes queued submissions and, when needed, waits for completions.
-        const auto want = static_cast<unsigned>(got < min_complete ? min_complete - got : 0);
-        const int rc = pending_ > 0 ? io_uring_submit_and_wait(&ring_, want)
-                                    : io_uring_wait_cqe_nr(&ring_, &scratch_, want);
-        // Deferred task work posts completions only when the kernel is entered to get
-        // events; a submission or a poll (want 0) does not, so ask for them.
-        if (defer_ && want == 0 && rc >= 0) io_uring_get_events(&ring_);
-        if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY && rc != -ETIME) {
-          throw RuntimeError("io_uring_enter failed: " + errno_text(-rc));
-        }
+      if (pending_ > 0) {
+        // Hand the queued SQEs over; waiting is a second step, as fio does, so the wait
+        // can say it is not I/O wait.
+        const int rc = io_uring_submit(&ring_);
+        check_enter(rc);
         if (rc >= 0) pending_ = 0;  // liburing hands every queued SQE to the kernel
-      } else if (defer_ && got == 0) {
-        io_uring_get_events(&ring_);  // a poll: flush deferred completions first
+      }
+      const auto want = static_cast<unsigned>(got < min_complete ? min_complete - got : 0);
+      if (want > 0 && io_uring_cq_ready(&ring_) < want) {
+        check_enter(wait(want));
+      } else if (defer_ && want == 0 && got == 0) {
+        io_uring_get_events(&ring_);  // a poll: deferred completions are posted only on entry
       }
       std::array<io_uring_cqe*, 64> cqes{};
       const unsigned max =
@@ -115,11 +127,29 @@ class IoUringWorker final : public HostIoWorker {
     return (std::size_t{bytes} + page - 1) / page * page;
   }
 
-  void init_ring(bool single_thread, UringTaskrun taskrun) {
+  static void check_enter(int rc) {
+    if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY && rc != -ETIME) {
+      throw RuntimeError("io_uring_enter failed: " + errno_text(-rc));
+    }
+  }
+
+  // Sleeps in the kernel until `want` completions are posted (deferred task work runs
+  // there too). Where the kernel offers it, the sleep is not counted as I/O wait, as fio
+  // asks: liburing before 2.8 has no call for that flag, so this one enter is made here.
+  int wait(unsigned want) {
+    if (!no_iowait_ || sqpoll_) return io_uring_wait_cqe_nr(&ring_, &scratch_, want);
+    unsigned flags = IORING_ENTER_GETEVENTS | IORING_ENTER_NO_IOWAIT;
+    if ((ring_.int_flags & kLiburingRegisteredRing) != 0) flags |= IORING_ENTER_REGISTERED_RING;
+    const long rc = syscall(__NR_io_uring_enter, ring_.enter_ring_fd, 0U, want, flags, nullptr, 0UL);
+    return rc < 0 ? -errno : static_cast<int>(rc);
+  }
+
+  void init_ring(bool single_thread, UringTaskrun taskrun, UringWait wait_mode) {
     // Newest flags first; older kernels reject them with EINVAL and we step back.
-    // COOP_TASKRUN (completions posted at the next kernel entry, no IPI) measured faster
-    // than SINGLE_ISSUER|DEFER_TASKRUN for O_DIRECT 4 KiB reads at QD 32 (7 of 7 rounds,
-    // 3-24%, docs/PERFORMANCE.md), so DEFER_TASKRUN is not used.
+    // Single-thread rings defer completion task work to our waits, as fio 3.42 sets up its
+    // rings: on a file system whose reads the kernel hands to io-wq workers (tmpfs), every
+    // completion otherwise interrupts the thread; 2.0 x fio there against 0.84 x with
+    // COOP_TASKRUN alone (H100 VM, docs/PERFORMANCE.md). COOP stays selectable.
     std::vector<unsigned> ladder;
     if (taskrun == UringTaskrun::Sqpoll) {
       if (single_thread) ladder.push_back(IORING_SETUP_SQPOLL | IORING_SETUP_SINGLE_ISSUER);
@@ -135,11 +165,15 @@ class IoUringWorker final : public HostIoWorker {
     int rc = -EINVAL;
     for (const unsigned flags : ladder) {
       io_uring_params p{};
-      p.flags = flags;
+      // One completion per slot at most: a CQ ring as small as the SQ ring, as fio's.
+      p.flags = flags | IORING_SETUP_CQSIZE;
+      p.cq_entries = depth_;
       // The polling thread sleeps after 1 s without submissions (a run's gaps are shorter).
       if ((flags & IORING_SETUP_SQPOLL) != 0) p.sq_thread_idle = 1000;
       rc = io_uring_queue_init_params(depth_, &ring_, &p);
       if (rc == 0) {
+        no_iowait_ = wait_mode == UringWait::NoIowait && (p.features & IORING_FEAT_NO_IOWAIT) != 0;
+        if (no_iowait_) notes_ += ", waits not counted as I/O wait";
         sqpoll_ = (flags & IORING_SETUP_SQPOLL) != 0;
         if (sqpoll_) {
           notes_ += ", kernel submission polling (its thread's CPU is not in the per-I/O figure)";
@@ -239,6 +273,7 @@ class IoUringWorker final : public HostIoWorker {
   bool fixed_files_ = false;
   bool defer_ = false;
   bool sqpoll_ = false;
+  bool no_iowait_ = false;
   bool fixed_buffers_ = false;
   std::string notes_;
 };
@@ -248,9 +283,18 @@ class IoUringWorker final : public HostIoWorker {
 UringTaskrun parse_uring_taskrun(const char* text) {
   return parse_env_choice<UringTaskrun>(
       "GDSB_IO_URING_TASKRUN", text,
-      {{"coop", UringTaskrun::Coop, "IORING_SETUP_COOP_TASKRUN"},
-       {"defer", UringTaskrun::Defer, "also IORING_SETUP_DEFER_TASKRUN, as fio sets up its rings"},
+      {{"defer", UringTaskrun::Defer,
+        "IORING_SETUP_DEFER_TASKRUN for single-thread rings, as fio sets up its rings"},
+       {"coop", UringTaskrun::Coop, "IORING_SETUP_COOP_TASKRUN only"},
        {"sqpoll", UringTaskrun::Sqpoll, "IORING_SETUP_SQPOLL, a kernel thread polls submissions"}});
+}
+
+UringWait parse_uring_wait(const char* text) {
+  return parse_env_choice<UringWait>(
+      "GDSB_IO_URING_WAIT", text,
+      {{"no-iowait", UringWait::NoIowait,
+        "waits are not I/O wait (IORING_ENTER_NO_IOWAIT, kernel 6.15+), as fio's"},
+       {"iowait", UringWait::Iowait, "waits count as I/O wait, the kernel's default"}});
 }
 
 std::unique_ptr<HostIoWorker> make_io_uring_worker(const HostIoOptions& options,

@@ -44,17 +44,17 @@ class HostIo : public ::testing::TestWithParam<SubmitEngine> {
     while (got < reqs.size()) got += w.reap(std::span(out).subspan(got), 1);
     return out;
   }
-  // Each ring set-up that GDSB_IO_URING_TASKRUN selects moves the same bytes.
-  void ring_setup_moves_the_same_bytes(const char* setup) {
-    ::setenv("GDSB_IO_URING_TASKRUN", setup, 1);
+  // Each ring set-up that GDSB_IO_URING_TASKRUN (or `variable`) selects moves the same bytes.
+  void ring_setup_moves_the_same_bytes(const char* setup, const char* variable = "GDSB_IO_URING_TASKRUN") {
+    ::setenv(variable, setup, 1);
     std::unique_ptr<HostIoWorker> w;
     try {
       w = make_host_io_worker(SubmitEngine::IoUring, files, 4, 4096);
     } catch (...) {
-      ::unsetenv("GDSB_IO_URING_TASKRUN");
+      ::unsetenv(variable);
       throw;
     }
-    ::unsetenv("GDSB_IO_URING_TASKRUN");
+    ::unsetenv(variable);
     for (uint32_t s = 0; s < 4; ++s) std::memset(w->slot_data(s), 'k' + static_cast<int>(s), 4096);
     std::vector<IoRequest> writes;
     for (uint32_t s = 0; s < 4; ++s) writes.push_back({10 + s, 0, s * 4096ULL, 4096, IoDir::Write, s});
@@ -135,13 +135,24 @@ TEST_P(HostIo, DeferredTaskWorkRingMovesTheSameBytes) {
   ring_setup_moves_the_same_bytes("defer");
 }
 
+TEST_P(HostIo, CooperativeTaskWorkRingMovesTheSameBytes) {
+  if (GetParam() != SubmitEngine::IoUring) GTEST_SKIP() << "io_uring only";
+  ring_setup_moves_the_same_bytes("coop");
+}
+
+TEST_P(HostIo, WaitsCountedAsIoWaitMoveTheSameBytes) {
+  if (GetParam() != SubmitEngine::IoUring) GTEST_SKIP() << "io_uring only";
+  ring_setup_moves_the_same_bytes("iowait", "GDSB_IO_URING_WAIT");
+}
+
 TEST_P(HostIo, SubmissionPollingRingMovesTheSameBytes) {
   if (GetParam() != SubmitEngine::IoUring) GTEST_SKIP() << "io_uring only";
   ring_setup_moves_the_same_bytes("sqpoll");
 }
 
 TEST(UringTaskrun, ParsesTheEnvironmentValueAndNamesABadOne) {
-  EXPECT_EQ(detail::parse_uring_taskrun(nullptr), detail::UringTaskrun::Coop);
+  EXPECT_EQ(detail::parse_uring_taskrun(nullptr), detail::UringTaskrun::Defer);
+  EXPECT_EQ(detail::parse_uring_taskrun(""), detail::UringTaskrun::Defer);
   EXPECT_EQ(detail::parse_uring_taskrun("coop"), detail::UringTaskrun::Coop);
   EXPECT_EQ(detail::parse_uring_taskrun("defer"), detail::UringTaskrun::Defer);
   EXPECT_EQ(detail::parse_uring_taskrun("sqpoll"), detail::UringTaskrun::Sqpoll);
@@ -150,6 +161,18 @@ TEST(UringTaskrun, ParsesTheEnvironmentValueAndNamesABadOne) {
     FAIL() << "no error";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("GDSB_IO_URING_TASKRUN=poll"), std::string::npos) << e.what();
+  }
+}
+
+TEST(UringWait, ParsesTheEnvironmentValueAndNamesABadOne) {
+  EXPECT_EQ(detail::parse_uring_wait(nullptr), detail::UringWait::NoIowait);
+  EXPECT_EQ(detail::parse_uring_wait("iowait"), detail::UringWait::Iowait);
+  EXPECT_EQ(detail::parse_uring_wait("no-iowait"), detail::UringWait::NoIowait);
+  try {
+    detail::parse_uring_wait("sleep");
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("GDSB_IO_URING_WAIT=sleep"), std::string::npos) << e.what();
   }
 }
 
