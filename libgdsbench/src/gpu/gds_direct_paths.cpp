@@ -7,61 +7,35 @@
 namespace gdsb::gpu {
 namespace {
 
-class GpuDirectWorker final : public PathWorker {
+class GpuDirectWorker final : public detail::CufileWorkerCore {
  public:
   GpuDirectWorker(GpuService& svc, const Workload& w, const FileSet& files, CufileSession& s,
                   CompletionWait /*synchronous: nothing to wait for*/)
-      : bind_(svc, w.gpu),
-        session_(s),
-        io_size_(w.io_size),
-        nfiles_(files.fds.size()),
-        depth_(std::max<uint32_t>(1, w.iodepth)),
-        bufs_(svc, w, depth_, s) {}
-
-  uint32_t depth() const override { return depth_; }
+      : CufileWorkerCore(svc, w, files, s, CompletionWait::Event, std::max<uint32_t>(1, w.iodepth),
+                         "-x 0") {}
 
   void submit(std::span<const IoRequest> requests) override {
-    bind_.enter();
-    detail::check_requests(requests, depth_, io_size_, nfiles_);
-    const auto& api = session_.api();
+    begin_submit(requests);
     for (const IoRequest& r : requests) {
-      void* buf = bufs_.slots().at(r.slot);
+      void* buf = slot_buffer(r.slot);
       const auto off = static_cast<off_t>(r.offset);
-      const ssize_t n = r.dir == IoDir::Read
-                            ? api.read(session_.handle(r.file), buf, r.length, off, 0)
-                            : api.write(session_.handle(r.file), buf, r.length, off, 0);
-      if (n < 0) detail::throw_io(session_, r.dir == IoDir::Read ? "cuFileRead" : "cuFileWrite", n, r.file);
-      session_.count(r.dir);
-      done_.push_back({r.tag, n});
+      const bool read = r.dir == IoDir::Read;
+      const ssize_t n = read ? api().read(session_.handle(r.file), buf, r.length, off, 0)
+                             : api().write(session_.handle(r.file), buf, r.length, off, 0);
+      done_.push_back(complete_io(read ? "cuFileRead" : "cuFileWrite", r.dir, r.file, r.tag, n));
     }
   }
 
   std::size_t reap(std::span<IoCompletion> out, std::size_t min_complete) override {
-    if (min_complete > done_.size()) throw std::logic_error("-x 0: reap waits for more than was submitted");
     std::size_t n = 0;
     while (n < out.size() && !done_.empty()) {
       out[n++] = done_.front();
       done_.pop_front();
     }
-    return n;
-  }
-
-  void load_slot(uint32_t slot, std::span<const std::byte> data) override {
-    bind_.enter();
-    bufs_.slots().load(slot, data);
-  }
-  void read_slot(uint32_t slot, std::span<std::byte> out) override {
-    bind_.enter();
-    bufs_.slots().read(slot, out);
+    return end_reap(n, min_complete);
   }
 
  private:
-  detail::ThreadBinding bind_;
-  CufileSession& session_;
-  uint64_t io_size_;
-  std::size_t nfiles_;
-  uint32_t depth_;
-  detail::RegisteredSlots bufs_;
   std::deque<IoCompletion> done_;
 };
 
@@ -74,27 +48,20 @@ struct AsyncArgs {
   ssize_t done = 0;
 };
 
-class GpuDirectAsyncWorker final : public PathWorker {
+class GpuDirectAsyncWorker final : public detail::CufileWorkerCore {
  public:
   GpuDirectAsyncWorker(GpuService& svc, const Workload& w, const FileSet& files, CufileSession& s,
                        CompletionWait completion)
-      : svc_(svc),
-        completion_(completion),
-        bind_(svc, w.gpu),
-        session_(s),
-        io_size_(w.io_size),
-        nfiles_(files.fds.size()),
-        depth_(std::max<uint32_t>(1, w.iodepth)),
-        bufs_(svc, w, depth_, s),
+      : CufileWorkerCore(svc, w, files, s, completion, std::max<uint32_t>(1, w.iodepth), "-x 5"),
         stream_(svc),
-        args_(depth_),
-        busy_(depth_, false),
-        tags_(depth_),
-        files_of_(depth_),
-        dirs_(depth_) {
+        args_(depth()),
+        busy_(depth(), false),
+        tags_(depth()),
+        files_of_(depth()),
+        dirs_(depth()) {
     // Block: the wait covers a storage I/O, long enough that a sleeping wait costs no
     // throughput and saves the core a spinning one would burn.
-    for (uint32_t i = 0; i < depth_; ++i) events_.emplace_back(svc, EventWait::Block);
+    for (uint32_t i = 0; i < depth(); ++i) events_.emplace_back(svc, EventWait::Block);
     const cufile::CUfileError_t e = s.api().stream_register(stream_.handle().raw, 0);
     if (e.err != cufile::kSuccess) s.fail("cuFileStreamRegister", e.err, e.cu_err, UINT32_MAX);
   }
@@ -104,27 +71,19 @@ class GpuDirectAsyncWorker final : public PathWorker {
       svc_.sync(stream_.handle());
     } catch (...) {
     }
-    session_.api().stream_deregister(stream_.handle().raw);
+    api().stream_deregister(stream_.handle().raw);
   }
 
-  uint32_t depth() const override { return depth_; }
-
   void submit(std::span<const IoRequest> requests) override {
-    bind_.enter();
-    detail::check_requests(requests, depth_, io_size_, nfiles_);
-    const auto& api = session_.api();
+    begin_submit(requests);
     for (const IoRequest& r : requests) {
       if (busy_[r.slot]) throw std::logic_error("-x 5: slot resubmitted before it completed");
       AsyncArgs& a = args_[r.slot];
       a = AsyncArgs{r.length, static_cast<off_t>(r.offset), 0, 0};
-      void* buf = bufs_.slots().at(r.slot);
-      const auto fn = r.dir == IoDir::Read ? api.read_async : api.write_async;
-      const cufile::CUfileError_t e = fn(session_.handle(r.file), buf, &a.size, &a.file_offset,
-                                         &a.buf_offset, &a.done, stream_.handle().raw);
-      if (e.err != cufile::kSuccess) {
-        session_.fail(r.dir == IoDir::Read ? "cuFileReadAsync" : "cuFileWriteAsync", e.err,
-                      e.cu_err, r.file);
-      }
+      const auto fn = r.dir == IoDir::Read ? api().read_async : api().write_async;
+      const cufile::CUfileError_t e = fn(session_.handle(r.file), slot_buffer(r.slot), &a.size,
+                                         &a.file_offset, &a.buf_offset, &a.done, stream_.handle().raw);
+      if (e.err != cufile::kSuccess) session_.fail(call_name(r.dir), e.err, e.cu_err, r.file);
       svc_.record(events_[r.slot].handle(), stream_.handle());
       busy_[r.slot] = true;
       tags_[r.slot] = r.tag;
@@ -135,7 +94,7 @@ class GpuDirectAsyncWorker final : public PathWorker {
   }
 
   std::size_t reap(std::span<IoCompletion> out, std::size_t min_complete) override {
-    bind_.enter();
+    begin_reap();
     std::size_t n = 0;
     // One stream: requests complete in submission order.
     while (n < out.size() && !order_.empty()) {
@@ -144,39 +103,15 @@ class GpuDirectAsyncWorker final : public PathWorker {
       svc_.wait(events_[slot].handle());
       order_.pop_front();
       busy_[slot] = false;
-      const ssize_t done = args_[slot].done;
-      if (done < 0) {
-        detail::throw_io(session_, dirs_[slot] == IoDir::Read ? "cuFileReadAsync" : "cuFileWriteAsync",
-                         done, files_of_[slot]);
-      }
-      session_.count(dirs_[slot]);
-      out[n++] = IoCompletion{tags_[slot], done};
+      out[n++] = complete_io(call_name(dirs_[slot]), dirs_[slot], files_of_[slot], tags_[slot],
+                             args_[slot].done);
     }
-    if (n < min_complete) throw std::logic_error("-x 5: reap waits for more than was submitted");
-    if (kCompletionSync && completion_ == CompletionWait::Device && n > 0) {
-      svc_.sync_device();  // see gpu_paths.hpp
-    }
-    return n;
-  }
-
-  void load_slot(uint32_t slot, std::span<const std::byte> data) override {
-    bind_.enter();
-    bufs_.slots().load(slot, data);
-  }
-  void read_slot(uint32_t slot, std::span<std::byte> out) override {
-    bind_.enter();
-    bufs_.slots().read(slot, out);
+    return end_reap(n, min_complete);
   }
 
  private:
-  GpuService& svc_;
-  CompletionWait completion_;
-  detail::ThreadBinding bind_;
-  CufileSession& session_;
-  uint64_t io_size_;
-  std::size_t nfiles_;
-  uint32_t depth_;
-  detail::RegisteredSlots bufs_;
+  static const char* call_name(IoDir d) { return d == IoDir::Read ? "cuFileReadAsync" : "cuFileWriteAsync"; }
+
   Stream stream_;
   std::vector<Event> events_;
   std::vector<AsyncArgs> args_;
