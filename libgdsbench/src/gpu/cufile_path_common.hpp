@@ -66,6 +66,33 @@ class RegisteredSlots {
   std::vector<void*> registered_;
 };
 
+// A CUDA stream registered with cuFileStreamRegister (flags 0: offsets and sizes are read
+// when the stream executes the call) for a worker's life; destruction drains the stream,
+// then cuFileStreamDeregister.
+class RegisteredStream {
+ public:
+  RegisteredStream(GpuService& svc, CufileSession& session)
+      : svc_(svc), session_(session), stream_(svc) {
+    const cufile::CUfileError_t e = session.api().stream_register(stream_.handle().raw, 0);
+    if (e.err != cufile::kSuccess) session.fail("cuFileStreamRegister", e.err, e.cu_err, UINT32_MAX);
+  }
+  ~RegisteredStream() {
+    try {
+      svc_.sync(stream_.handle());
+    } catch (...) {
+    }
+    session_.api().stream_deregister(stream_.handle().raw);
+  }
+  RegisteredStream(const RegisteredStream&) = delete;
+  RegisteredStream& operator=(const RegisteredStream&) = delete;
+  StreamHandle handle() const { return stream_.handle(); }
+
+ private:
+  GpuService& svc_;
+  CufileSession& session_;
+  Stream stream_;
+};
+
 // What every cuFile worker (-x 0/5/6/7) shares: the thread binding, the registered slot
 // buffers, request checks, per-I/O result accounting and the completion tail. A worker
 // derives from it and keeps only its own submit/reap (sync calls, async calls on streams,

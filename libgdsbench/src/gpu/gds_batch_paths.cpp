@@ -31,12 +31,12 @@ class BatchWorker final : public detail::CufileWorkerCore {
     const cufile::CUfileError_t e = s.api().batch_setup(&batch_, depth());
     if (e.err != cufile::kSuccess) s.fail("cuFileBatchIOSetUp", e.err, e.cu_err, UINT32_MAX);
     if constexpr (WithStream) {
-      stream_ = std::make_unique<Stream>(svc);
       done_event_ = std::make_unique<Event>(svc, EventWait::Block);
-      const cufile::CUfileError_t r = s.api().stream_register(stream_->handle().raw, 0);
-      if (r.err != cufile::kSuccess) {
+      try {
+        stream_ = std::make_unique<detail::RegisteredStream>(svc, s);
+      } catch (...) {
         s.api().batch_destroy(batch_);
-        s.fail("cuFileStreamRegister", r.err, r.cu_err, UINT32_MAX);
+        throw;
       }
     }
   }
@@ -44,13 +44,7 @@ class BatchWorker final : public detail::CufileWorkerCore {
   ~BatchWorker() override {
     if (in_flight_ > 0 && api().batch_cancel != nullptr) api().batch_cancel(batch_);
     api().batch_destroy(batch_);
-    if constexpr (WithStream) {
-      try {
-        svc_.sync(stream_->handle());
-      } catch (...) {
-      }
-      api().stream_deregister(stream_->handle().raw);
-    }
+    stream_.reset();  // drained and deregistered after the batch, as before
   }
 
   void submit(std::span<const IoRequest> requests) override {
@@ -145,8 +139,8 @@ class BatchWorker final : public detail::CufileWorkerCore {
   std::deque<IoRequest> pending_;
   cufile::CUfileBatchHandle_t batch_ = nullptr;
   std::size_t in_flight_ = 0;
-  std::unique_ptr<Stream> stream_;
   std::unique_ptr<Event> done_event_;
+  std::unique_ptr<detail::RegisteredStream> stream_;  // after the event: drained before it goes
 };
 
 }  // namespace
