@@ -180,6 +180,8 @@ for spec in "4K 2 8" "1M 0 4"; do
   for mode in device event; do
     export GDSB_CUFILE_COMPLETION=$mode
     io "disk-x5-$bs-w$t-$mode" -f "$disk" -x 5 -I "$pat" -s "$disk_size" -i "$bs" -w "$t" -T "$secs"
+    # -x 5 with the same total depth in one thread (one stream per slot since issue 11).
+    [ "$bs" = 4K ] && [ "$mode" = event ] && io "disk-x5-$bs-w1q$t-$mode" -f "$disk" -x 5 -I "$pat" -s "$disk_size" -i "$bs" -w 1 --iodepth "$t" -T "$secs"
     io "disk-x6-$bs-w1B$t-$mode" -f "$disk" -x 6 -I "$pat" -s "$disk_size" -i "$bs" -w 1 -B "$t" -T "$secs"
     io "disk-x7-$bs-w1B$t-$mode" -f "$disk" -x 7 -I "$pat" -s "$disk_size" -i "$bs" -w 1 -B "$t" -T "$secs"
   done
@@ -282,6 +284,7 @@ for bs, t in (("4K", 8), ("1M", 4)):
         rows += [("5", f"disk-x5-{bs}-w{t}-{mode}", f"{t}x1", mode),
                  ("6", f"disk-x6-{bs}-w1B{t}-{mode}", f"1x{t}", mode),
                  ("7", f"disk-x7-{bs}-w1B{t}-{mode}", f"1x{t}", mode)]
+        if bs == "4K" and mode == "event": rows.append(("5", f"disk-x5-{bs}-w1q{t}-{mode}", f"1x{t}", mode))
     for x, name, shape, mode in rows:
         r = run(name)
         if not r:

@@ -155,12 +155,54 @@ TEST(GpuDirectAsync, CallSequence) {
 }
 
 TEST(GpuDirectAsync, EventCompletionWaitsOnlyOnTheRequestsOwnEventAndBlocks) {
-  Fixture fx({}, FakeGpuOptions{.copy_delay = std::chrono::microseconds(100)});
+  // reap takes what has finished without waiting: I/Os that take a while make it wait.
+  Fixture fx(opts([](FakeCufileOptions& o) { o.async_delay = std::chrono::milliseconds(2); }));
   fx.deps.completion = CompletionWait::Event;
   round_trip(fx, workload(XferType::GpuDirectAsync, 64 << 10, 4), 1 << 20);
   EXPECT_EQ(fx.gpu->stats().device_syncs, 0U) << "a completion waited for the whole GPU";
   EXPECT_GT(fx.gpu->stats().blocking_waits, 0U) << "waits on storage I/O must sleep, not spin";
   EXPECT_EQ(fx.gpu->stats().spin_waits, 0U);
+}
+
+// -w 1 --iodepth 8 must keep 8 cuFileReadAsync in flight, as -x 0 does with 8 threads:
+// one registered stream per slot (one stream per thread serialised them, issue 11).
+TEST(GpuDirectAsync, EachSlotHasItsOwnRegisteredStreamSoTheDepthIsInFlight) {
+  constexpr unsigned kDepth = 8;
+  Fixture fx(opts([](FakeCufileOptions& o) { o.async_rendezvous = kDepth; }));
+  OpenFiles files({fx.dir.file("data")}, 256 << 10, false, true);
+  auto run = make_gpu_direct_async_path(fx.deps)->start(
+      workload(XferType::GpuDirectAsync, 4096, kDepth), files.set());
+  {
+    auto worker = run->make_worker(0);
+    const auto r = drive(*worker, IoDir::Read, 256 << 10, 4096, true);
+    EXPECT_EQ(r.verify_errors, 0U);
+  }
+  run->finish();
+  EXPECT_EQ(fx.cufile.async_streams_used(), static_cast<int>(kDepth));
+  EXPECT_EQ(fx.cufile.async_peak_running(), kDepth) << "the slots' async I/Os did not overlap";
+  const auto calls = fx.cufile.calls();
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "StreamRegister"), kDepth);
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "StreamDeregister"), kDepth);
+  EXPECT_EQ(fx.cufile.live_streams(), 0);
+  EXPECT_EQ(fx.gpu->stats().streams_live, 0U);
+}
+
+TEST(GpuDirectAsync, AFailedStreamRegistrationReleasesTheStreamsBeforeIt) {
+  Fixture fx(opts([](FakeCufileOptions& o) { o.stream_register_fail_at = 2; }));
+  OpenFiles files({fx.dir.file("data")}, 64 << 10, false, true);
+  auto run = make_gpu_direct_async_path(fx.deps)->start(
+      workload(XferType::GpuDirectAsync, 4096, 4), files.set());
+  try {
+    run->make_worker(0);
+    FAIL() << "no error";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("cuFileStreamRegister"), std::string::npos) << e.what();
+  }
+  const auto calls = fx.cufile.calls();
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "StreamDeregister"), 2);
+  EXPECT_EQ(fx.cufile.live_streams(), 0);
+  EXPECT_EQ(fx.cufile.live_buffers(), 0);
+  EXPECT_EQ(fx.gpu->stats().streams_live, 0U);
 }
 
 TEST(GpuBatch, EventCompletionNeverSynchronisesTheDevice) {

@@ -2,12 +2,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <deque>
 #include <fstream>
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 namespace gdsb::gpu::testing {
 
@@ -22,6 +26,11 @@ struct FakeCufile::State {
   std::map<void*, int> handles;  // handle -> fd
   std::set<const void*> buffers;
   std::set<void*> streams;
+  std::set<void*> async_streams;  // streams async calls were made on
+  std::condition_variable async_cv;
+  unsigned async_running = 0;
+  unsigned async_peak = 0;
+  bool rendezvous_given_up = false;
   struct Batch {
     unsigned capacity = 0;
     unsigned in_flight = 0;
@@ -29,11 +38,28 @@ struct FakeCufile::State {
   };
   std::map<void*, std::unique_ptr<Batch>> batches;
   int io_seq = 0;
+  int stream_register_seq = 0;
   int next_handle = 1;
 
   void call(std::string c) {
     std::lock_guard lk(mu);
     calls.push_back(std::move(c));
+  }
+  // An async I/O starts running on its stream (see FakeCufileOptions::async_rendezvous).
+  void async_begin() {
+    if (opt.async_delay.count() > 0) std::this_thread::sleep_for(opt.async_delay);
+    std::unique_lock lk(mu);
+    async_peak = std::max(async_peak, ++async_running);
+    async_cv.notify_all();
+    const unsigned want = opt.async_rendezvous;
+    if (want == 0 || rendezvous_given_up) return;
+    if (!async_cv.wait_for(lk, std::chrono::seconds(2), [&] { return async_peak >= want; })) {
+      rendezvous_given_up = true;  // fail the test's assertion fast, not with a hang
+    }
+  }
+  void async_end() {
+    std::lock_guard lk(mu);
+    --async_running;
   }
   // Does one I/O against the fd behind fh; returns bytes or -errno / injected result.
   long long io(void* fh, bool read, void* buf, std::size_t size, off_t off) {
@@ -142,11 +168,14 @@ CUfileError_t async_io(bool read, cufile::CUfileHandle_t h, void* buf, std::size
   {
     std::lock_guard lk(s.mu);
     if (s.streams.count(stream) == 0) return err(5022);  // our paths always register
+    s.async_streams.insert(stream);
   }
   FakeCufile::State* st = &s;
   // Arguments are read when the stream gets there, as cuFile documents.
   s.gpu->launch_host_func(StreamHandle{stream}, [st, read, h, buf, size, off, boff, done] {
+    st->async_begin();
     *done = static_cast<ssize_t>(st->io(h, read, static_cast<char*>(buf) + *boff, *size, *off));
+    st->async_end();
   });
   return ok();
 }
@@ -162,6 +191,9 @@ CUfileError_t f_stream_register(cufile::CUstream st, unsigned) {
   auto& s = FakeCufile::current();
   s.call("StreamRegister");
   std::lock_guard lk(s.mu);
+  if (s.opt.stream_register_fail_at >= 0 && s.stream_register_seq++ == s.opt.stream_register_fail_at) {
+    return err(5022);
+  }
   s.streams.insert(st);
   return ok();
 }
@@ -304,6 +336,14 @@ int FakeCufile::live_batches() const {
 int FakeCufile::live_streams() const {
   std::lock_guard lk(state_->mu);
   return static_cast<int>(state_->streams.size());
+}
+int FakeCufile::async_streams_used() const {
+  std::lock_guard lk(state_->mu);
+  return static_cast<int>(state_->async_streams.size());
+}
+unsigned FakeCufile::async_peak_running() const {
+  std::lock_guard lk(state_->mu);
+  return state_->async_peak;
 }
 bool FakeCufile::driver_open() const {
   std::lock_guard lk(state_->mu);

@@ -4,6 +4,7 @@
 // cannot carry state, so one FakeCufile at a time is "current" (test-only state).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,11 +19,17 @@ struct FakeCufileOptions {
   int driver_open_error = 0;      // CUfileOpError returned by cuFileDriverOpen
   int handle_register_error = 0;  // ... by cuFileHandleRegister
   int buf_register_error = 0;
+  int stream_register_fail_at = -1;  // the n-th cuFileStreamRegister (0-based) returns 5022
   bool stream_api = true;         // export cuFileReadAsync & co
   bool batch_api = true;          // export cuFileBatchIO*
   int fail_io_at = -1;            // the n-th I/O (0-based, any API) returns fail_io_result
   long long fail_io_result = -5044;
   std::string log_dir_line;       // written to <logging.dir>/cufile.log at driver open
+  // When > 0: an async I/O, once its stream runs it, waits until this many async I/Os are
+  // running at once (or, the first time that takes 2 s, gives up and stops waiting), so a
+  // test sees how many a path really keeps in flight (async_peak_running), not by timing.
+  unsigned async_rendezvous = 0;
+  std::chrono::microseconds async_delay{0};  // each async I/O takes at least this long
 };
 
 class FakeCufile {
@@ -40,6 +47,10 @@ class FakeCufile {
   int live_buffers() const;
   int live_batches() const;
   int live_streams() const;
+  // Distinct streams cuFileReadAsync/WriteAsync were called on, and the most async I/Os
+  // that ran on their streams at the same time.
+  int async_streams_used() const;
+  unsigned async_peak_running() const;
   bool driver_open() const;
 
   // Used by the C functions.

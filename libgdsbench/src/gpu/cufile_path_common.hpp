@@ -66,6 +66,75 @@ class RegisteredSlots {
   std::vector<void*> registered_;
 };
 
+// A CUDA stream registered with cuFileStreamRegister (flags 0: offsets and sizes are read
+// when the stream executes the call) for a worker's life; destruction drains the stream,
+// then cuFileStreamDeregister.
+class RegisteredStream {
+ public:
+  RegisteredStream(GpuService& svc, CufileSession& session)
+      : svc_(svc), session_(session), stream_(svc) {
+    const cufile::CUfileError_t e = session.api().stream_register(stream_.handle().raw, 0);
+    if (e.err != cufile::kSuccess) session.fail("cuFileStreamRegister", e.err, e.cu_err, UINT32_MAX);
+  }
+  ~RegisteredStream() {
+    try {
+      svc_.sync(stream_.handle());
+    } catch (...) {
+    }
+    session_.api().stream_deregister(stream_.handle().raw);
+  }
+  RegisteredStream(const RegisteredStream&) = delete;
+  RegisteredStream& operator=(const RegisteredStream&) = delete;
+  StreamHandle handle() const { return stream_.handle(); }
+
+ private:
+  GpuService& svc_;
+  CufileSession& session_;
+  Stream stream_;
+};
+
+// What every cuFile worker (-x 0/5/6/7) shares: the thread binding, the registered slot
+// buffers, request checks, per-I/O result accounting and the completion tail. A worker
+// derives from it and keeps only its own submit/reap (sync calls, async calls on streams,
+// batches). Defined in cufile_worker_core.cpp.
+class CufileWorkerCore : public PathWorker {
+ public:
+  uint32_t depth() const final { return depth_; }
+  void load_slot(uint32_t slot, std::span<const std::byte> data) final;
+  void read_slot(uint32_t slot, std::span<std::byte> out) final;
+
+ protected:
+  // label names the type in logic errors ("-x 5"); completion is how reap() waits
+  // (-x 0 is synchronous and passes CompletionWait::Event: nothing to wait for).
+  CufileWorkerCore(GpuService& svc, const Workload& w, const FileSet& files, CufileSession& s,
+                   CompletionWait completion, uint32_t depth, const char* label);
+
+  // Binds the thread (first call) and checks the requests against slots, size and files.
+  void begin_submit(std::span<const IoRequest> requests);
+  void begin_reap() { bind_.enter(); }
+  // One finished I/O: a negative result is explained by call and file, a good one counted.
+  IoCompletion complete_io(const char* call, IoDir dir, uint32_t file, uint64_t tag,
+                           long long result);
+  // The end of every reap: fewer than min_complete is a runner bug; with
+  // GDSB_CUFILE_COMPLETION=device the GPU is synchronised after cuFile reported them.
+  std::size_t end_reap(std::size_t n, std::size_t min_complete);
+
+  void* slot_buffer(uint32_t slot) { return bufs_.slots().at(slot); }
+  const cufile::CufileApi& api() const { return session_.api(); }
+
+  GpuService& svc_;
+  CufileSession& session_;
+
+ private:
+  CompletionWait completion_;
+  const char* label_;
+  ThreadBinding bind_;
+  uint64_t io_size_;
+  std::size_t nfiles_;
+  uint32_t depth_;
+  RegisteredSlots bufs_;
+};
+
 // A run of a cuFile type: the session lives as long as the run.
 template <typename Worker>
 class CufileRun final : public PathRun {
@@ -117,11 +186,5 @@ class CufilePath final : public TransferPath {
   XferType type_;
   CufileNeeds needs_;
 };
-
-// A negative cuFile I/O result, explained (the runner would only see an errno).
-[[noreturn]] inline void throw_io(const CufileSession& s, const char* call, long long result,
-                                  uint32_t file) {
-  throw RuntimeError(s.explain_io(call, result, file));
-}
 
 }  // namespace gdsb::gpu::detail

@@ -20,57 +20,41 @@ uint32_t batch_depth(const Workload& w) {
 }
 
 template <bool WithStream>
-class BatchWorker final : public PathWorker {
+class BatchWorker final : public detail::CufileWorkerCore {
  public:
   BatchWorker(GpuService& svc, const Workload& w, const FileSet& files, CufileSession& s,
               CompletionWait completion)
-      : svc_(svc),
-        completion_(completion),
-        bind_(svc, w.gpu),
-        session_(s),
-        io_size_(w.io_size),
-        nfiles_(files.fds.size()),
-        depth_(batch_depth(w)),
-        bufs_(svc, w, depth_, s),
-        params_(depth_),
-        events_(depth_),
-        slots_(depth_) {
-    const cufile::CUfileError_t e = s.api().batch_setup(&batch_, depth_);
+      : CufileWorkerCore(svc, w, files, s, completion, batch_depth(w), "batch"),
+        params_(depth()),
+        events_(depth()),
+        slots_(depth()) {
+    const cufile::CUfileError_t e = s.api().batch_setup(&batch_, depth());
     if (e.err != cufile::kSuccess) s.fail("cuFileBatchIOSetUp", e.err, e.cu_err, UINT32_MAX);
     if constexpr (WithStream) {
-      stream_ = std::make_unique<Stream>(svc);
       done_event_ = std::make_unique<Event>(svc, EventWait::Block);
-      const cufile::CUfileError_t r = s.api().stream_register(stream_->handle().raw, 0);
-      if (r.err != cufile::kSuccess) {
+      try {
+        stream_ = std::make_unique<detail::RegisteredStream>(svc, s);
+      } catch (...) {
         s.api().batch_destroy(batch_);
-        s.fail("cuFileStreamRegister", r.err, r.cu_err, UINT32_MAX);
+        throw;
       }
     }
   }
 
   ~BatchWorker() override {
-    if (in_flight_ > 0 && session_.api().batch_cancel != nullptr) session_.api().batch_cancel(batch_);
-    session_.api().batch_destroy(batch_);
-    if constexpr (WithStream) {
-      try {
-        svc_.sync(stream_->handle());
-      } catch (...) {
-      }
-      session_.api().stream_deregister(stream_->handle().raw);
-    }
+    if (in_flight_ > 0 && api().batch_cancel != nullptr) api().batch_cancel(batch_);
+    api().batch_destroy(batch_);
+    stream_.reset();  // drained and deregistered after the batch, as before
   }
 
-  uint32_t depth() const override { return depth_; }
-
   void submit(std::span<const IoRequest> requests) override {
-    bind_.enter();
-    detail::check_requests(requests, depth_, io_size_, nfiles_);
+    begin_submit(requests);
     for (const IoRequest& r : requests) pending_.push_back(r);
     if (in_flight_ == 0) flush();
   }
 
   std::size_t reap(std::span<IoCompletion> out, std::size_t min_complete) override {
-    bind_.enter();
+    begin_reap();
     std::size_t n = 0;
     while (n < out.size()) {
       if (in_flight_ == 0) {
@@ -82,26 +66,13 @@ class BatchWorker final : public PathWorker {
       const unsigned min_nr = must_wait ? 1U : 0U;
       timespec timeout{must_wait ? 30 : 0, 0};
       const cufile::CUfileError_t e =
-          session_.api().batch_get_status(batch_, min_nr, &nr, events_.data(), &timeout);
+          api().batch_get_status(batch_, min_nr, &nr, events_.data(), &timeout);
       if (e.err != cufile::kSuccess) session_.fail("cuFileBatchIOGetStatus", e.err, e.cu_err, UINT32_MAX);
       for (unsigned i = 0; i < nr; ++i) out[n++] = complete(events_[i]);
       if (nr == 0 && !must_wait) break;
       if (in_flight_ == 0) after_batch();
     }
-    if (n < min_complete) throw std::logic_error("batch: reap waits for more than was submitted");
-    if (kCompletionSync && completion_ == CompletionWait::Device && n > 0) {
-      svc_.sync_device();  // see gpu_paths.hpp
-    }
-    return n;
-  }
-
-  void load_slot(uint32_t slot, std::span<const std::byte> data) override {
-    bind_.enter();
-    bufs_.slots().load(slot, data);
-  }
-  void read_slot(uint32_t slot, std::span<std::byte> out) override {
-    bind_.enter();
-    bufs_.slots().read(slot, out);
+    return end_reap(n, min_complete);
   }
 
  private:
@@ -113,14 +84,14 @@ class BatchWorker final : public PathWorker {
 
   void flush() {
     if (pending_.empty()) return;
-    const auto n = static_cast<unsigned>(std::min<std::size_t>(pending_.size(), depth_));
+    const auto n = static_cast<unsigned>(std::min<std::size_t>(pending_.size(), depth()));
     bool any_write = false;
     for (unsigned i = 0; i < n; ++i) {
       const IoRequest& r = pending_[i];
       cufile::CUfileIOParams_t& p = params_[i];
       p = cufile::CUfileIOParams_t{};
       p.mode = cufile::kBatchMode;
-      p.u.batch.devPtr_base = bufs_.slots().at(r.slot);
+      p.u.batch.devPtr_base = slot_buffer(r.slot);
       p.u.batch.file_offset = static_cast<off_t>(r.offset);
       p.u.batch.devPtr_offset = 0;
       p.u.batch.size = r.length;
@@ -133,7 +104,7 @@ class BatchWorker final : public PathWorker {
     if constexpr (WithStream) {
       if (any_write) svc_.sync(stream_->handle());  // data produced on the stream is ready
     }
-    const cufile::CUfileError_t e = session_.api().batch_submit(batch_, n, params_.data(), 0);
+    const cufile::CUfileError_t e = api().batch_submit(batch_, n, params_.data(), 0);
     if (e.err != cufile::kSuccess) {
       session_.fail("cuFileBatchIOSubmit", e.err, e.cu_err, pending_.front().file);
     }
@@ -153,8 +124,7 @@ class BatchWorker final : public PathWorker {
               " (status " + std::to_string(ev.status) + ")",
           code, info.file));
     }
-    session_.count(info.dir);
-    return IoCompletion{info.tag, ret};
+    return complete_io("cuFile batch", info.dir, info.file, info.tag, ret);
   }
 
   void after_batch() {
@@ -163,22 +133,14 @@ class BatchWorker final : public PathWorker {
     }
   }
 
-  GpuService& svc_;
-  CompletionWait completion_;
-  detail::ThreadBinding bind_;
-  CufileSession& session_;
-  uint64_t io_size_;
-  std::size_t nfiles_;
-  uint32_t depth_;
-  detail::RegisteredSlots bufs_;
   std::vector<cufile::CUfileIOParams_t> params_;
   std::vector<cufile::CUfileIOEvents_t> events_;
   std::vector<SlotInfo> slots_;
   std::deque<IoRequest> pending_;
   cufile::CUfileBatchHandle_t batch_ = nullptr;
   std::size_t in_flight_ = 0;
-  std::unique_ptr<Stream> stream_;
   std::unique_ptr<Event> done_event_;
+  std::unique_ptr<detail::RegisteredStream> stream_;  // after the event: drained before it goes
 };
 
 }  // namespace
