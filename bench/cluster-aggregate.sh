@@ -20,7 +20,7 @@ measure() {
   shift
   /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" "$@" >/dev/null 2>&1 || true
   read -r wall user sys rss < <(tail -1 "$work/time.txt")  # after "Command exited with ..."
-  printf '%-28s wall %6.2f s  cpu %6.2f s  peak RSS %6d KiB\n' "$label" "$wall" "$(echo "$user + $sys" | bc)" "$rss"
+  printf '%-28s wall %6.2f s  cpu %6.2f s  peak RSS %6d KiB\n' "$label" "$wall" "$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" "$rss"
 }
 for i in 1 2 3; do
   measure "gdsb-cluster --from (run $i)" "$build/apps/gdsb-cluster/gdsb-cluster" --from "$work/nodes/"*.json --out "$work/agg" --allow-overwrite

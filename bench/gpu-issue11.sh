@@ -48,9 +48,8 @@ say() { echo "gpu-issue11: $*" | tee -a "$log"; }
 t_start=$(date +%s)
 elapsed() { echo $(( $(date +%s) - t_start ))s; }
 
-gpus=$(command -v nvidia-smi >/dev/null && nvidia-smi -L 2>&1 || echo "nvidia-smi not found")
-if ! grep -q '^GPU ' <<<"$gpus"; then say "no GPU here ($gpus); nothing to measure"; exit 1; fi
 source ci/debs-env.sh "$debs"
+gdsb_require_gpu gpu-issue11 "; nothing to measure" "$log"
 say "machine: $(nvidia-smi --query-gpu=name,driver_version,pci.bus_id --format=csv,noheader | paste -sd';'), $(uname -r), $(nproc) CPUs, $(date -u +%FT%TZ)"
 
 fio_bin=""

@@ -22,11 +22,8 @@ threads="${THREADS:-1 4 16}"
 types="${TYPES:-1 2 3 0 5 6}"
 sizes="${SIZES:-1M 4K}"
 OUT="${OUT:-$PWD/gdsb-report/gpu-paths}"
-gpus=$(command -v nvidia-smi >/dev/null && nvidia-smi -L 2>&1 || echo "nvidia-smi not found: no NVIDIA driver")
-if ! grep -q '^GPU ' <<<"$gpus"; then
-  echo "gpu-paths: no GPU here (${gpus:-nvidia-smi -L lists none}); nothing to measure" >&2
-  exit 1
-fi
+source ci/debs-env.sh ""
+gdsb_require_gpu gpu-paths "; nothing to measure"
 mkdir -p "$OUT/runs"
 cli=build/release/apps/gdsb-io/gdsb-io
 ceiling=build/release/bench/gpu/gdsb-gpu-ceiling

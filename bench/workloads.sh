@@ -21,11 +21,8 @@ shard_size="${SHARD_SIZE:-512M}"
 types="${TYPES:-2 3 0}"
 kv_secs="${KV_SECONDS:-5}"
 files="${DATASET_FILES:-10000}"
-gpus=$(command -v nvidia-smi >/dev/null && nvidia-smi -L 2>&1 || echo "nvidia-smi not found: no NVIDIA driver")
-if ! grep -q '^GPU ' <<<"$gpus"; then
-  echo "workloads: no GPU here (${gpus:-nvidia-smi -L lists none}); nothing to measure" >&2
-  exit 1
-fi
+source ci/debs-env.sh ""
+gdsb_require_gpu workloads "; nothing to measure"
 mkdir -p "$OUT"
 cli=build/release/apps/gdsb-io/gdsb-io
 topo=build/release/apps/gdsb-topo/gdsb-topo

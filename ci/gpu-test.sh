@@ -39,11 +39,7 @@ status=0
 source ci/debs-env.sh "$debs"
 [ -n "$debs" ] && say "unpacked $(ls "$debs"/*.deb | wc -l) packages from $debs into /opt/debs"
 
-gpus=$(command -v nvidia-smi >/dev/null && nvidia-smi -L 2>&1 || echo "nvidia-smi not found: no NVIDIA driver")
-if ! grep -q '^GPU ' <<<"$gpus"; then
-  say "no GPU here (${gpus:-nvidia-smi -L lists none}): this script needs one; the fake-backed tests run in ctest"
-  exit 1
-fi
+gdsb_require_gpu gpu-test ": this script needs one; the fake-backed tests run in ctest" "$log"
 say "machine: $(uname -r), $(nproc) CPUs; GPU: $(nvidia-smi --query-gpu=name,driver_version,pci.bus_id --format=csv,noheader 2>/dev/null || echo none)"
 say "nvidia-fs: $( [ -d /proc/driver/nvidia-fs ] && cat /proc/driver/nvidia-fs/version 2>/dev/null || echo 'not loaded')"
 

@@ -80,7 +80,7 @@ int run_topo(const Options& opt) {
         throw UsageError(
             dir.string() +
             " is not empty and holds no snapshot; pass --allow-overwrite or pick a new directory");
-      topo::save_snapshot(snap, dir);
+      topo::save_snapshot(snap, dir, opt.allow_overwrite);
     }
     topo::TopologyView view(snap);
     topo::Report report = topo::evaluate(snap, view);

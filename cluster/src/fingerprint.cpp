@@ -72,6 +72,8 @@ Fingerprint make_fingerprint(const topo::Snapshot& s, const FingerprintExtras& e
         for (const auto& b : d.bars)
           if (b.index == 1) bar1 = b.size;
       if (bar1) f[g->second + " BAR1"] = std::to_string(*bar1 >> 20) + " MiB";
+      const auto vbios = extras.vbios.find(d.bdf);
+      f[g->second + " VBIOS"] = vbios != extras.vbios.end() ? vbios->second : kNotAvailable;
     }
   }
   for (const auto& [gpu, links] : extras.nvlinks)
@@ -82,6 +84,7 @@ Fingerprint make_fingerprint(const topo::Snapshot& s, const FingerprintExtras& e
   }
   f["IOMMU"] = iommu_words(s.machine);
   if (!extras.driver.empty()) f["NVIDIA driver"] = extras.driver;
+  f["CUDA driver"] = extras.cuda_driver.empty() ? kNotAvailable : extras.cuda_driver;
   return f;
 }
 

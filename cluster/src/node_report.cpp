@@ -40,18 +40,6 @@ std::string model_of(const std::vector<const topo::Device*>& devs) {
   return best;
 }
 
-std::string driver_version(const NodeOptions& o) {
-  if (o.fake_gpu) return "fake GPU service";
-  if (o.no_nvml) return "";
-  try {
-    const auto lib = nvml::Library::open(o.nvml_lib);
-    const auto v = lib->driver_version();
-    return v.ok() ? v.value : "";
-  } catch (const std::exception&) {
-    return "";  // no driver: the fingerprint leaves the key out
-  }
-}
-
 std::shared_ptr<gpu::GpuService> fake_service(const FakeGpuSpec& spec) {
   gpu::FakeGpuOptions fo;
   fo.devices = spec.devices;
@@ -60,6 +48,27 @@ std::shared_ptr<gpu::GpuService> fake_service(const FakeGpuSpec& spec) {
 }
 
 }  // namespace
+
+NvmlVersions read_nvml_versions(const std::string& lib_path) {
+  NvmlVersions out;
+  std::unique_ptr<nvml::Library> lib;
+  try {
+    lib = nvml::Library::open(lib_path);
+  } catch (const std::exception&) {
+    return out;  // no driver: the fingerprint leaves the driver out, the rest not available
+  }
+  if (const auto v = lib->driver_version(); v.ok()) out.driver = v.value;
+  if (const auto v = lib->cuda_driver_version(); v.ok()) out.cuda_driver = nvml::cuda_version_text(v.value);
+  const auto count = lib->device_count();
+  for (unsigned i = 0; count.ok() && i < count.value; ++i) {
+    const auto d = lib->device_by_index(i);
+    if (!d.ok()) continue;
+    const auto bus = lib->bus_id(d.value);
+    const auto vbios = lib->vbios_version(d.value);
+    if (bus.ok() && vbios.ok()) out.vbios[bus.value] = vbios.value;
+  }
+  return out;
+}
 
 FakeGpuSpec load_fake_gpu_spec(const std::string& path) {
   std::ifstream in(path);
@@ -97,9 +106,13 @@ json topology_phase(const NodeOptions& o, NodeFacts& facts) {
   facts.drive_model = model_of(drives);
   facts.nic_model = model_of(nics);
   facts.kernel = snap.machine.proc_known ? snap.machine.kernel_release : ctx.run.kernel;
-  facts.driver = driver_version(o);
+  const NvmlVersions nv = o.fake_gpu || o.no_nvml ? NvmlVersions{} : read_nvml_versions(o.nvml_lib);
+  facts.driver = o.fake_gpu ? "fake GPU service" : nv.driver;
+  facts.cuda_driver = nv.cuda_driver.empty() ? kNotAvailable : nv.cuda_driver;
   FingerprintExtras extras;
   extras.driver = facts.driver;
+  extras.cuda_driver = nv.cuda_driver;
+  extras.vbios = nv.vbios;
   for (const auto& [k, v] : make_fingerprint(snap, extras)) facts.fingerprint[k] = v;
   return topo::to_json(snap, view, report, ctx);
 }
@@ -204,6 +217,7 @@ json node_document(const std::string& node, const std::string& host, int rank,
                    {"drive_model", facts.drive_model}, {"drives", facts.drives},
                    {"nic_model", facts.nic_model}, {"nics", facts.nics}};
   j["driver"] = facts.driver;
+  j["cuda_driver"] = facts.cuda_driver;
   j["kernel"] = facts.kernel;
   j["fingerprint"] = facts.fingerprint;
   j["phases"] = json::array();

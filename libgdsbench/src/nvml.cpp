@@ -132,6 +132,20 @@ Result<T> call(F* fn, auto&&... args) {
   return r;
 }
 
+// The calls that fill a caller's char buffer of NVML's documented size.
+template <std::size_t N, class F>
+Result<std::string> text_call(F* fn, auto&&... args) {
+  Result<std::string> r;
+  if (fn == nullptr) {
+    r.rc = kErrorFunctionNotFound;
+    return r;
+  }
+  std::array<char, N> buf{};
+  r.rc = fn(args..., buf.data(), static_cast<unsigned>(buf.size()));
+  if (r.ok()) r.value = buf.data();
+  return r;
+}
+
 }  // namespace
 
 std::unique_ptr<Library> Library::open(const std::string& path) {
@@ -151,10 +165,13 @@ std::unique_ptr<Library> Library::open(const std::string& path) {
   bind(handle, "nvmlShutdown", a.shutdown);
   bind(handle, "nvmlErrorString", a.error_string);
   bind(handle, "nvmlSystemGetDriverVersion", a.system_get_driver_version);
+  bind(handle, "nvmlSystemGetCudaDriverVersion_v2", a.system_get_cuda_driver_version_v2);
+  bind(handle, "nvmlSystemGetCudaDriverVersion", a.system_get_cuda_driver_version);
   bind(handle, "nvmlDeviceGetCount_v2", a.device_get_count_v2);
   bind(handle, "nvmlDeviceGetHandleByIndex_v2", a.device_get_handle_by_index_v2);
   bind(handle, "nvmlDeviceGetHandleByPciBusId_v2", a.device_get_handle_by_pci_bus_id_v2);
   bind(handle, "nvmlDeviceGetName", a.device_get_name);
+  bind(handle, "nvmlDeviceGetVbiosVersion", a.device_get_vbios_version);
   bind(handle, "nvmlDeviceGetPciInfo_v3", a.device_get_pci_info_v3);
   bind(handle, "nvmlDeviceGetMemoryInfo", a.device_get_memory_info);
   bind(handle, "nvmlDeviceGetBAR1MemoryInfo", a.device_get_bar1_memory_info);
@@ -200,15 +217,17 @@ std::string Library::error_string(Return rc) const {
 }
 
 Result<std::string> Library::driver_version() const {
-  Result<std::string> r;
-  if (api_.system_get_driver_version == nullptr) {
-    r.rc = kErrorFunctionNotFound;
-    return r;
-  }
-  std::array<char, kSystemDriverVersionBufferSize> buf{};
-  r.rc = api_.system_get_driver_version(buf.data(), static_cast<unsigned>(buf.size()));
-  if (r.ok()) r.value = buf.data();
-  return r;
+  return text_call<kSystemDriverVersionBufferSize>(api_.system_get_driver_version);
+}
+
+Result<int> Library::cuda_driver_version() const {
+  if (api_.system_get_cuda_driver_version_v2 != nullptr)
+    return call<int>(api_.system_get_cuda_driver_version_v2);
+  return call<int>(api_.system_get_cuda_driver_version);
+}
+
+std::string cuda_version_text(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
 }
 
 Result<unsigned> Library::device_count() const {
@@ -224,15 +243,11 @@ Result<Device> Library::device_by_pci_bus_id(const std::string& bus_id) const {
 }
 
 Result<std::string> Library::name(Device d) const {
-  Result<std::string> r;
-  if (api_.device_get_name == nullptr) {
-    r.rc = kErrorFunctionNotFound;
-    return r;
-  }
-  std::array<char, kDeviceNameBufferSize> buf{};
-  r.rc = api_.device_get_name(d, buf.data(), static_cast<unsigned>(buf.size()));
-  if (r.ok()) r.value = buf.data();
-  return r;
+  return text_call<kDeviceNameBufferSize>(api_.device_get_name, d);
+}
+
+Result<std::string> Library::vbios_version(Device d) const {
+  return text_call<kDeviceVbiosVersionBufferSize>(api_.device_get_vbios_version, d);
 }
 
 Result<PciInfo> Library::pci_info(Device d) const {

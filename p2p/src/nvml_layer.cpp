@@ -1,9 +1,8 @@
 // NvmlLayer over the gdsb::nvml shim.
-#include <cstring>
-#include <map>
-
 #include "gdsb/error.hpp"
 #include "gdsb/p2p/layers.hpp"
+#include "gdsb/topo/nvlink.hpp"
+#include "gdsb/topo/nvml_facts.hpp"
 
 namespace gdsb::p2p {
 
@@ -40,36 +39,24 @@ class RealNvmlLayer final : public NvmlLayer {
     return lib_->common_ancestor(handle(a), handle(b)).get();
   }
 
+  // The one NV# rule, topo::nvlink_pair (gdsb/topo/nvlink.hpp), over the links NVML gave
+  // for every GPU and NVML's P2P NVLink status of this pair, as a snapshot records them.
   int nvlinks_between(int a, int b) override {
     if (!loaded_) load();
-    const auto& la = links_[static_cast<std::size_t>(a)];
-    const std::string& peer = gpus_[static_cast<std::size_t>(b)].bdf;
-    int direct = 0;
-    int to_switch = 0;
-    for (const std::string& remote : la) {
-      if (remote == peer) {
-        ++direct;
-      } else if (!is_gpu(remote)) {
-        ++to_switch;
-      }
-    }
-    if (direct > 0 || to_switch == 0) return direct;
-    // Through NVSwitch every link leads to a switch; count them when NVML confirms the pair.
-    const auto nv = p2p_status(a, b, nvml::P2PCapsIndex::NvLink);
-    return nv && *nv == nvml::P2PStatus::Ok ? to_switch : 0;
+    const std::string& bdf_a = gpus_.at(static_cast<std::size_t>(a)).bdf;
+    const std::string& bdf_b = gpus_.at(static_cast<std::size_t>(b)).bdf;
+    topo::GpuPairFacts pair{bdf_a, bdf_b, {}, {}};
+    if (const auto nv = p2p_status(a, b, nvml::P2PCapsIndex::NvLink))
+      pair.p2p["nvlink"] = std::string(nvml::p2p_status_code(*nv));
+    nvlink_facts_.gpu_pairs = {std::move(pair)};
+    const auto links = topo::nvlink_pair(nvlink_facts_, bdf_a, bdf_b);
+    return links ? links->links : 0;
   }
 
  private:
   nvml::Device handle(int index) {
     if (!loaded_) load();
     return handles_.at(static_cast<std::size_t>(index));
-  }
-
-  bool is_gpu(const std::string& bdf) const {
-    for (const auto& g : gpus_) {
-      if (g.bdf == bdf) return true;
-    }
-    return false;
   }
 
   void load() {
@@ -95,19 +82,12 @@ class RealNvmlLayer final : public NvmlLayer {
       if (nodes.ok() && nodes.value.size() == 1) g.numa_node = static_cast<int>(nodes.value.front());
       const auto bar1 = lib_->bar1_memory_info(h.value);
       if (bar1.ok()) g.bar1_total = bar1.value.bar1_total;
-      std::vector<std::string> remotes;
-      for (unsigned link = 0; link < nvml::kNvLinkMaxLinks; ++link) {
-        const auto active = lib_->nvlink_active(h.value, link);
-        if (!active.ok() || !active.value) continue;
-        const auto remote = lib_->nvlink_remote_pci_info(h.value, link);
-        if (!remote.ok()) continue;
-        remotes.push_back(nvml::normalize_bus_id(
-            std::string_view(remote.value.bus_id, strnlen(remote.value.bus_id, nvml::kPciBusIdBufferSize))));
-      }
-      g.nvlinks_active = static_cast<int>(remotes.size());
+      topo::GpuFacts facts;
+      facts.nvlinks = topo::read_nvlinks(*lib_, h.value);
+      nvlink_facts_.gpu_facts[g.bdf] = std::move(facts);
+      g.nvlinks_active = topo::nvlinks_active(nvlink_facts_, g.bdf).value_or(0);
       handles_.push_back(h.value);
       gpus_.push_back(std::move(g));
-      links_.push_back(std::move(remotes));
     }
   }
 
@@ -116,7 +96,7 @@ class RealNvmlLayer final : public NvmlLayer {
   bool loaded_ = false;
   std::vector<nvml::Device> handles_;
   std::vector<NvmlGpu> gpus_;
-  std::vector<std::vector<std::string>> links_;  // per GPU: remote bdf of each active link
+  topo::Snapshot nvlink_facts_;  // gpu_facts: NVML's NVLink links of every GPU, by bdf
 };
 
 class UnavailableNvmlLayer final : public NvmlLayer {

@@ -44,6 +44,15 @@ inline RunResult run(XferType x, double gib_s, std::string path_used = "posix",
   return r;
 }
 
+// A run that did not run (Waived or Failed) with gdsb-io's reason, and no figures.
+inline RunResult not_run(XferType x, RunStatus status, std::string reason) {
+  RunResult r = run(x, 0);
+  r.status = status;
+  r.reason = std::move(reason);
+  r.result = {};
+  return r;
+}
+
 // A cuFile run whose path and evidence come from gdsb-io's decide_path on these facts.
 inline RunResult cufile_run(double gib_s, const gpu::PathFacts& facts, uint32_t threads = 4) {
   RunResult r = run(XferType::GpuDirect, gib_s, "", threads);
@@ -102,6 +111,13 @@ inline const Finding* find_rule(const Diagnosis& d, const std::string& rule) {
 
 inline bool contains(const std::string& hay, const std::string& needle) {
   return hay.find(needle) != std::string::npos;
+}
+
+// The first finding whose title contains needle (rules with several causes, as compat-mode).
+inline const Finding* find_titled(const Diagnosis& d, const std::string& needle) {
+  for (const auto& f : d.findings)
+    if (contains(f.title, needle)) return &f;
+  return nullptr;
 }
 
 inline bool any_contains(const std::vector<std::string>& v, const std::string& needle) {

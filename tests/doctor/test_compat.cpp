@@ -59,9 +59,7 @@ TEST(DoctorCompat, UdevDatabaseMissing) {
   auto m = box();
   m.host.udev = false;
   const auto d = diagnose_with(m, {cufile_run(1.5, facts)});
-  const Finding* f = nullptr;
-  for (const auto& x : d.findings)
-    if (contains(x.title, "udev database is missing")) f = &x;
+  const Finding* f = find_titled(d, "udev database is missing");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->confidence, Confidence::Certain);
   EXPECT_TRUE(any_contains(f->evidence, "ID_FS_USAGE"));
@@ -70,11 +68,9 @@ TEST(DoctorCompat, UdevDatabaseMissing) {
 }
 
 TEST(DoctorCompat, FailedRegistrationWithoutUdevRecord) {
-  RunResult x0 = run(XferType::GpuDirect, 0);
-  x0.status = RunStatus::Failed;
-  x0.reason = "cuFileHandleRegister: 5030 internal error; hint: the udev record "
-              "/run/udev/data/b259:0 of the file's block device is missing";
-  x0.result = {};
+  const RunResult x0 = not_run(XferType::GpuDirect, RunStatus::Failed,
+                               "cuFileHandleRegister: 5030 internal error; hint: the udev record "
+                               "/run/udev/data/b259:0 of the file's block device is missing");
   const auto d = diagnose_with(box(), {run(XferType::CpuOnly, 13.0), x0});
   ASSERT_FALSE(d.findings.empty());
   EXPECT_EQ(d.findings.front().title,
@@ -86,9 +82,7 @@ TEST(DoctorCompat, Ext4WithoutDataOrdered) {
   auto m = box();
   m.host.mounts = {"/dev/md0 /raid ext4 rw,relatime 0 0", "proc /proc proc rw 0 0"};
   const auto d = diagnose_with(m, {cufile_run(2.0, nvfs_facts(false))});
-  const Finding* f = nullptr;
-  for (const auto& x : d.findings)
-    if (contains(x.title, "lacks data=ordered")) f = &x;
+  const Finding* f = find_titled(d, "lacks data=ordered");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->title, "cuFile in compat mode: ext4 mount /raid lacks data=ordered");
   EXPECT_EQ(f->confidence, Confidence::Possible);  // no cuFile line says so: a lead only
@@ -114,21 +108,17 @@ TEST(DoctorCompat, ODirectRefused) {
   auto facts = nvfs_facts(false);
   facts.log_lines = {"ERROR cufio:310 open with O_DIRECT failed: Invalid argument"};
   const auto d = diagnose_with(box(), {cufile_run(2.0, facts)});
-  const Finding* f = nullptr;
-  for (const auto& x : d.findings)
-    if (contains(x.title, "O_DIRECT")) f = &x;
+  const Finding* f = find_titled(d, "O_DIRECT");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->confidence, Confidence::Certain);
   EXPECT_TRUE(any_contains(f->evidence, "O_DIRECT failed"));
 }
 
 TEST(DoctorCompat, ApplicationWithoutCufile) {
-  RunResult x0 = run(XferType::GpuDirect, 0);
-  x0.status = RunStatus::Waived;
-  x0.reason =
+  const RunResult x0 = not_run(
+      XferType::GpuDirect, RunStatus::Waived,
       "cuFile library libcufile.so.0 could not be loaded (libcufile.so.0: cannot open shared "
-      "object file): install NVIDIA GPUDirect Storage";
-  x0.result = {};
+      "object file): install NVIDIA GPUDirect Storage");
   const auto d = diagnose_with(box(), {run(XferType::CpuOnly, 13.0), x0});
   const Finding* f = find_rule(d, "cufile-missing");
   ASSERT_NE(f, nullptr);

@@ -65,10 +65,8 @@ TEST(DoctorMeasured, OneDriveWhereFourWereExpected) {
 }
 
 TEST(DoctorMeasured, NoTopologyStillDiagnosesTheStorageSide) {
-  RunResult x0 = run(XferType::GpuDirect, 0);
-  x0.status = RunStatus::Waived;
-  x0.reason = "no NVIDIA driver (libcuda.so.1 not found)";
-  x0.result = {};
+  const RunResult x0 = not_run(XferType::GpuDirect, RunStatus::Waived,
+                               "no NVIDIA driver (libcuda.so.1 not found)");
   RunResult cached = run(XferType::CpuCachedGpu, 9.0, "page-cache (host only)");
   cached.workload.odirect = true;
   Figures f = figures_of({run(XferType::CpuOnly, 1.1), cached, x0});

@@ -25,13 +25,21 @@ namespace fx = gdsb::topo::fixture;
 constexpr const char* kGpu0 = "0000:00:06.0";
 constexpr const char* kGpu1 = "0000:00:07.0";
 
-// Sets the fake's answer for the far end of the links; restores the variable after.
-class RemoteMode {
+// Sets one of the fake's environment variables; unsets it after.
+class ScopedEnv {
  public:
-  explicit RemoteMode(const char* mode) { ::setenv("GDSB_FAKE_NVML_REMOTE", mode, 1); }
-  ~RemoteMode() { ::unsetenv("GDSB_FAKE_NVML_REMOTE"); }
-  RemoteMode(const RemoteMode&) = delete;
-  RemoteMode& operator=(const RemoteMode&) = delete;
+  ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
+// The fake's answer for the far end of the links.
+struct RemoteMode : ScopedEnv {
+  explicit RemoteMode(const char* mode) : ScopedEnv("GDSB_FAKE_NVML_REMOTE", mode) {}
 };
 
 // The two GPUs as the Firecracker VM shows them: flat bus 00, no bridge.
@@ -133,6 +141,34 @@ TEST(P2pNvlinkSnapshot, LiveGdsbP2pReadsNv18ThroughTheShim) {
   std::ostringstream out, err;
   ASSERT_EQ(run_p2p(o, b, out, err), 0) << err.str();
   EXPECT_NE(out.str().find("GPU0     X  NV18"), std::string::npos) << out.str();
+}
+
+// The live NVML path and a snapshot of the same NVML judge NV# by the one rule of
+// gdsb/topo/nvlink.hpp. Through the switches a pair can use the smaller side's links: with
+// 6 of GPU1's 18 links down, nvidia-smi's NV# is 12 both ways (the rule's min(18, 12)).
+TEST(P2pNvlinkSnapshot, LiveNvSwitchPairGivesTheTopoRulesNvNumber) {
+  using Cells = std::vector<std::vector<std::string>>;
+  for (const char* mode : {"switch", "unknown"}) {
+    for (const auto& [gpu1_links, nv] : {std::pair{"18", "NV18"}, std::pair{"12", "NV12"}}) {
+      RemoteMode m(mode);
+      ScopedEnv down("GDSB_FAKE_NVML_GPU1_LINKS", gpu1_links);
+      const auto recorded = topo::nvlink_pair(h200_with_nvml(), kGpu0, kGpu1);
+      ASSERT_TRUE(recorded) << mode;
+      EXPECT_EQ("NV" + std::to_string(recorded->links), nv) << mode << " " << gpu1_links;
+      fx::TempDir dir;
+      P2POptions o;
+      o.no_cuda = true;
+      o.no_hwloc = true;
+      o.nvml_lib = GDSB_FAKE_NVML;
+      o.json_path = (dir.path() / "p2p.json").string();
+      Backends b = make_backends(o);
+      std::ostringstream out, err;
+      ASSERT_EQ(run_p2p(o, b, out, err), 0) << err.str();
+      const auto doc = nlohmann::json::parse(std::ifstream(o.json_path));
+      EXPECT_EQ(doc["matrices"]["topology"]["cells"].get<Cells>(), (Cells{{"X", nv}, {nv, "X"}}))
+          << mode << " " << gpu1_links;
+    }
+  }
 }
 
 // An NVSwitch (NVIDIA, class 0680, as the H100 HGX shows its 22a3) on a root bus, in a

@@ -132,6 +132,24 @@ TEST_F(TopoCli, HtmlReportIsWrittenAndForeignFilesAreKept) {
   EXPECT_EQ(kept, "precious");
 }
 
+TEST_F(TopoCli, SaveSnapshotKeepsAForeignSnapshotJsonUnlessAllowed) {
+  fs::path root = tree(fixture::make_box(1, 1, 1, 1, 1), "snap-box");
+  fs::path snap = dir.path() / "theirs";
+  fs::create_directories(snap);
+  std::ofstream(snap / "snapshot.json") << "precious";
+  CliRun r = cli({"--sysfs-root", root.string(), "--save-snapshot", snap.string(), "-q"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--allow-overwrite"), std::string::npos) << r.err;
+  std::string kept;
+  std::getline(std::ifstream(snap / "snapshot.json"), kept);
+  EXPECT_EQ(kept, "precious");
+  EXPECT_EQ(cli({"--sysfs-root", root.string(), "--save-snapshot", snap.string(), "-q",
+                 "--allow-overwrite"})
+                .rc,
+            0);
+  EXPECT_EQ(cli({"--from-snapshot", snap.string(), "-q"}).rc, 0);
+}
+
 TEST_F(TopoCli, CeilingWithoutAPeerLinkSaysWhyInsteadOfAFigure) {
   // The GPU test machine's shape: one GPU, virtio devices without PCIe link data.
   fs::path root = tree(fixture::make_flat_vm(), "flat-vm");

@@ -224,6 +224,29 @@ TEST(TopoSnapshot, SaveThenLoadGivesTheSameReport) {
   EXPECT_EQ(b.snapshot.find("0000:02:01.0")->config, s.find("0000:02:01.0")->config);
 }
 
+TEST(TopoSnapshot, SavingReplacesASnapshotNeverAForeignFileAndLeavesNoTemporary) {
+  fixture::TempDir tree, ours, theirs;
+  fixture::write_sysfs(fixture::make_box(1, 1, 1, 1, 1), tree.path());
+  const Snapshot s = collect_sysfs_root(tree.path(), offline());
+  save_snapshot(s, ours.path());
+  save_snapshot(s, ours.path());  // an earlier snapshot is ours to replace
+  EXPECT_EQ(load_snapshot(ours.path()).devices.size(), s.devices.size());
+  for (const auto& e : fs::directory_iterator(ours.path()))
+    EXPECT_EQ(e.path().filename(), "snapshot.json") << "left behind: " << e.path();
+  const fs::path foreign = write(theirs, "snapshot.json", "precious\n");
+  try {
+    save_snapshot(s, theirs.path());
+    ADD_FAILURE() << "a foreign snapshot.json was overwritten";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--allow-overwrite"), std::string::npos) << e.what();
+  }
+  std::string kept;
+  std::getline(std::ifstream(foreign), kept);
+  EXPECT_EQ(kept, "precious");
+  save_snapshot(s, theirs.path(), /*allow_overwrite=*/true);
+  EXPECT_EQ(load_snapshot(theirs.path()).devices.size(), s.devices.size());
+}
+
 TEST(TopoSnapshot, DamagedSnapshotsAreClearErrors) {
   fixture::TempDir dir;
   EXPECT_THROW(load_snapshot(dir.path() / "none"), RuntimeError);

@@ -50,7 +50,7 @@ class NvmlGpuFacts final : public GpuFactsProvider {
     f.pcie_max_width = as_int(lib_->max_pcie_link_width(d));
     if (const auto nodes = lib_->memory_affinity_nodes(d); nodes.ok() && nodes.value.size() == 1)
       f.numa_node = static_cast<int>(nodes.value.front());
-    f.nvlinks = nvlinks(d);
+    f.nvlinks = read_nvlinks(*lib_, d);
     return f;
   }
 
@@ -80,39 +80,39 @@ class NvmlGpuFacts final : public GpuFactsProvider {
   }
 
  private:
-  // Every link NVML answers for (it answers NOT_SUPPORTED past the GPU's last link, and
-  // for every link of a GPU without NVLink: then the list is empty, a fact).
-  std::optional<std::vector<NvLink>> nvlinks(nvml::Device d) const {
-    std::vector<NvLink> out;
-    bool answered = false;
-    for (unsigned i = 0; i < nvml::kNvLinkMaxLinks; ++i) {
-      const auto active = lib_->nvlink_active(d, i);
-      if (active.rc == nvml::kErrorFunctionNotFound) return std::nullopt;
-      answered = answered || active.ok() || active.rc == nvml::kErrorNotSupported ||
-                 active.rc == nvml::kErrorInvalidArgument;
-      if (!active.ok()) continue;
-      NvLink l;
-      l.link = static_cast<int>(i);
-      l.active = active.value;
-      if (l.active) {
-        if (const auto r = lib_->nvlink_remote_pci_info(d, i); r.ok())
-          l.remote = nvml::normalize_bus_id(
-              std::string_view(r.value.bus_id, strnlen(r.value.bus_id, nvml::kPciBusIdBufferSize)));
-        const auto t = lib_->nvlink_remote_device_type(d, i);
-        l.remote_type = std::string(
-            nvml::nvlink_device_type_name(t.ok() ? t.value : nvml::NvLinkDeviceType::Unknown));
-      }
-      out.push_back(std::move(l));
-    }
-    if (!answered) return std::nullopt;
-    return out;
-  }
-
   std::unique_ptr<nvml::Library> lib_;
   std::map<std::string, nvml::Device> by_bdf_;
 };
 
 }  // namespace
+
+// Every link NVML answers for (it answers NOT_SUPPORTED past the GPU's last link, and
+// for every link of a GPU without NVLink: then the list is empty, a fact).
+std::optional<std::vector<NvLink>> read_nvlinks(const nvml::Library& lib, nvml::Device d) {
+  std::vector<NvLink> out;
+  bool answered = false;
+  for (unsigned i = 0; i < nvml::kNvLinkMaxLinks; ++i) {
+    const auto active = lib.nvlink_active(d, i);
+    if (active.rc == nvml::kErrorFunctionNotFound) return std::nullopt;
+    answered = answered || active.ok() || active.rc == nvml::kErrorNotSupported ||
+               active.rc == nvml::kErrorInvalidArgument;
+    if (!active.ok()) continue;
+    NvLink l;
+    l.link = static_cast<int>(i);
+    l.active = active.value;
+    if (l.active) {
+      if (const auto r = lib.nvlink_remote_pci_info(d, i); r.ok())
+        l.remote = nvml::normalize_bus_id(
+            std::string_view(r.value.bus_id, strnlen(r.value.bus_id, nvml::kPciBusIdBufferSize)));
+      const auto t = lib.nvlink_remote_device_type(d, i);
+      l.remote_type = std::string(
+          nvml::nvlink_device_type_name(t.ok() ? t.value : nvml::NvLinkDeviceType::Unknown));
+    }
+    out.push_back(std::move(l));
+  }
+  if (!answered) return std::nullopt;
+  return out;
+}
 
 NvmlFactsOpening open_nvml_gpu_facts(const std::string& lib_path) {
   NvmlFactsOpening out;

@@ -1,12 +1,11 @@
 // Saved snapshots: DIR/snapshot.json holds the whole model, config space included, so a
 // replay runs every check exactly as on the machine it was recorded on.
 #include <algorithm>
-#include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <system_error>
 
 #include "gdsb/error.hpp"
+#include "gdsb/report/output_file.hpp"
 #include "gdsb/topo/collect.hpp"
 #include "internal.hpp"
 
@@ -231,7 +230,7 @@ json gpu_pairs_json(const std::vector<GpuPairFacts>& pairs) {
 
 }  // namespace
 
-void save_snapshot(const Snapshot& s, const fs::path& dir) {
+void save_snapshot(const Snapshot& s, const fs::path& dir, bool allow_overwrite) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec)
@@ -258,14 +257,10 @@ void save_snapshot(const Snapshot& s, const fs::path& dir) {
             {"gpu_facts", facts},
             {"gpu_pairs", gpu_pairs_json(s.gpu_pairs)},
             {"notes", s.notes}};
-  fs::path tmp = dir / "snapshot.json.gdsb-tmp";
-  {
-    std::ofstream out(tmp);
-    out << j.dump(1) << '\n';
-    if (!out) throw RuntimeError("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, dir / "snapshot.json", ec);
-  if (ec) throw RuntimeError("cannot rename " + tmp.string() + ": " + ec.message());
+  // The project's one atomic writer: an earlier snapshot is replaced, a foreign
+  // snapshot.json only with allow_overwrite, and a reader never sees half a file.
+  report::write_output_atomic({(dir / "snapshot.json").string(), "--save-snapshot", kSnapshotSchema},
+                              j.dump(1) + "\n", allow_overwrite);
 }
 
 Snapshot load_snapshot(const fs::path& dir) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,13 +63,21 @@ inline void add_unique(std::vector<std::string>& v, const std::string& s) {
   if (!s.empty() && std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
 }
 
+// The "expected after the fix" tail of a finding: expected_gb_s, the text "~X GB/s" + why,
+// and, when bound_measured is given (the run is bound by this cause), the impact
+// expected - measured, never below 0.
+inline void expect_after_fix(Finding& f, double expected_gb_s, std::string_view why,
+                             std::optional<double> bound_measured) {
+  f.expected_gb_s = expected_gb_s;
+  f.expected = "~" + gb(expected_gb_s) + std::string(why);
+  if (bound_measured) f.impact_gb_s = std::max(0.0, expected_gb_s - *bound_measured);
+}
+
 // Expected figure once a cause is gone: the GPU's ceiling; impact = expected - measured
 // when the run is bound by this cause (0 otherwise).
 inline void expect_ceiling(Finding& f, const GpuDiagnosis* g, std::optional<double> measured) {
   if (!g || !g->ceiling_gb_s) return;
-  f.expected_gb_s = g->ceiling_gb_s;
-  f.expected = "~" + gb(*g->ceiling_gb_s) + ", the ceiling set by " + g->binding;
-  if (measured) f.impact_gb_s = std::max(0.0, *g->ceiling_gb_s - *measured);
+  expect_after_fix(f, *g->ceiling_gb_s, ", the ceiling set by " + g->binding, measured);
 }
 
 }  // namespace gdsb::doctor::detail

@@ -44,10 +44,9 @@ std::vector<Finding> run(const Facts& facts) {
                            g.measured_by + ")");
     f.fix = "keep the traffic below the switch: GDS peer-to-peer (PIX, no ACS redirect, not compat "
             "mode) does not cross the uplink; otherwise spread drives and GPUs over switches";
-    const double expect = std::min(*drives, facts.hop(g, "GPU link").value_or(*drives));
-    f.expected_gb_s = expect;
-    f.expected = "~" + detail::gb(expect) + " once reads turn inside the switch";
-    if (at_uplink) f.impact_gb_s = std::max(0.0, expect - *g.measured_gb_s);
+    detail::expect_after_fix(f, std::min(*drives, facts.hop(g, "GPU link").value_or(*drives)),
+                             " once reads turn inside the switch",
+                             at_uplink ? g.measured_gb_s : std::nullopt);
     out.push_back(std::move(f));
   }
   return out;

@@ -39,6 +39,7 @@ inline constexpr unsigned kPciBusIdBufferSize = 32;     // NVML_DEVICE_PCI_BUS_I
 inline constexpr unsigned kPciBusIdLegacySize = 16;     // NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE
 inline constexpr unsigned kDeviceNameBufferSize = 96;   // NVML_DEVICE_NAME_V2_BUFFER_SIZE
 inline constexpr unsigned kSystemDriverVersionBufferSize = 80;
+inline constexpr unsigned kDeviceVbiosVersionBufferSize = 32;  // NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE
 inline constexpr unsigned kNvLinkMaxLinks = 18;         // NVML_NVLINK_MAX_LINKS
 
 // nvmlPciInfo_t (the layout nvmlDeviceGetPciInfo_v3 and ...RemotePciInfo_v2 fill).
@@ -95,10 +96,13 @@ struct Api {
   Return (*shutdown)() = nullptr;
   const char* (*error_string)(Return) = nullptr;
   Return (*system_get_driver_version)(char*, unsigned) = nullptr;
+  Return (*system_get_cuda_driver_version_v2)(int*) = nullptr;
+  Return (*system_get_cuda_driver_version)(int*) = nullptr;
   Return (*device_get_count_v2)(unsigned*) = nullptr;
   Return (*device_get_handle_by_index_v2)(unsigned, Device*) = nullptr;
   Return (*device_get_handle_by_pci_bus_id_v2)(const char*, Device*) = nullptr;
   Return (*device_get_name)(Device, char*, unsigned) = nullptr;
+  Return (*device_get_vbios_version)(Device, char*, unsigned) = nullptr;
   Return (*device_get_pci_info_v3)(Device, PciInfo*) = nullptr;
   Return (*device_get_memory_info)(Device, Memory*) = nullptr;
   Return (*device_get_bar1_memory_info)(Device, Bar1Memory*) = nullptr;
@@ -132,6 +136,10 @@ std::optional<P2PStatus> p2p_status_from_code(std::string_view code) noexcept;
 std::optional<TopologyLevel> topology_level_from_name(std::string_view name) noexcept;
 std::string_view nvlink_device_type_name(NvLinkDeviceType t) noexcept;  // "gpu", "nvswitch", ...
 
+// NVML's CUDA driver version number as nvidia-smi prints it: 13000 -> "13.0", 12040 -> "12.4"
+// (NVML_CUDA_DRIVER_VERSION_MAJOR/MINOR).
+std::string cuda_version_text(int version);
+
 // "00000000:00:06.0" or "0000:00:06.0" -> "0000:00:06.0" (lower case, 4-digit domain).
 std::string normalize_bus_id(std::string_view bus_id);
 
@@ -150,10 +158,16 @@ class Library {
   std::string error_string(Return rc) const;  // nvmlErrorString, or return_name()
 
   Result<std::string> driver_version() const;
+  // The CUDA version the driver supports (nvidia-smi's "CUDA Version"), as NVML's number
+  // (13000 = 13.0): nvmlSystemGetCudaDriverVersion_v2, else nvmlSystemGetCudaDriverVersion;
+  // kErrorFunctionNotFound when the library has neither.
+  Result<int> cuda_driver_version() const;
   Result<unsigned> device_count() const;
   Result<Device> device_by_index(unsigned index) const;
   Result<Device> device_by_pci_bus_id(const std::string& bus_id) const;
   Result<std::string> name(Device d) const;
+  // The GPU's firmware (nvmlDeviceGetVbiosVersion, "96.00.74.00.01").
+  Result<std::string> vbios_version(Device d) const;
   Result<PciInfo> pci_info(Device d) const;
   Result<std::string> bus_id(Device d) const;  // normalized, from pci_info
   Result<Memory> memory_info(Device d) const;

@@ -9,6 +9,11 @@
 //   "switch"  (default) remote PCI 00000000:ff:00.0, nvmlDeviceGetNvLinkRemoteDeviceType SWITCH
 //   "gpu"     remote PCI = the other GPU, type GPU
 //   "unknown" remote PCI 00000000:ff:00.0, remote device type NOT_SUPPORTED
+// Not recorded on that machine, so answered NOT_SUPPORTED unless a test sets them:
+// GDSB_FAKE_NVML_CUDA=13000 (nvmlSystemGetCudaDriverVersion_v2) and
+// GDSB_FAKE_NVML_VBIOS=96.00.74.00.01 (nvmlDeviceGetVbiosVersion, both GPUs).
+// GDSB_FAKE_NVML_GPU1_LINKS=N leaves only GPU 1's first N links active (links down on one
+// side of a pair, which bounds what the pair can use through the switches).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +29,11 @@ constexpr const char* kBus[2] = {"00000000:00:06.0", "00000000:00:07.0"};
 constexpr unsigned kLinks = 18;
 
 int index_of(void* d) { return static_cast<FakeDevice*>(d)->index; }
+
+unsigned active_links(int index) {
+  const char* n = std::getenv("GDSB_FAKE_NVML_GPU1_LINKS");
+  return index == 1 && n ? static_cast<unsigned>(std::strtoul(n, nullptr, 10)) : kLinks;
+}
 
 std::string remote_mode() {
   const char* m = std::getenv("GDSB_FAKE_NVML_REMOTE");
@@ -54,6 +64,18 @@ int nvmlShutdown() { return 0; }
 const char* nvmlErrorString(int) { return "fake NVML"; }
 int nvmlSystemGetDriverVersion(char* buf, unsigned n) {
   std::snprintf(buf, n, "580.159.04");
+  return 0;
+}
+int nvmlSystemGetCudaDriverVersion_v2(int* v) {
+  const char* cuda = std::getenv("GDSB_FAKE_NVML_CUDA");
+  if (!cuda) return 3;  // NVML_ERROR_NOT_SUPPORTED
+  *v = std::atoi(cuda);
+  return 0;
+}
+int nvmlDeviceGetVbiosVersion(void*, char* buf, unsigned n) {
+  const char* vbios = std::getenv("GDSB_FAKE_NVML_VBIOS");
+  if (!vbios) return 3;
+  std::snprintf(buf, n, "%s", vbios);
   return 0;
 }
 int nvmlDeviceGetCount_v2(unsigned* n) {
@@ -99,9 +121,9 @@ int nvmlDeviceGetP2PStatus(void*, void*, int cap, int* status) {
   *status = cap == 4 ? 5 : 0;  // PCI: NS; read, write, NVLink, atomics: OK
   return 0;
 }
-int nvmlDeviceGetNvLinkState(void*, unsigned link, int* active) {
+int nvmlDeviceGetNvLinkState(void* d, unsigned link, int* active) {
   if (link >= kLinks) return 2;  // NVML_ERROR_INVALID_ARGUMENT past the last link
-  *active = 1;
+  *active = link < active_links(index_of(d)) ? 1 : 0;
   return 0;
 }
 int nvmlDeviceGetNvLinkRemotePciInfo_v2(void* d, unsigned link, PciInfo* p) {

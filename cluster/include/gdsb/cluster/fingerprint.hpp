@@ -1,6 +1,7 @@
 // The topology fingerprint of a node: what must be alike across nodes of one hardware class
 // (PCIe tree shape, link widths and speeds, ACS state, IOMMU mode, BAR1, NVLink count,
-// driver, kernel command line), as key -> value pairs, so differences can be said in words.
+// driver, CUDA driver version, GPU firmware (VBIOS), kernel command line), as key -> value
+// pairs, so differences can be said in words.
 // A key may hold "{}" where the value belongs ("ACS {} on 0000:17:02.0"); otherwise the
 // value follows the key.
 #pragma once
@@ -16,11 +17,16 @@ namespace gdsb::cluster {
 
 using Fingerprint = std::map<std::string, std::string>;
 
-// Extra facts not in the snapshot (NVLink links per GPU, driver version).
+// Extra facts not in the snapshot (NVLink links per GPU, driver versions, firmware).
 struct FingerprintExtras {
   std::map<int, int> nvlinks;  // GPU position -> active links
   std::string driver;
+  std::string cuda_driver;                   // "13.0"; "" when NVML does not say
+  std::map<std::string, std::string> vbios;  // GPU bdf -> VBIOS version (NVML)
 };
+
+// The value of a fact NVML did not give (no driver, an old NVML, --no-nvml, a fake GPU).
+inline constexpr const char* kNotAvailable = "not available";
 
 Fingerprint make_fingerprint(const topo::Snapshot& s, const FingerprintExtras& extras);
 

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,10 +49,21 @@ struct NodeFacts {
   int gpus = 0, drives = 0, nics = 0;
   std::string kernel;
   std::string driver;
+  std::string cuda_driver;  // "13.0", or "not available"
   nlohmann::json fingerprint = nlohmann::json::object();
   std::vector<std::string> argv;
   std::string version;
 };
+
+// What NVML says about the software and firmware of this node's GPUs: the driver, the CUDA
+// version it supports, each GPU's VBIOS by bdf. Empty fields where NVML is absent or does
+// not answer (never guessed). lib: "" = libnvidia-ml.so.1.
+struct NvmlVersions {
+  std::string driver;
+  std::string cuda_driver;
+  std::map<std::string, std::string> vbios;
+};
+NvmlVersions read_nvml_versions(const std::string& lib);
 
 nlohmann::json topology_phase(const NodeOptions& o, NodeFacts& facts);
 nlohmann::json p2p_phase(const NodeOptions& o, NodeFacts& facts);

@@ -65,8 +65,9 @@ class NvmlLayer {
   // nullopt when the query itself failed (not when it answered "not supported").
   virtual std::optional<nvml::P2PStatus> p2p_status(int a, int b, nvml::P2PCapsIndex cap) = 0;
   virtual std::optional<nvml::TopologyLevel> common_ancestor(int a, int b) = 0;
-  // Active NVLink links joining a and b: direct links, or through NVSwitch the links of a
-  // when NVML says the pair has NVLink P2P (as nvidia-smi topo -m counts them).
+  // Active NVLink links joining a and b (nvidia-smi topo -m's NV#), by the one rule of
+  // gdsb/topo/nvlink.hpp: direct links, else through NVSwitch the smaller of the two GPUs'
+  // links into the fabric (a remote of unknown type counts when NVML's P2P NVLink is OK).
   virtual int nvlinks_between(int a, int b) = 0;
 };
 

@@ -59,7 +59,10 @@ CufileSettings read_cufile_json(const std::filesystem::path& file);
 std::string strip_json_comments(const std::string& text);
 
 // The support workflow: a portable directory holding everything the checks read.
-void save_snapshot(const Snapshot& s, const std::filesystem::path& dir);
+// DIR/snapshot.json is written through report::write_output_atomic: an earlier snapshot
+// is replaced; any other file of that name only with allow_overwrite (UsageError otherwise).
+void save_snapshot(const Snapshot& s, const std::filesystem::path& dir,
+                   bool allow_overwrite = false);
 Snapshot load_snapshot(const std::filesystem::path& dir);
 
 }  // namespace gdsb::topo

@@ -1,0 +1,83 @@
+// The CUDA driver version and GPU firmware (VBIOS) in the node fingerprint: read through the
+// one NVML shim from the stand-in libnvidia-ml.so.1 (tests/p2p/fake_nvml), "not available"
+// where NVML does not answer, and a node that differs named by the fingerprint diff.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "gdsb/cluster/fingerprint.hpp"
+#include "gdsb/cluster/node_report.hpp"
+#include "gdsb/nvml.hpp"
+
+namespace gdsb::cluster {
+namespace {
+
+constexpr const char* kGpu0 = "0000:00:06.0";  // the stand-in's two H200
+constexpr const char* kGpu1 = "0000:00:07.0";
+
+TEST(NvmlVersions, CudaVersionNumberAsNvidiaSmiPrintsIt) {
+  EXPECT_EQ(nvml::cuda_version_text(13000), "13.0");
+  EXPECT_EQ(nvml::cuda_version_text(12040), "12.4");
+  EXPECT_EQ(nvml::cuda_version_text(11080), "11.8");
+}
+
+TEST(NvmlVersions, ReadThroughTheShimAndNothingMadeUpWhenNvmlDoesNotAnswer) {
+  ::unsetenv("GDSB_FAKE_NVML_CUDA");
+  ::unsetenv("GDSB_FAKE_NVML_VBIOS");
+  const NvmlVersions silent = read_nvml_versions(GDSB_FAKE_NVML);
+  EXPECT_EQ(silent.driver, "580.159.04");
+  EXPECT_EQ(silent.cuda_driver, "");
+  EXPECT_TRUE(silent.vbios.empty());
+
+  ::setenv("GDSB_FAKE_NVML_CUDA", "13000", 1);
+  ::setenv("GDSB_FAKE_NVML_VBIOS", "96.00.74.00.01", 1);
+  const NvmlVersions answered = read_nvml_versions(GDSB_FAKE_NVML);
+  ::unsetenv("GDSB_FAKE_NVML_CUDA");
+  ::unsetenv("GDSB_FAKE_NVML_VBIOS");
+  EXPECT_EQ(answered.cuda_driver, "13.0");
+  EXPECT_EQ(answered.vbios, (std::map<std::string, std::string>{{kGpu0, "96.00.74.00.01"},
+                                                               {kGpu1, "96.00.74.00.01"}}));
+
+  const NvmlVersions none = read_nvml_versions("/nonexistent/libnvidia-ml.so.1");
+  EXPECT_EQ(none.driver, "");
+  EXPECT_EQ(none.cuda_driver, "");
+  EXPECT_TRUE(none.vbios.empty());
+}
+
+topo::Snapshot two_gpus() {
+  topo::Snapshot s;
+  for (const char* bdf : {kGpu0, kGpu1}) {
+    topo::Device d;
+    d.bdf = bdf;
+    d.role = topo::Role::Gpu;
+    s.devices.push_back(d);
+  }
+  return s;
+}
+
+TEST(NvmlVersions, FingerprintSaysNotAvailableWithoutNvml) {
+  const Fingerprint f = make_fingerprint(two_gpus(), {});
+  EXPECT_EQ(f.at("CUDA driver"), "not available");
+  EXPECT_EQ(f.at("GPU0 VBIOS"), "not available");
+  EXPECT_EQ(f.at("GPU1 VBIOS"), "not available");
+  EXPECT_EQ(f.count("NVIDIA driver"), 0u);
+}
+
+TEST(NvmlVersions, ANodeWithOtherFirmwareOrCudaDriverIsNamed) {
+  FingerprintExtras same;
+  same.driver = "580.159.04";
+  same.cuda_driver = "13.0";
+  same.vbios = {{kGpu0, "96.00.74.00.01"}, {kGpu1, "96.00.74.00.01"}};
+  FingerprintExtras odd = same;
+  odd.cuda_driver = "12.8";
+  odd.vbios[kGpu1] = "96.00.61.00.01";
+  const Fingerprint a = make_fingerprint(two_gpus(), same);
+  const Fingerprint b = make_fingerprint(two_gpus(), odd);
+  const auto d = diff_against_majority({{"node01", &a}, {"node02", &a}, {"node03", &b}});
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].words, "node03: CUDA driver 12.8 (2 others: 13.0)");
+  EXPECT_EQ(d[1].words, "node03: GPU1 VBIOS 96.00.61.00.01 (2 others: 96.00.74.00.01)");
+}
+
+}  // namespace
+}  // namespace gdsb::cluster
