@@ -17,11 +17,18 @@ std::string job_label(std::size_t index, std::size_t count, const Workload& w) {
 }
 
 JobOutcome execute_one(const Runner& runner, const Workload& w, const RunOptions& run_options,
-                       bool waived_is_error) {
+                       bool waived_is_error, gpu::GpuService* naive_service) {
   JobOutcome out;
   out.result.workload = w;
   try {
-    out.result = runner.run(w, run_options);
+    if (w.naive_load) {
+      if (naive_service == nullptr) throw RuntimeError("naive_load=1: no GPU service here");
+      gpu::NaiveLoad n = gpu::naive_load(*naive_service, w, run_options.stop);
+      out.result = std::move(n.run);
+      out.naive = n.facts;
+    } else {
+      out.result = runner.run(w, run_options);
+    }
     if (out.result.status == RunStatus::Waived && waived_is_error) out.exit_code = kExitRuntime;
     if (out.result.status == RunStatus::Failed) out.exit_code = kExitRuntime;
     if (out.result.verify_errors > 0) out.exit_code = kExitCheckFailed;
@@ -68,9 +75,11 @@ std::vector<JobOutcome> execute_jobs(const Runner& runner, const std::vector<Wor
   std::vector<std::optional<JobOutcome>> slots(jobs.size());
   for (const auto& group : groups) {
     if (stopped()) break;
+    if (options.before_group) options.before_group(group);
     if (group.size() == 1) {
       const std::size_t i = group.front();
-      slots[i] = execute_one(runner, jobs[i], run_options_for(i), options.waived_is_error);
+      slots[i] = execute_one(runner, jobs[i], run_options_for(i), options.waived_is_error,
+                             options.naive_service);
       if (options.progress != nullptr) {
         options.progress->finish_job(i);
         options.progress->clear();
@@ -84,7 +93,8 @@ std::vector<JobOutcome> execute_jobs(const Runner& runner, const std::vector<Wor
       threads.reserve(group.size());
       for (const std::size_t i : group) {
         threads.emplace_back([&, i] {
-          slots[i] = execute_one(runner, jobs[i], run_options_for(i), options.waived_is_error);
+          slots[i] = execute_one(runner, jobs[i], run_options_for(i), options.waived_is_error,
+                                 options.naive_service);
           if (options.progress != nullptr) options.progress->finish_job(i);
         });
       }

@@ -154,6 +154,8 @@ const std::map<std::string, Setter>& key_table() {
          if (w.request_blocks == 0) throw UsageError(k + ": must be at least 1");
        }},
       {"workload", [](Workload& w, const std::string& v, const std::string&) { w.preset = v; }},
+      {"naive_load", [](Workload& w, const std::string& v,
+                        const std::string& k) { w.naive_load = parse_bool(v, k); }},
   };
   return table;
 }

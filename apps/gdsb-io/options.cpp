@@ -4,6 +4,7 @@
 
 #include "gdsb/cli/tool_flags.hpp"
 #include "gdsb/error.hpp"
+#include "gdsb/topo/source_options.hpp"
 #include "gdsb/units.hpp"
 #include "validate.hpp"
 #include "values.hpp"
@@ -112,9 +113,16 @@ void setup_io(CLI::App& app, Options& opt) {
       ->group(p);
   app.add_option("--files", opt.files, "dataset: number of files (default 100000)")->group(p);
   app.add_option("--file-size", opt.file_size, "dataset: bytes per file (default 128K)")->group(p);
-  app.add_option("--topo-json", opt.topo_json,
-                 "gdsb-topo --json report whose per-GPU ceiling is shown next to the results")
-      ->group(p);
+  auto* topo_json = app.add_option("--topo-json", opt.topo_json,
+                                   "gdsb-topo --json report whose per-GPU ceiling is shown next "
+                                   "to the results (default: the topology collected live)")
+                        ->group(p);
+  // gdsb-topo's recorded inputs, for the ceiling: the same options, wired the same way.
+  for (auto* o : topo::add_source_options(app, opt.topo_sources)) {
+    o->group(p);
+    o->excludes(topo_json);
+    topo_json->excludes(o);
+  }
 }
 
 void record_given(const CLI::App& app, Options& opt) {
@@ -125,7 +133,9 @@ void record_given(const CLI::App& app, Options& opt) {
   opt.no_odirect_given = app.count("--no-odirect") > 0;
   opt.preset_options.clear();
   for (const char* name : {"--gpus", "--shards", "--shard-size", "--layers", "--block-size",
-                           "--kv-blocks", "--write-share", "--files", "--file-size", "--topo-json"}) {
+                           "--kv-blocks", "--write-share", "--files", "--file-size", "--topo-json",
+                           "--sysfs-root", "--pci-dump", "--lspci-text", "--hwloc-xml",
+                           "--from-snapshot"}) {
     if (app.count(name) > 0) opt.preset_options.emplace_back(name);
   }
 }

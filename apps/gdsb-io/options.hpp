@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gdsb/topo/collect.hpp"
 #include "gdsb/workload.hpp"
 
 namespace gdsb::io {
@@ -69,6 +70,9 @@ struct Options {
   uint64_t files = 100000;   // dataset
   std::string file_size = "128K";
   std::string topo_json;     // gdsb-topo --json report: the platform ceiling next to results
+  // Without --topo-json the topology is collected here (live), or from a recording given
+  // with gdsb-topo's source options (--sysfs-root, --lspci-text, ...).
+  topo::InputSources topo_sources;
 
   // Which options the user gave (CLI11 counts), for conflicts and defaults.
   std::vector<std::string> given;  // long names of workload options that were set

@@ -85,10 +85,12 @@ Layout layout_of(const PresetParams& p) {
 }
 
 nlohmann::json manifest_of(const PresetParams& p, const Layout& l) {
+  // Only the checkpoint sets have files per GPU: a dataset made for GPU 0 serves GPU 1.
+  const bool per_gpu = p.preset == Preset::CheckpointLoad || p.preset == Preset::CheckpointSave;
   return {{"schema", kManifestSchema},
           {"preset", preset_name(p.preset)},
           {"layout",
-           {{"first_gpu", p.first_gpu}, {"gpus", p.gpus}, {"shards", p.shards},
+           {{"first_gpu", per_gpu ? p.first_gpu : 0}, {"gpus", per_gpu ? p.gpus : 1}, {"shards", p.shards},
             {"shard_data", p.shard_data}, {"header_bytes", p.header_bytes},
             {"files", l.data.size()}, {"file_bytes", l.file_bytes}, {"seed", p.seed}}}};
 }

@@ -59,20 +59,6 @@ json group(std::span<const RunResult> runs, const std::string& prefix) {
   return g;
 }
 
-// The one place that reads the platform ceiling: the `ceilings` of a gdsbench.topo/1
-// report (docs/topo-schema.md), so gdsb-io does not depend on the topology library's API.
-json ceilings_from(const std::string& topo_json) {
-  if (topo_json.empty()) return nullptr;
-  std::ifstream in(topo_json);
-  std::ostringstream text;
-  text << in.rdbuf();
-  const auto doc = json::parse(text.str(), nullptr, false);
-  if (!in || doc.is_discarded() || !doc.contains("ceilings")) {
-    return {{"note", "no ceilings in " + topo_json + " (not a gdsb-topo --json report?)"}};
-  }
-  return {{"source", topo_json}, {"per_gpu", doc.at("ceilings")}};
-}
-
 const RunResult* named(std::span<const RunResult> runs, const std::string& name) {
   for (const auto& r : runs) {
     if (r.workload.name == name && r.status == RunStatus::Ok) return &r;
@@ -121,22 +107,77 @@ std::string group_text(const json& g, const std::string& label) {
   return out;
 }
 
+std::string naive_text(const json& f) {
+  if (!f.is_object()) return {};
+  std::string out = "    models: " + f.at("models").get<std::string>() + "\n";
+  out += "    " + std::to_string(f.at("read_calls").get<uint64_t>()) + " read calls, " +
+         std::to_string(f.at("bytes_read").get<uint64_t>()) + " bytes of " +
+         std::to_string(f.at("files").get<uint64_t>()) + " shards (" +
+         (f.at("buffered").get<bool>() ? "buffered" : "O_DIRECT found") + "); " +
+         (f.at("gpu_copies_done").get<bool>()
+              ? std::to_string(f.at("pageable_copies").get<uint64_t>()) + " pageable copies, " +
+                    std::to_string(f.at("bytes_copied").get<uint64_t>()) + " bytes"
+              : "no copies (no GPU: copies not done) of " +
+                    std::to_string(f.at("bytes_copied").get<uint64_t>()) + " tensor bytes") +
+         "\n";
+  if (f.at("cached_share").is_number()) {
+    const double share = f.at("cached_share").get<double>();
+    out += "    page cache before the naive load: " + num(100 * share, 0) + "% of the shards resident" +
+           (share >= 0.99   ? " (cached: a RAM-backed file system, or a warm cache)"
+            : share <= 0.01 ? " (cold: read from storage)"
+                            : " (partly cached)") +
+           "\n";
+  } else {
+    out += "    page cache before the naive load: unknown (mincore refused)\n";
+  }
+  return out;
+}
+
+// What the naive load modelled and the state it started from, summed over its GPUs.
+json naive_facts(const NaiveFacts& naive) {
+  gpu::NaiveLoadFacts t;
+  bool any = false;
+  for (const auto& [name, f] : naive) {
+    if (!starts_with(name, "naive-gpu")) continue;
+    any = true;
+    gpu::accumulate(t, f);
+  }
+  if (!any) return nullptr;
+  return {{"models", "buffered read(2) of each whole shard into pageable host memory, then one "
+                     "synchronous pageable cudaMemcpy per tensor (torch.load(...).cuda())"},
+          {"files", t.files},
+          {"bytes_read", t.bytes_read},
+          {"read_calls", t.read_calls},
+          {"buffered", t.buffered},
+          {"pageable_copies", t.copies},
+          {"bytes_copied", t.bytes_copied},
+          {"tensors", t.tensors},
+          {"gpu_copies_done", t.gpu},
+          {"page_cache_before", t.cached_known ? json(t.cached_before) : json(nullptr)},
+          {"file_bytes", t.file_bytes},
+          {"cached_share", t.cached_known && t.file_bytes > 0
+                               ? json(static_cast<double>(t.cached_before) /
+                                      static_cast<double>(t.file_bytes))
+                               : json(nullptr)}};
+}
+
 }  // namespace
 
 json preset_summary(const PresetParams& p, std::span<const RunResult> runs,
-                    const std::string& topo_json) {
+                    const NaiveFacts& naive, const json& ceiling) {
   json s = {{"preset", preset_name(p.preset)},
             {"xfer_type", static_cast<int>(p.xfer)},
             {"xfer_name", xfer_name(p.xfer)},
             {"gpus", p.gpus},
             {"directory", p.dir},
-            {"ceiling", ceilings_from(topo_json)}};
+            {"ceiling", ceiling}};
   switch (p.preset) {
     case Preset::CheckpointLoad: {
       s["parameters"] = {{"shards_per_gpu", p.shards}, {"shard_bytes", p.header_bytes + p.shard_data},
                          {"tensor_bytes_per_shard", p.shard_data}, {"io_size", p.io_size}};
       s["time_to_result"] = group(runs, "load-gpu");
       s["naive"] = group(runs, "naive-gpu");
+      s["naive"]["facts"] = naive_facts(naive);
       const auto& a = s["time_to_result"]["node_s"];
       const auto& b = s["naive"]["node_s"];
       s["speedup_vs_naive"] =
@@ -193,7 +234,9 @@ std::string preset_summary_text(const json& s) {
   const std::string preset = s.at("preset").get<std::string>();
   if (preset == "checkpoint-load") {
     out += group_text(s.at("time_to_result"), "time until the last GPU holds its shards");
-    out += group_text(s.at("naive"), "naive load (buffered read, then copy; -x 4)");
+    out += group_text(s.at("naive"), "naive load (buffered read into pageable memory, then "
+                                     "a cudaMemcpy per tensor)");
+    out += naive_text(s.at("naive").value("facts", json()));
     if (s.at("speedup_vs_naive").is_number())
       out += "  the naive load takes " + num(s.at("speedup_vs_naive").get<double>(), 2) + "x as long\n";
   } else if (preset == "checkpoint-save") {
@@ -221,16 +264,19 @@ std::string preset_summary_text(const json& s) {
   }
   const auto& c = s.at("ceiling");
   if (c.is_object() && c.contains("per_gpu")) {
+    out += "  platform ceiling (" + c.value("source", std::string()) + "):\n";
     for (const auto& e : c.at("per_gpu")) {
-      out += "  platform ceiling " + e.value("gpu", std::string("?")) + ": " +
-             (e.contains("gb_s") && e.at("gb_s").is_number() ? (num(e.at("gb_s").get<double>(), 1) + " GB/s")
-                                                              : std::string("unknown")) +
-             " (" + e.value("limited_by", std::string()) + ")\n";
+      const bool figure = e.contains("gb_s") && e.at("gb_s").is_number();
+      out += "    GPU " + e.value("gpu", std::string("?")) + ": " +
+             (figure ? num(e.at("gb_s").get<double>(), 1) + " GB/s (" : std::string("no figure (")) +
+             e.value("limited_by", std::string()) + ")\n";
     }
   } else if (c.is_object()) {
-    out += "  platform ceiling: " + c.value("note", std::string()) + "\n";
+    const std::string source = c.value("source", std::string());
+    out += "  platform ceiling" + (source.empty() ? std::string() : " (" + source + ")") +
+           ": no figure: " + c.value("note", std::string()) + "\n";
   } else {
-    out += "  platform ceiling: not given (--topo-json FILE from gdsb-topo --json)\n";
+    out += "  platform ceiling: not known\n";
   }
   return out;
 }

@@ -64,9 +64,11 @@ std::string gpu_list(const PresetParams& p, int g) {
 std::string checkpoint_load_jobs(const PresetParams& p) {
   std::ostringstream o;
   o << "# checkpoint-load: every GPU reads its " << p.shards << " safetensors shards at once\n"
-    << "# (phase 1), then the same shards are loaded the naive way, buffered reads through\n"
-    << "# the page cache and a copy to the GPU (-x 4, phase 2). Tensor data only: each\n"
-    << "# shard's " << p.header_bytes << "-byte header block is skipped (offset).\n"
+    << "# (phase 1; tensor data only: each shard's " << p.header_bytes
+    << "-byte header block is skipped by offset),\n"
+    << "# then the same shards are loaded the naive way a framework does (phase 2,\n"
+    << "# naive_load=1): one thread per GPU reads each whole shard with buffered read(2)\n"
+    << "# into pageable memory, then one synchronous cudaMemcpy per tensor.\n"
     << global_section(p) << "bs=" << format_size(p.io_size) << "\noffset=" << p.header_bytes
     << "\nsize=" << p.shard_data << "\nnum_threads=" << p.threads << "\n";
   int job = 1;
@@ -75,7 +77,7 @@ std::string checkpoint_load_jobs(const PresetParams& p) {
       o << "\n[job" << job++ << "]\nname=" << (phase == 1 ? "load" : "naive") << "-gpu" << g
         << "\nphase=" << phase << "\ngpu_dev_id=" << g << "\nfilelist=" << gpu_list(p, g)
         << "\nxfer_type=" << (phase == 1 ? static_cast<int>(p.xfer) : 4) << "\n";
-      if (phase == 2) o << "odirect=0\n";
+      if (phase == 2) o << "odirect=0\nnaive_load=1\nnum_threads=1\n";
     }
   }
   return o.str();

@@ -12,8 +12,10 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "gdsb/gpu/naive_load.hpp"
 #include "gdsb/result.hpp"
 #include "gdsb/runner.hpp"
+#include "gdsb/topo/collect.hpp"
 #include "gdsb/workload.hpp"
 #include "options.hpp"
 
@@ -63,13 +65,23 @@ std::string preset_job_file(const PresetParams& p);
 void prepare_preset_data(const PresetParams& p, const Runner& runner, bool allow_overwrite);
 
 // Before a checkpoint-load: asks the kernel to drop the shards' cached pages, so the load
-// and the naive load both start from storage (posix_fadvise DONTNEED; best effort).
+// and the naive load both start from storage (posix_fadvise DONTNEED; best effort; a
+// RAM-backed file system keeps them: the naive load reports what was resident).
 void drop_cached_pages(const PresetParams& p);
 
-// Time to result first, then GB/s and latencies, with the platform ceiling when a
-// gdsb-topo report was given (topo_json; "" = none).
+// The platform ceiling per GPU, as {source, per_gpu: [{gpu, gb_s, limited_by, peers}]}, or
+// {source?, note} saying why there is no figure: from a gdsb-topo --json report when
+// topo_json is given, else from the topology collected with gdsb-topo's collector (live,
+// or the recording `sources` names) and gdsb-topo's ceilings. Never throws.
+nlohmann::json platform_ceiling(const std::string& topo_json, const topo::InputSources& sources);
+
+// A naive-load job's facts (gdsb/gpu/naive_load.hpp), by job name.
+using NaiveFacts = std::vector<std::pair<std::string, gpu::NaiveLoadFacts>>;
+
+// Time to result first, then GB/s and latencies, with the platform ceiling next to them
+// (ceiling: platform_ceiling's answer).
 nlohmann::json preset_summary(const PresetParams& p, std::span<const RunResult> runs,
-                              const std::string& topo_json);
+                              const NaiveFacts& naive, const nlohmann::json& ceiling);
 std::string preset_summary_text(const nlohmann::json& summary);
 
 // The safetensors header of one shard (8-byte little-endian length, then JSON padded with

@@ -113,10 +113,8 @@ int run_jobs(const Options& opt, const StopSignals& signals, ProgressLine& progr
   RunContext context = collect_context();
   const PathRegistry registry = make_default_registry();
   const Runner runner(registry);
-  if (preset) {
-    prepare_preset_data(*preset, runner, opt.allow_overwrite);
-    drop_cached_pages(*preset);
-  }
+  if (preset) prepare_preset_data(*preset, runner, opt.allow_overwrite);
+  const auto gpu_service = gpu::default_gpu_path_deps().service;
 
   ExecuteOptions eo;
   eo.together = plan.together;
@@ -124,12 +122,17 @@ int run_jobs(const Options& opt, const StopSignals& signals, ProgressLine& progr
   eo.stop = &signals.flag();
   eo.progress = &progress;
   eo.on_done = [&opt](const JobOutcome& o) { print_outcome(opt, o); };
+  eo.naive_service = gpu_service.get();
+  // Every phase of a checkpoint-load starts from storage: the load, then the naive load.
+  if (preset) eo.before_group = [&](const std::vector<std::size_t>&) { drop_cached_pages(*preset); };
   const auto outcomes = execute_jobs(runner, plan.jobs, eo);
 
   std::vector<RunResult> results;
+  NaiveFacts naive;
   int code = kExitOk;
   for (const auto& o : outcomes) {
     results.push_back(o.result);
+    if (o.naive) naive.emplace_back(o.result.workload.name, *o.naive);
     code = std::max(code, o.exit_code);
   }
   if (opt.format == "table") {
@@ -143,7 +146,8 @@ int run_jobs(const Options& opt, const StopSignals& signals, ProgressLine& progr
   }
   nlohmann::json summary;
   if (preset) {
-    summary = preset_summary(*preset, results, opt.topo_json);
+    summary = preset_summary(*preset, results, naive,
+                             platform_ceiling(opt.topo_json, opt.topo_sources));
     (void)std::fputs(preset_summary_text(summary).c_str(), stdout);
   }
   (void)std::fflush(stdout);

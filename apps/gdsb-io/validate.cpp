@@ -91,6 +91,15 @@ void validate_workload(const Workload& w, const FieldNamer& name) {
          " is required: name the file or directory to test");
   }
   if (w.fsync && !writes(w)) fail("fsync applies to writes; this job only reads");
+  if (w.naive_load) {
+    // The framework-style load: whole files from a list, buffered, copied to the GPU.
+    if (w.file_list.empty()) fail("naive_load=1 needs filelist: the files it loads whole");
+    if (w.pattern != IoPattern::Read) fail("naive_load=1 models a load: rw must be read");
+    if (w.xfer != XferType::CpuCachedGpu || w.odirect) {
+      fail("naive_load=1 is buffered I/O through the page cache and a copy to the GPU: give "
+           "xfer_type=4 and odirect=0");
+    }
+  }
   if (w.threads == 0) fail(name(Field::Threads) + ": must be at least 1");
   if (w.io_size == 0) fail(name(Field::IoSize) + ": must be above 0");
   if (w.io_size > (uint64_t{1} << 30))

@@ -171,6 +171,7 @@ void to_json(nlohmann::json& j, const Workload& w) {
       {"fsync", w.fsync},
       {"request_blocks", w.request_blocks},
       {"preset", w.preset},
+      {"naive_load", w.naive_load},
   };
 }
 
@@ -220,6 +221,7 @@ void from_json(const nlohmann::json& j, Workload& w) {
   w.fsync = j.value("fsync", d.fsync);
   w.request_blocks = j.value("request_blocks", d.request_blocks);
   w.preset = j.value("preset", d.preset);
+  w.naive_load = j.value("naive_load", d.naive_load);
 }
 
 }  // namespace gdsb

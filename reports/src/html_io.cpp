@@ -254,8 +254,22 @@ std::string workload_section(const json& s) {
     group_rows("time_to_result",
                preset == "checkpoint-load" ? "time until the last GPU holds its shards"
                                            : "time until every shard is durable");
-    group_rows("naive", "naive load (buffered, then copy; -x 4)");
+    group_rows("naive", "naive load (buffered read into pageable memory, a cudaMemcpy per tensor)");
     o << table({"", "seconds", "GB/s", "path"}, rows);
+    const json f = s.contains("naive") ? s.at("naive").value("facts", json()) : json();
+    if (f.is_object()) {
+      const json share = f.value("cached_share", json());
+      o << "<p class=\"note\">Naive load: " << esc(str(f, "models")) << ". "
+        << f.value("read_calls", 0ULL) << " read calls, " << f.value("bytes_read", 0ULL)
+        << " bytes; " << f.value("pageable_copies", 0ULL) << " pageable copies, "
+        << f.value("bytes_copied", 0ULL) << " bytes"
+        << (f.value("gpu_copies_done", true) ? "" : " (no GPU: copies not done)")
+        << ". Page cache before it: "
+        << (share.is_number() ? std::to_string(static_cast<int>(share.get<double>() * 100 + 0.5)) +
+                                    "% of the shards resident"
+                              : std::string("unknown"))
+        << ".</p>";
+    }
   } else if (preset == "kv-offload") {
     for (const auto& j : s.value("requests", json::array())) {
       const json rl = j.value("request_latency", json::object());
@@ -283,9 +297,13 @@ std::string workload_section(const json& s) {
       ceil.push_back({"<td><code>" + esc(str(e, "gpu")) + "</code></td>", cell(e.value("gb_s", json())),
                       "<td>" + esc(str(e, "limited_by")) + "</td>"});
     }
-    o << "<p>Platform ceiling (gdsb-topo):</p>" << table({"GPU", "GB/s", "limited by"}, ceil);
+    o << "<p>Platform ceiling (" << esc(str(c, "source")) << "):</p>"
+      << table({"GPU", "GB/s", "limited by"}, ceil);
+  } else if (c.is_object()) {
+    o << "<p class=\"note\">Platform ceiling (" << esc(str(c, "source")) << "): no figure: "
+      << esc(str(c, "note")) << "</p>";
   } else {
-    o << "<p class=\"note\">Platform ceiling: not given (gdsb-io --topo-json FILE).</p>";
+    o << "<p class=\"note\">Platform ceiling: not known.</p>";
   }
   return o.str();
 }

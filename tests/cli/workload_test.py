@@ -8,6 +8,7 @@ Groups: WorkloadBadInput Workloads."""
 import json
 import os
 import struct
+import subprocess
 import sys
 import unittest
 
@@ -15,6 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cli_test  # noqa: E402  (run, Base, main)
 from cli_test import Base, run  # noqa: E402
 
+REAL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "topo", "fixtures", "real")
 SMALL = {
     "checkpoint-load": ["--shards", "2", "--shard-size", "1M", "-i", "256K"],
     "checkpoint-save": ["--shards", "2", "--shard-size", "1M", "-i", "256K"],
@@ -76,6 +78,16 @@ class WorkloadBadInput(Base):
         self.usage(["--workload", "dataset", "-D", self.path("d"), "-s", "1G"], "--size", "--dry-run")
         self.usage(["--workload", "kv-offload", "-D", self.path("d"), "-i", "64K"], "--block-size")
 
+    def test_ceiling_sources(self):
+        d = self.path("d")
+        os.makedirs(d, exist_ok=True)
+        w = ["--workload", "checkpoint-load", "-D", d, "--dry-run"]
+        self.usage(w + ["--sysfs-root", self.path("d", "nope")], "--sysfs-root")
+        self.usage(w + ["--topo-json", "t.json", "--lspci-text", "l.txt"], "--topo-json", "--lspci-text")
+        self.usage(w + ["--lspci-text", "l.txt", "--sysfs-root", d], "--lspci-text", "--sysfs-root")
+        self.usage(["-f", self.path("d", "f"), "-s", "1M", "-I", "1", "--lspci-text", "l.txt"],
+                   "--lspci-text", "--workload")
+
     def test_preset_options_need_workload(self):
         self.usage(["-f", self.path("d", "f"), "-s", "1M", "-I", "1", "--shards", "2"], "--shards", "--workload")
         self.usage(["-f", self.path("d", "f"), "-s", "1M", "-I", "1", "--dry-run"], "--dry-run", "--workload")
@@ -86,7 +98,12 @@ class WorkloadBadInput(Base):
         for body, needle in [("[job1]\nfilename=x\nrequest_blocks=0\n", "request_blocks"),
                              ("[global]\nphase=1\n[job1]\nfilename=x\n", "phase"),
                              ("[job1]\nfilename=x\nfsync=maybe\n", "fsync"),
-                             ("[job1]\nfilename=x\nfilelist=y\n", "filelist")]:
+                             ("[job1]\nfilename=x\nfilelist=y\n", "filelist"),
+                             ("[job1]\nfilelist=y\nxfer_type=4\nodirect=0\nnaive_load=maybe\n", "naive_load"),
+                             ("[job1]\nfilename=x\nxfer_type=4\nodirect=0\nnaive_load=1\n", "naive_load=1 needs filelist"),
+                             ("[job1]\nfilelist=y\nxfer_type=2\nnaive_load=1\n", "xfer_type=4 and odirect=0"),
+                             ("[job1]\nfilelist=y\nxfer_type=4\nodirect=0\nrw=write\nsize=1M\nnaive_load=1\n",
+                              "rw must be read")]:
             with open(jf, "w") as f:
                 f.write(body)
             p = run([jf], cwd=self.tmp)
@@ -121,14 +138,45 @@ class Workloads(Base):
             self.assertEqual(names, ["load-gpu0", "naive-gpu0"])
             for r in doc["runs"]:
                 self.assertEqual(r["status"], "ok", r["reason"])
-                self.assertEqual(r["result"]["ops"], 2 * 4)  # 2 shards x 1 MiB / 256 KiB
-                self.assertEqual(r["result"]["bytes"], 2 << 20)
+                self.assertEqual(r["result"]["bytes"], 2 << 20)  # tensor bytes, for both
                 self.assertEqual(r["workload"]["start_offset"], header)
                 self.assertEqual(r["setup"]["files"], 2)
-            self.assertEqual(doc["runs"][1]["workload"]["xfer_name"], "cpu_cached_gpu")
+            load, naive = doc["runs"]
+            self.assertEqual(load["result"]["ops"], 2 * 4)  # 2 shards x 1 MiB / 256 KiB
+            self.assertFalse(load["workload"]["naive_load"])
+            # The naive load: the framework's way, one thread, whole files, pageable memory.
+            self.assertTrue(naive["workload"]["naive_load"])
+            self.assertEqual(naive["workload"]["xfer_name"], "cpu_cached_gpu")
+            self.assertFalse(naive["workload"]["odirect"])
+            self.assertEqual(naive["workload"]["threads"], 1)
+            self.assertTrue(naive["path_used"].startswith("page-cache-pageable"), naive["path_used"])
+            f = s["naive"]["facts"]
+            shard_bytes = s["parameters"]["shard_bytes"]
+            self.assertEqual(f["files"], 2)
+            self.assertEqual(f["bytes_read"], 2 * shard_bytes)  # every byte, headers included
+            self.assertEqual(f["file_bytes"], 2 * shard_bytes)
+            self.assertTrue(f["buffered"])
+            self.assertEqual(naive["result"]["ops"], 2)  # an op: one shard loaded
+            self.assertGreater(naive["result"]["latency_us"]["max"], 0)
+            self.assertGreaterEqual(f["read_calls"], 2)
+            self.assertGreater(f["tensors"], 2)
+            self.assertIn("pageable", f["models"])
+            self.assertIsInstance(f["cached_share"], (int, float))
+            if not f["gpu_copies_done"]:  # no GPU here: the reads ran, the copies are said not done
+                self.assertEqual(f["pageable_copies"], 0)
+                self.assertIn("copies not done", p.stdout)
+            else:
+                self.assertEqual(f["bytes_copied"], 2 << 20)
             self.assertGreater(s["time_to_result"]["node_s"], 0)
             self.assertGreater(s["naive"]["node_s"], 0)
             self.assertIn("time until the last GPU holds its shards", p.stdout)
+            self.assertIn("naive load (buffered read into pageable memory", p.stdout)
+            self.assertIn("page cache before the naive load", p.stdout)
+            # No --topo-json: the topology is collected here, a figure or the reason for none.
+            c = s["ceiling"]
+            self.assertEqual(c["source"], "collected live (gdsb-topo's collector)")
+            self.assertTrue("per_gpu" in c or c.get("note"), c)
+            self.assertIn("platform ceiling", p.stdout)
         # The shards are safetensors files: length, JSON header, tensors that fill the file.
         d = self.path("checkpoint-load")
         shards = sorted(f for f in os.listdir(d) if f.endswith(".safetensors"))
@@ -256,6 +304,43 @@ class Workloads(Base):
         g = subprocess.run([report, "gate", "--baseline", b, "--current", b], capture_output=True,
                            text=True, timeout=60)
         self.assertEqual(g.returncode, 0, g.stdout + g.stderr)
+
+    def ceiling_run(self, *source):
+        out = self.path("c.json")
+        p = run(["--workload", "checkpoint-load", "-D", self.tmp, "-x", "1", "-q", "--allow-overwrite",
+                 "--json", out] + SMALL["checkpoint-load"] + list(source), cwd=self.tmp, timeout=300)
+        self.assertExit(p, 0)
+        return p, json.load(open(out))["workload_summary"]["ceiling"]
+
+    def test_ceiling_from_a_recorded_hgx_h100(self):
+        # The recording (tests/topo/fixtures/real): below GPU 19:00.0's switch sits NVMe
+        # 18:00.0, LnkSta 16GT/s x4 = 4 x 1.969 GB/s; the switch's Gen5 ports do not bind.
+        rec = os.path.join(REAL, "hgx-h100-lspci-vvv.txt")
+        p, c = self.ceiling_run("--lspci-text", rec)
+        self.assertEqual(c["source"], "--lspci-text " + rec)
+        self.assertEqual(len(c["per_gpu"]), 8)
+        first = next(e for e in c["per_gpu"] if e["gpu"] == "0000:19:00.0")
+        self.assertAlmostEqual(first["gb_s"], 4 * 1.969, delta=0.02)
+        self.assertEqual(first["peers"], ["0000:18:00.0"])
+        self.assertTrue(all(isinstance(e["gb_s"], float) for e in c["per_gpu"]))
+        self.assertIn("GPU 0000:19:00.0: 7.9 GB/s", p.stdout)
+
+    def test_ceiling_on_virtual_storage_and_without_gpu(self):
+        # The GPU test machines: Firecracker VMs, virtio disks (fixture_builder's flat-vm).
+        maker = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(cli_test.GDSB_IO))),
+                             "tests", "topo", "make_topo_fixture")
+        if os.path.exists(maker):
+            subprocess.run([maker, "flat-vm", self.path("vm")], check=True, capture_output=True)
+            p, c = self.ceiling_run("--sysfs-root", self.path("vm", "root"))
+            self.assertEqual(len(c["per_gpu"]), 1)
+            self.assertIsNone(c["per_gpu"][0]["gb_s"])
+            self.assertIn("no PCIe NVMe drive: storage here is virtual", c["per_gpu"][0]["limited_by"])
+            self.assertIn("no figure (no PCIe NVMe drive", p.stdout)
+        # A real QEMU guest's lspci: virtio disks and no GPU at all.
+        p, c = self.ceiling_run("--lspci-text", os.path.join(REAL, "qemu-vm-virtio-lspci-v.txt"))
+        self.assertNotIn("per_gpu", c)
+        self.assertIn("no GPU in the topology", c["note"])
+        self.assertIn("): no figure: no GPU in the topology", p.stdout)
 
     def test_gpu_type_without_gpu_is_waived(self):
         out = self.path("w.json")

@@ -87,6 +87,8 @@ struct Workload {
   uint32_t request_blocks = 1;       // I/Os per request: consecutive blocks of a thread form
                                      // one request, whose latency is first submit to last done
   std::string preset;                // the --workload preset that wrote this job ("" = none)
+  bool naive_load = false;           // the framework-style naive load of the files (job key
+                                     // naive_load=1; gdsb/gpu/naive_load.hpp), not the runner
 
   // The files the run touches: {file} for -f, the list's entries with file_list, DIR/gdsio.N
   // for each thread with -D. Throws RuntimeError when the list cannot be read.

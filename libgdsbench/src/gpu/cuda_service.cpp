@@ -218,6 +218,11 @@ class CudaService final : public GpuService {
       check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
     }
   }
+  // The same cudaMemcpy (CUDA stages pageable memory through its own pinned buffers) and
+  // the same "at dst on return" contract; the method names the naive load's intent.
+  void copy_pageable(void* dst, const void* src, std::size_t bytes, CopyDir dir) override {
+    copy(dst, src, bytes, dir);
+  }
   void copy_async(void* dst, const void* src, std::size_t bytes, CopyDir dir,
                   StreamHandle s) override {
     check(cudaMemcpyAsync(dst, src, bytes, kind(dir), static_cast<cudaStream_t>(s.raw)),

@@ -310,6 +310,20 @@ void FakeGpuService::copy(void* dst, const void* src, std::size_t bytes, CopyDir
   (dir == CopyDir::HostToDevice ? stats_.bytes_h2d : stats_.bytes_d2h) += bytes;
 }
 
+void FakeGpuService::copy_pageable(void* dst, const void* src, std::size_t bytes, CopyDir dir) {
+  check_copy(dst, src, bytes, dir, false);
+  {
+    std::lock_guard lk(mu_);
+    if (pinned_locked(dir == CopyDir::HostToDevice ? src : dst, bytes)) {
+      throw RuntimeError("fake GPU: pageable copy from pinned or registered host memory");
+    }
+  }
+  std::memcpy(dst, src, bytes);
+  std::lock_guard lk(mu_);
+  ++stats_.pageable_copies;
+  (dir == CopyDir::HostToDevice ? stats_.pageable_bytes_h2d : stats_.pageable_bytes_d2h) += bytes;
+}
+
 void FakeGpuService::copy_async(void* dst, const void* src, std::size_t bytes, CopyDir dir,
                                 StreamHandle s) {
   check_copy(dst, src, bytes, dir, true);

@@ -40,6 +40,9 @@ struct FakeGpuStats {
   uint64_t events_live = 0;
   uint64_t spin_waits = 0;      // wait() on an EventWait::Spin event
   uint64_t blocking_waits = 0;  // wait() on an EventWait::Block event
+  uint64_t pageable_copies = 0;    // copy_pageable() calls (counted apart from sync_copies)
+  uint64_t pageable_bytes_h2d = 0;
+  uint64_t pageable_bytes_d2h = 0;
 };
 
 class FakeGpuService final : public GpuService {
@@ -73,6 +76,9 @@ class FakeGpuService final : public GpuService {
   void sync_device() override;
 
   void copy(void* dst, const void* src, std::size_t bytes, CopyDir dir) override;
+  // Throws when the host side is pinned or registered: the naive load must model pageable
+  // memory.
+  void copy_pageable(void* dst, const void* src, std::size_t bytes, CopyDir dir) override;
   void copy_async(void* dst, const void* src, std::size_t bytes, CopyDir dir,
                   StreamHandle s) override;
 

@@ -79,6 +79,13 @@ class GpuService {
   // Synchronous: the bytes are at dst when it returns, also from pageable host memory, so
   // work on any stream (or in cuFile) issued afterwards sees them.
   virtual void copy(void* dst, const void* src, std::size_t bytes, CopyDir dir) = 0;
+  // Synchronous, from or to ordinary pageable host memory (new/malloc, neither pinned nor
+  // registered), as a framework's tensor.cuda() does: CUDA stages the bytes through its own
+  // pinned buffers. Its own method so that the naive checkpoint load says what it models
+  // and the fake can check that the host side really is pageable.
+  virtual void copy_pageable(void* dst, const void* src, std::size_t bytes, CopyDir dir) {
+    copy(dst, src, bytes, dir);
+  }
   // Ordered on s; host memory must be pinned for the copy to be asynchronous.
   virtual void copy_async(void* dst, const void* src, std::size_t bytes, CopyDir dir,
                           StreamHandle s) = 0;
