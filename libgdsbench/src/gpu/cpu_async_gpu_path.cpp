@@ -167,7 +167,7 @@ class CpuAsyncGpuWorker final : public PathWorker {
       // A write's end event follows its last chunk's event, which has fired; wait for it.
       if (s.dir == IoDir::Write) svc_.wait(done_events_[slot].handle());
       if (const auto us = svc_.elapsed_us(start_events_[slot].handle(), done_events_[slot].handle())) {
-        phases_.dma(static_cast<uint64_t>(*us * 1000.0));
+        phases_.dma(static_cast<uint64_t>(std::max(0.0, *us) * 1000.0));
       }
     }
   }

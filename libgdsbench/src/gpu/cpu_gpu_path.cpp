@@ -5,6 +5,7 @@
 // process (issue 11: -x 2 at 8 threads ran at a third of -x 1). -x 4 is the
 // same data path through the page cache (files opened without O_DIRECT); where no GPU is
 // usable, -x 4 runs only its host part (the engine's page-cache run) and says why.
+#include <algorithm>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -107,7 +108,7 @@ class CpuGpuWorker final : public PathWorker {
     phases_.copy(gdsb::detail::now_ns() - t0);
     if (copy_start_) {
       if (const auto us = svc_.elapsed_us(copy_start_->handle(), copied_.handle())) {
-        phases_.dma(static_cast<uint64_t>(*us * 1000.0));
+        phases_.dma(static_cast<uint64_t>(std::max(0.0, *us) * 1000.0));
       }
     }
   }
