@@ -4,6 +4,8 @@
 // GDSB_COPY_TIMING switches the DMA timing. No assertion on how long anything took.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "bounce_path.hpp"
 #include "drive.hpp"
 #include "gdsb/error.hpp"
@@ -119,6 +121,26 @@ TEST(BouncePhasesChunks, LargeIosCountOncePerRequest) {
     EXPECT_EQ(p.copy.count, r.ops);
     EXPECT_EQ(p.dma.count, r.ops);
     EXPECT_EQ(p.wait.count, r.ops);
+  }
+}
+
+// -x 3's staging slots follow --iodepth (at least 2): the knob to try when the wait phase
+// shows threads blocked on copies (docs/gpu-paths.md, "-x 3's slots").
+TEST(BouncePhasesSlots, AsyncSlotsFollowIodepth) {
+  auto gpu = std::make_shared<FakeGpuService>();
+  TempDir dir;
+  OpenFiles files({dir.file("f")}, kFileSize, false, false);
+  for (uint32_t depth : {1U, 2U, 4U, 8U}) {
+    Workload w;
+    w.xfer = XferType::CpuAsyncGpu;
+    w.io_size = kIoSize;
+    w.iodepth = depth;
+    w.odirect = false;
+    auto run = make_cpu_async_gpu_path(fake_deps(gpu, CopyTiming::Events))->start(w, files.set());
+    auto worker = run->make_worker(0);
+    EXPECT_EQ(worker->depth(), std::max(2U, depth));
+    drive(*worker, IoDir::Write, kFileSize, kIoSize, false);
+    EXPECT_EQ(worker->phases()->summary(1, Measurement{}).wait.count, kOps);
   }
 }
 
