@@ -5,7 +5,8 @@
 # (gdsb-p2p --measure, twice, with its plain cudaMemcpy reference), fio built from source
 # against gdsb-io (bench/vs-fio.sh, io_uring QD32), -x 1/0/5/6/7 on the disk with the udev
 # record cuFile needs there (both GDSB_CUFILE_COMPLETION modes), an nsys profile of -x 2
-# at 8 threads where nsys exists, and prints the ratios. Results: $OUT/summary.md and
+# at 8 threads where nsys exists, and prints the ratios with the phase timing of every
+# -x 2/-x 3 run (storage, copy, DMA, wait per I/O: gdsb-io's own profile). Results: $OUT/summary.md and
 # $OUT/issue11.tar.gz (every JSON, log and profile).
 #
 #   bench/gpu-issue11.sh [--debs DIR] [--fio-src DIR] [--nvbandwidth-src DIR]
@@ -126,6 +127,15 @@ timeout 60 "$p2p" --measure --json "$work/p2p-under-x1.json" --allow-overwrite >
 wait "$io_bg"
 # -x 2 at 8 threads with 2 slots per thread (copies still waited for per I/O).
 io "ram-x2-I0-w8-q2" -f "$ram" -x 2 -I 0 -s "$ram_size" -i 1M -w 8 --iodepth 2 -T "$secs"
+# -x 3 with 4 slots per thread instead of 2 (does the overlap run out of staging slots?
+# the phases' wait says), and what the phase timing costs: -x 2/-x 3 at 8 threads with
+# GDSB_COPY_TIMING=host (no timing events) beside the default runs above.
+for t in 4 8; do
+  io "ram-x3-I0-w$t-q4" -f "$ram" -x 3 -I 0 -s "$ram_size" -i 1M -w "$t" --iodepth 4 -T "$secs"
+done
+for x in 2 3; do
+  GDSB_COPY_TIMING=host io "ram-x$x-I0-w8-hosttiming" -f "$ram" -x "$x" -I 0 -s "$ram_size" -i 1M -w 8 -T "$secs"
+done
 umount /mnt/ram 2>/dev/null
 fi
 
@@ -271,6 +281,43 @@ try:
 except Exception as e:
     print(f"host link under -x 1 load: not measured ({e})")
 print(f"-x 2 read, 8 threads, --iodepth 2: {f(gib('ram-x2-I0-w8-q2'))} GiB/s\n")
+
+# Where the time of a bounce I/O went (gdsb-io's own phase timing, docs/gpu-paths.md
+# "Phases"): per-I/O means in us. DMA GiB/s = bytes per I/O / DMA time, to hold against
+# the host link; "DMA x" = DMA time / the same direction's DMA at 1 thread.
+def phases(name):
+    r = run(name)
+    return (r["result"], r["result"].get("phases")) if r else (None, None)
+
+print("## Phases of the bounce paths, RAM-backed file, 1 MiB (per-I/O means, us; gdsb-io's own timing)\n")
+print("| run | dir | threads | GiB/s | storage | copy | DMA | DMA GiB/s | DMA x (vs 1 thread) | wait | lat | storage rate | sync ceiling | -x 1 | storage rate / -x 1 |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+rows = []
+for rw, dname in ((0, "read"), (1, "write")):
+    for t in (1, 4, 8):
+        for x in (2, 3):
+            rows.append((f"-x {x}", f"ram-x{x}-I{rw}-w{t}", rw, dname, t, x))
+rows += [("-x 2 --iodepth 2", "ram-x2-I0-w8-q2", 0, "read", 8, 2)]
+rows += [(f"-x 3 --iodepth 4", f"ram-x3-I0-w{t}-q4", 0, "read", t, 3) for t in (4, 8)]
+rows += [(f"-x {x} GDSB_COPY_TIMING=host", f"ram-x{x}-I0-w8-hosttiming", 0, "read", 8, x) for x in (2, 3)]
+for label, name, rw, dname, t, x in rows:
+    m, p = phases(name)
+    if m is None:
+        print(f"| {label} | {dname} | {t} | not measured | | | | | | | | | | | |"); continue
+    if p is None:
+        print(f"| {label} | {dname} | {t} | {f(m['throughput_gib_s'])} | no phases in the result | | | | | | | | | | |"); continue
+    _, p1 = phases(f"ram-x{x}-I{rw}-w1")
+    mean = lambda k: p[k]["us"]["mean"] if p[k]["count"] else None
+    dma = mean("dma")
+    dma1 = p1["dma"]["us"]["mean"] if p1 and p1["dma"]["count"] else None
+    per_io = m["bytes"] / m["ops"] if m["ops"] else 0
+    dma_gib = per_io / (dma * 1e-6) / 2**30 if dma else None
+    x1 = gib(f"ram-x1-I{rw}-w{t}")
+    sr = p.get("storage_gib_s")
+    print(f"| {label} | {dname} | {t} | {f(m['throughput_gib_s'])} | {f(mean('storage'), 1)} | {f(mean('copy'), 1)} | "
+          f"{f(dma, 1)} | {f(dma_gib)} | {f(dma / dma1 if dma and dma1 else None)} | {f(mean('wait'), 1)} | "
+          f"{f(m['latency_us']['mean'], 1)} | {f(sr)} | {f(p.get('sync_ceiling_gib_s'))} | {f(x1)} | {f(sr / x1 if sr and x1 else None)} |")
+print()
 
 print("## Disk (virtio, ext4, O_DIRECT), cuFile in compat mode; -x 1 is the storage figure of this run\n")
 print("| io | -x | threads x depth | completion | GiB/s | IOPS | p99 us | usr/sys us per I/O | process CPU % | vs -x 1 | vs -x 0 |")

@@ -40,6 +40,40 @@ LatencySummary latency_from(const nlohmann::json& j) {
   return l;
 }
 
+nlohmann::json phase_json(const PhaseTime& p) {
+  return {{"count", p.count}, {"us", latency_json(p.us)}};
+}
+
+PhaseTime phase_from(const nlohmann::json& j) {
+  PhaseTime p;
+  p.count = j.at("count").get<uint64_t>();
+  p.us = latency_from(j.at("us"));
+  return p;
+}
+
+nlohmann::json phases_json(const IoPhases& p) {
+  nlohmann::json out = {{"storage", phase_json(p.storage)},
+                        {"copy", phase_json(p.copy)},
+                        {"dma", phase_json(p.dma)},
+                        {"wait", phase_json(p.wait)}};
+  if (p.sync_ceiling_gib_s > 0) {
+    out["storage_gib_s"] = p.storage_gib_s;
+    out["sync_ceiling_gib_s"] = p.sync_ceiling_gib_s;
+  }
+  return out;
+}
+
+IoPhases phases_from(const nlohmann::json& j) {
+  IoPhases p;
+  p.storage = phase_from(j.at("storage"));
+  p.copy = phase_from(j.at("copy"));
+  p.dma = phase_from(j.at("dma"));
+  p.wait = phase_from(j.at("wait"));
+  p.storage_gib_s = j.value("storage_gib_s", 0.0);
+  p.sync_ceiling_gib_s = j.value("sync_ceiling_gib_s", 0.0);
+  return p;
+}
+
 nlohmann::json measurement_json(const Measurement& m) {
   nlohmann::json series = nlohmann::json::array();
   for (const auto& p : m.timeseries) {
@@ -72,6 +106,7 @@ nlohmann::json measurement_json(const Measurement& m) {
     out["request_latency_us"] = latency_json(m.request_latency);
   }
   if (m.fsync_s > 0) out["fsync_s"] = m.fsync_s;
+  if (m.phases) out["phases"] = phases_json(*m.phases);
   return out;
 }
 
@@ -106,6 +141,7 @@ Measurement measurement_from(const nlohmann::json& j) {
   m.fsync_s = j.value("fsync_s", 0.0);
   m.t0_unix_s = j.value("t0_unix_s", 0.0);
   m.end_unix_s = j.value("end_unix_s", 0.0);
+  if (j.contains("phases")) m.phases = phases_from(j.at("phases"));
   return m;
 }
 

@@ -85,7 +85,12 @@ Measurement summarize(const Workload& w, std::vector<ThreadStats>& stats, uint64
   double user_s = 0;
   double sys_s = 0;
   std::size_t seconds_len = 0;
+  std::optional<PhaseRecorder> phases;
   for (const ThreadStats& s : stats) {
+    if (s.phases) {
+      if (!phases) phases.emplace(s.phases->synchronous());
+      phases->merge(*s.phases);
+    }
     m.bytes += s.bytes;
     m.ops += s.ops;
     m.read_ops += s.read_ops;
@@ -121,6 +126,7 @@ Measurement summarize(const Workload& w, std::vector<ThreadStats>& stats, uint64
     m.request_latency = requests.summary();
   }
   m.fsync_s = static_cast<double>(fsync_ns) * 1e-9;
+  if (phases) m.phases = phases->summary(w.threads, m);
   for (std::size_t k = 0; k < seconds_len; ++k) {
     TimePoint p;
     p.t_end_s = std::min(static_cast<double>(k + 1), m.seconds);
@@ -215,10 +221,16 @@ Repetition run_repetition(const Job& job, double warmup_s) {
     }
     sync.arrive_and_wait();
     stats[i].reset();  // nothing of the warm-up is reported, even when stopped now
+    PhaseRecorder* phases = worker ? worker->phases() : nullptr;
+    if (phases != nullptr) phases->reset();
     if (!stop.requested()) {
       try {
         const uint64_t deadline = w.runtime_s > 0 ? clock.t0 + to_ns(w.runtime_s) : 0;
         loop->run(clock.t0, deadline, stop, stats[i]);
+        if (phases != nullptr) {  // before -V's read-back, which is not measured
+          stats[i].phases = std::make_unique<PhaseRecorder>(phases->synchronous());
+          stats[i].phases->merge(*phases);
+        }
         if (w.fsync) sync_files(job, i, stats[i]);
         if (measured.fetch_add(1) + 1 == n) getrusage(RUSAGE_SELF, &proc_cpu.end);
         if (w.verify && pattern_is_write(w.pattern)) loop->verify_written(stop);

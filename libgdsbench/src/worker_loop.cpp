@@ -25,6 +25,7 @@ void ThreadStats::reset() {
   bytes = ops = read_ops = write_ops = end_ns = fsync_ns = 0;
   seconds.clear();
   cpu_user_s = cpu_sys_s = 0;
+  phases.reset();
 }
 
 ThreadLoop::ThreadLoop(const Workload& w, std::vector<OffsetPlan> plans,

@@ -5,11 +5,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "gdsb/histogram.hpp"
+#include "gdsb/io_phases.hpp"
 #include "gdsb/offsets.hpp"
 #include "gdsb/transfer_path.hpp"
 #include "gdsb/workload.hpp"
@@ -46,6 +48,7 @@ struct ThreadStats {
   std::vector<SecondBucket> seconds;
   double cpu_user_s = 0;
   double cpu_sys_s = 0;
+  std::unique_ptr<PhaseRecorder> phases;  // the worker's, copied when the interval ends
   void reset();
 };
 

@@ -35,11 +35,41 @@ std::string gdsio_line(const RunResult& r) {
   return buf;
 }
 
+std::string phases_text(const IoPhases& p) {
+  char buf[512];
+  std::string dma = "DMA not timed";
+  if (p.dma.count > 0) {
+    (void)std::snprintf(buf, sizeof buf, "DMA %.1f us", p.dma.us.mean_us);
+    dma = buf;
+  }
+  std::string wait;
+  if (p.wait.count > 0) {
+    (void)std::snprintf(buf, sizeof buf, ", wait %.1f us", p.wait.us.mean_us);
+    wait = buf;
+  }
+  (void)std::snprintf(buf, sizeof buf,
+                      "phases: storage %.1f us, copy %.1f us (%s)%s per I/O (means of %" PRIu64
+                      " I/Os)\n",
+                      p.storage.us.mean_us, p.copy.us.mean_us, dma.c_str(), wait.c_str(),
+                      p.storage.count);
+  std::string out = buf;
+  if (p.sync_ceiling_gib_s > 0) {
+    (void)std::snprintf(buf, sizeof buf,
+                        "synchronous ceiling: storage %.1f / (%.1f + %.1f) us x storage rate "
+                        "%.2f GiB/s = %.2f GiB/s\n",
+                        p.storage.us.mean_us, p.storage.us.mean_us, p.copy.us.mean_us,
+                        p.storage_gib_s, p.sync_ceiling_gib_s);
+    out += buf;
+  }
+  return out;
+}
+
 std::string gdsio_block(const RunResult& r) {
   std::string out;
   switch (r.status) {
     case RunStatus::Ok:
       out = gdsio_line(r) + "\n";
+      if (r.result.phases) out += phases_text(*r.result.phases);
       break;
     case RunStatus::Waived:
       out = "not available: " + r.reason + "\n";

@@ -6,6 +6,7 @@
 
 #include "gdsb/report/metrics.hpp"
 #include "gdsb/result.hpp"
+#include "gdsb/report/gdsio_line.hpp"
 #include "html_parts.hpp"
 #include "svg.hpp"
 
@@ -220,6 +221,17 @@ std::string run_section(const RunResult& r, std::size_t i) {
       << r.result.read_ops << " reads, " << r.result.write_ops << " writes); latency mean "
       << esc(format_number(l.mean_us)) << " us, min " << esc(format_number(l.min_us)) << ", max "
       << esc(format_number(l.max_us)) << "</p>";
+    if (r.result.phases) {  // bounce-buffer paths: the same lines as the text output
+      std::string text = phases_text(*r.result.phases);
+      while (!text.empty() && text.back() == '\n') text.pop_back();
+      std::string html;
+      for (std::size_t a = 0, b = 0; a <= text.size(); a = b + 1) {
+        b = text.find('\n', a);
+        if (b == std::string::npos) b = text.size();
+        html += (a == 0 ? "" : "<br>") + esc(text.substr(a, b - a));
+      }
+      o << "<p class=\"note\">" << html << "</p>";
+    }
     o << run_charts(r) << repetitions_table(r);
   }
   o << "</section>";

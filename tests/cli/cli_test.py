@@ -114,6 +114,13 @@ class BadInput(Base):
     def test_iodepth_needs_io_uring(self):
         self.usage(["-f", self.path("f"), "-s", "1M", "-I", "1", "--iodepth", "8"], "--iodepth", "io_uring")
 
+    def test_bad_copy_timing_variable(self):
+        before = self.listing()
+        p = run(["-f", self.path("x"), "-s", "1M", "-i", "1M", "-x", "2", "-I", "1", "--json",
+                 self.path("r.json")], cwd=self.tmp, env={"GDSB_COPY_TIMING": "nvtx"})
+        self.assertExit(p, 2, "GDSB_COPY_TIMING=nvtx", "'events'", "'host'")
+        self.assertEqual(self.listing(), before, "a usage error created files")
+
     def test_unknown_engine(self):
         self.usage(["-f", self.path("f"), "-s", "1M", "--engine", "libaio"], "--engine")
 
@@ -510,6 +517,17 @@ class Schema(Base):
         # A waived run validates too (it has no "result").
         p = run(["-f", f, "-s", "4M", "-i", "256K", "-x", "0", "-q", "--json", out], cwd=self.tmp)
         jsonschema.validate(json.load(open(out)), schema)
+        # A bounce run's phases (-x 2/3/4; none run without a GPU, so shaped here from the
+        # run's own latency object, as the runner writes them) validate; a negative count not.
+        result = doc["runs"][0]["result"]
+        phase = {"count": result["ops"], "us": result["latency_us"]}
+        result["phases"] = {k: dict(phase) for k in ("storage", "copy", "dma", "wait")}
+        result["phases"].update({"storage_gib_s": 6.2, "sync_ceiling_gib_s": 5.5})
+        jsonschema.validate(doc, schema)
+        result["phases"]["copy"]["count"] = -1
+        with self.assertRaises(jsonschema.ValidationError):
+            jsonschema.validate(doc, schema)
+        del result["phases"]
         # And the schema is not vacuous: a broken document fails.
         doc["runs"][0]["status"] = "fine"
         with self.assertRaises(jsonschema.ValidationError):

@@ -81,6 +81,42 @@ TEST(GdsioBlock, RepetitionsFollowTheMedianLine) {
             "0.000000 usecs ops: 0 total_time 0.000000 secs\n");
 }
 
+// -x 2 at one thread on the H200 (docs/PERFORMANCE.md, issue 11): 157 us storage, 19 us
+// copy per 1 MiB I/O; storage rate 1 MiB / 157 us = 6.22 GiB/s, ceiling x 157 / 176 = 5.55.
+IoPhases sample_phases() {
+  IoPhases p;
+  p.storage = {1000, {}};
+  p.storage.us.mean_us = 157.0;
+  p.copy = {1000, {}};
+  p.copy.us.mean_us = 19.0;
+  p.dma = {1000, {}};
+  p.dma.us.mean_us = 18.25;
+  p.storage_gib_s = 6.2206;
+  p.sync_ceiling_gib_s = 5.5491;
+  return p;
+}
+
+TEST(GdsioBlock, PhasesFollowTheLineOfABounceRun) {
+  RunResult r = sample();
+  r.workload.xfer = XferType::CpuGpu;
+  r.result.phases = sample_phases();
+  EXPECT_EQ(gdsio_block(r).substr(gdsio_line(r).size() + 1),
+            "phases: storage 157.0 us, copy 19.0 us (DMA 18.2 us) per I/O (means of 1000 I/Os)\n"
+            "synchronous ceiling: storage 157.0 / (157.0 + 19.0) us x storage rate 6.22 GiB/s = "
+            "5.55 GiB/s\n");
+}
+
+TEST(GdsioBlock, AsyncPhasesShowTheWaitAndAnUntimedDma) {
+  IoPhases p = sample_phases();
+  p.dma = {};
+  p.wait = {1000, {}};
+  p.wait.us.mean_us = 3.04;
+  p.storage_gib_s = p.sync_ceiling_gib_s = 0;
+  EXPECT_EQ(phases_text(p),
+            "phases: storage 157.0 us, copy 19.0 us (DMA not timed), wait 3.0 us per I/O (means "
+            "of 1000 I/Os)\n");
+}
+
 TEST(GdsioBlock, WaivedSaysNotAvailable) {
   RunResult r = sample();
   r.status = RunStatus::Waived;

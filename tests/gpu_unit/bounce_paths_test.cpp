@@ -2,6 +2,7 @@
 // reuse and error paths.
 #include <gtest/gtest.h>
 
+#include "bounce_path.hpp"
 #include "checking_staging.hpp"
 #include "drive.hpp"
 #include "gdsb/error.hpp"
@@ -39,12 +40,6 @@ Workload workload(XferType x, uint64_t io_size, uint32_t iodepth = 1) {
   return w;
 }
 
-std::unique_ptr<TransferPath> path_for(XferType x, GpuPathDeps d) {
-  if (x == XferType::CpuGpu) return make_cpu_gpu_path(std::move(d));
-  if (x == XferType::CpuCachedGpu) return make_cpu_cached_gpu_path(std::move(d));
-  return make_cpu_async_gpu_path(std::move(d));
-}
-
 class BouncePaths : public ::testing::TestWithParam<XferType> {};
 
 TEST_P(BouncePaths, WriteThenReadRoundTripsThroughGpuMemory) {
@@ -53,7 +48,7 @@ TEST_P(BouncePaths, WriteThenReadRoundTripsThroughGpuMemory) {
   const uint64_t size = 3 * 1024 * 1024 + 64 * 1024;  // not a multiple of io_size
   OpenFiles files({dir.file("f")}, size, false, false);
   const Workload w = workload(GetParam(), 1024 * 1024, 3);
-  auto path = path_for(GetParam(), fx.deps);
+  auto path = testing::bounce_path(GetParam(), fx.deps);
   ASSERT_TRUE(path->probe(w).ok) << path->probe(w).reason;
   auto run = path->start(w, files.set());
   {

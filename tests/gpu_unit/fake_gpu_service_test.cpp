@@ -60,5 +60,31 @@ TEST(FakeGpu, InjectedFailuresSurfaceWhereCudaWouldReportThem) {
   g.free_pinned(host);
 }
 
+// Timing events, as cudaEventElapsedTime: only between completed timing events; the copy
+// recorded between them lies inside the interval (no assertion on its length).
+TEST(FakeGpu, ElapsedTimeOnlyBetweenCompletedTimingEvents) {
+  FakeGpuService g(FakeGpuOptions{.copy_delay = std::chrono::milliseconds(2)});
+  DeviceBuffer dev(g, MemType::CudaMalloc, 8);
+  void* host = g.alloc_pinned(8);
+  Stream s(g);
+  Event start(g, EventWait::Spin, EventTiming::On);
+  Event end(g, EventWait::Spin, EventTiming::On);
+  Event plain(g);
+  EXPECT_EQ(g.stats().timing_events_live, 2U);
+  EXPECT_THROW((void)g.elapsed_us(start.handle(), end.handle()), RuntimeError) << "never recorded";
+  g.record(start.handle(), s.handle());
+  g.copy_async(dev.data(), host, 8, CopyDir::HostToDevice, s.handle());
+  g.record(end.handle(), s.handle());
+  g.record(plain.handle(), s.handle());
+  g.wait(plain.handle());
+  const auto us = g.elapsed_us(start.handle(), end.handle());
+  ASSERT_TRUE(us.has_value());
+  EXPECT_GE(*us, 0.0);
+  EXPECT_THROW((void)g.elapsed_us(start.handle(), plain.handle()), RuntimeError)
+      << "an event without timing cannot be timed";
+  EXPECT_EQ(g.stats().elapsed_queries, 1U);
+  g.free_pinned(host);
+}
+
 }  // namespace
 }  // namespace gdsb::gpu

@@ -3,6 +3,8 @@
 // gdsb-io does on a GPU machine, minus the GPU.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -12,6 +14,7 @@
 #include "gdsb/cpu_paths.hpp"
 #include "gdsb/error.hpp"
 #include "gdsb/host_io.hpp"
+#include "gdsb/io_phases.hpp"
 #include "gdsb/gpu/fake_gpu_service.hpp"
 #include "gdsb/gpu/gpu_paths.hpp"
 #include "gdsb/runner.hpp"
@@ -27,13 +30,14 @@ constexpr uint64_t kFileSize = 2 << 20;
 constexpr uint32_t kIoSize = 64 << 10;
 
 struct RunnerFixture {
-  RunnerFixture()
+  explicit RunnerFixture(CopyTiming timing = CopyTiming::Events)
       : gpu(std::make_shared<FakeGpuService>(
             FakeGpuOptions{.copy_delay = std::chrono::microseconds(20)})),
         cufile(*gpu) {
     GpuPathDeps deps;
     deps.service = gpu;
     deps.staging = make_engine_staging_io;
+    deps.copy_timing = timing;
     auto api = cufile.api();
     deps.load_cufile = [api](const Workload&) { return cufile::LoadResult{api, {}}; };
     deps.roots.nvfs_dir = kFixtures + "/absent-nvfs";  // no nvidia-fs: compat, as on the H100
@@ -211,6 +215,90 @@ TEST(RunnerGpu, ReadWithoutSizeReportsTheSizeUsed) {
   ASSERT_EQ(r.status, RunStatus::Ok) << r.reason;
   EXPECT_EQ(r.workload.file_size, kFileSize);
   EXPECT_EQ(r.result.bytes, kFileSize);
+}
+
+// Phases of -x 2/3/4 through the runner (bounce_phases_test.cpp has the worker's side):
+// one write pass then one read pass on one file, -x 3 after a warm-up that must not count.
+Workload phase_workload(const RunnerFixture& fx, XferType x, IoPattern p) {
+  Workload w = fx.workload(x, p);
+  w.file = fx.dir.file("phases");
+  w.iodepth = x == XferType::CpuAsyncGpu ? 2 : 1;  // -x 2 at depth 1 has the sync ceiling
+  w.warmup_s = x == XferType::CpuAsyncGpu ? 0.05 : 0.0;
+  return w;
+}
+
+// The runner reports the phases of the measured interval only, merged over the threads,
+// and they add up inside the latency it measured (each phase is an interval inside the
+// I/O's submit-to-reap time, on the same clock).
+TEST(BouncePhasesRunner, PhasesCoverTheMeasuredIosAndFitInTheirLatency) {
+  RunnerFixture fx;
+  const Runner runner(fx.registry);
+  for (XferType x : {XferType::CpuGpu, XferType::CpuAsyncGpu}) {
+    for (IoPattern pat : {IoPattern::Write, IoPattern::Read}) {
+      const RunResult r = runner.run(phase_workload(fx, x, pat));
+      ASSERT_EQ(r.status, RunStatus::Ok) << r.reason;
+      ASSERT_TRUE(r.result.phases.has_value()) << xfer_name(x);
+      const IoPhases& p = *r.result.phases;
+      const Measurement& m = r.result;
+      EXPECT_EQ(p.storage.count, m.ops) << xfer_name(x) << " " << pattern_label(pat);
+      EXPECT_EQ(p.copy.count, m.ops);
+      EXPECT_EQ(p.dma.count, m.ops);
+      EXPECT_LE(p.storage.us.mean_us + p.copy.us.mean_us, m.latency.mean_us + 0.01);
+      EXPECT_LE(p.storage.us.max_us, m.latency.max_us + 0.01);
+      EXPECT_LE(p.wait.us.mean_us, p.copy.us.mean_us + p.storage.us.mean_us + 0.01);
+      if (x == XferType::CpuGpu) {
+        // -x 2: the DMA interval lies inside the host's copy interval.
+        EXPECT_LE(p.dma.us.mean_us, p.copy.us.mean_us + 0.01);
+        EXPECT_GT(p.sync_ceiling_gib_s, 0.0);
+        EXPECT_LE(p.sync_ceiling_gib_s, p.storage_gib_s);
+      } else {
+        EXPECT_EQ(p.sync_ceiling_gib_s, 0.0) << "-x 3 is not synchronous";
+      }
+    }
+  }
+  // A CPU path has no phases.
+  const RunResult cpu = runner.run(phase_workload(fx, XferType::CpuOnly, IoPattern::Read));
+  ASSERT_EQ(cpu.status, RunStatus::Ok) << cpu.reason;
+  EXPECT_FALSE(cpu.result.phases.has_value());
+}
+
+TEST(BouncePhasesRunner, PhasesSurviveTheJsonRoundTripAndAreAbsentWithout) {
+  RunnerFixture fx;
+  const Runner runner(fx.registry);
+  Workload w = phase_workload(fx, XferType::CpuGpu, IoPattern::Write);
+  w.repeat = 2;
+  const RunResult r = runner.run(w);
+  ASSERT_EQ(r.status, RunStatus::Ok) << r.reason;
+  ASSERT_EQ(r.repetitions.size(), 2U);
+  for (const Measurement& rep : r.repetitions) {
+    ASSERT_TRUE(rep.phases.has_value());
+    EXPECT_EQ(rep.phases->storage.count, rep.ops) << "each repetition has its own phases";
+  }
+  const nlohmann::json j = r;
+  ASSERT_TRUE(j.at("result").contains("phases"));
+  const nlohmann::json& jp = j.at("result").at("phases");
+  EXPECT_EQ(jp.at("storage").at("count").get<uint64_t>(), r.result.ops);
+  EXPECT_TRUE(jp.contains("sync_ceiling_gib_s"));
+  const RunResult back = j.get<RunResult>();
+  ASSERT_TRUE(back.result.phases.has_value());
+  EXPECT_EQ(back.result.phases->copy.count, r.result.phases->copy.count);
+  EXPECT_DOUBLE_EQ(back.result.phases->storage.us.mean_us, r.result.phases->storage.us.mean_us);
+  EXPECT_DOUBLE_EQ(back.result.phases->sync_ceiling_gib_s, r.result.phases->sync_ceiling_gib_s);
+
+  const RunResult cpu = runner.run(phase_workload(fx, XferType::CpuOnly, IoPattern::Read));
+  const nlohmann::json jc = cpu;
+  EXPECT_FALSE(jc.at("result").contains("phases")) << "documents of CPU runs stay as they were";
+  EXPECT_FALSE(jc.get<RunResult>().result.phases.has_value());
+}
+
+TEST(BouncePhasesRunner, HostTimingReportsNoDma) {
+  RunnerFixture fx(CopyTiming::Host);
+  const Runner runner(fx.registry);
+  const RunResult r = runner.run(phase_workload(fx, XferType::CpuAsyncGpu, IoPattern::Write));
+  ASSERT_EQ(r.status, RunStatus::Ok) << r.reason;
+  ASSERT_TRUE(r.result.phases.has_value());
+  EXPECT_EQ(r.result.phases->dma.count, 0U);
+  EXPECT_EQ(r.result.phases->copy.count, r.result.ops);
 }
 
 }  // namespace

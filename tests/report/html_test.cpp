@@ -100,6 +100,23 @@ TEST(Html, IoReportHasChartsTablesAndData) {
   EXPECT_EQ(html.find("@import"), std::string::npos);
 }
 
+// A bounce run's phases (through the JSON document) appear in its run section, escaped.
+TEST(Html, IoReportShowsTheBouncePhases) {
+  RunResult r = run(XferType::CpuGpu, 7);
+  IoPhases p;
+  p.storage.count = p.copy.count = 3;
+  p.storage.us.mean_us = 157;
+  p.copy.us.mean_us = 19;
+  p.storage_gib_s = 6.2206;
+  p.sync_ceiling_gib_s = 5.5491;
+  r.result.phases = p;
+  const auto html = render_html(test::io_doc({r, run(XferType::CpuOnly, 9)}));
+  EXPECT_NE(html.find("phases: storage 157.0 us, copy 19.0 us (DMA not timed) per I/O"),
+            std::string::npos);
+  EXPECT_NE(html.find("<br>synchronous ceiling: storage 157.0 / (157.0 + 19.0) us"), std::string::npos);
+  EXPECT_EQ(count(html, "phases: storage"), 1u) << "only the bounce run has phases";
+}
+
 TEST(Html, NoncesMatchBetweenPolicyAndScript) {
   // std::regex trips GCC 12's -Wmaybe-uninitialized under -O1/-O2; plain searches suffice.
   const auto html = render_html(test::io_doc({run(XferType::GpuDirect, 10)}));

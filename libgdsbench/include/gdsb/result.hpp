@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,25 @@ struct PathReport {
   std::vector<std::string> warnings;   // printed after the gdsio line
 };
 
+// Bounce-buffer paths (-x 2/3/4): where the time of each I/O went, over the measured
+// interval (docs/gpu-paths.md, "Phases"; docs/metrics.md). Per-I/O durations in
+// microseconds; count = I/Os that had the phase (a read that returned 0 bytes copies nothing).
+struct PhaseTime {
+  uint64_t count = 0;
+  LatencySummary us;
+};
+struct IoPhases {
+  PhaseTime storage;  // storage I/O into or out of the host staging buffer (host clock)
+  PhaseTime copy;     // host clock: copy queued -> the thread saw it finished
+  PhaseTime dma;      // CUDA events around the copy on the worker's stream (count 0: not timed)
+  PhaseTime wait;     // -x 3: the thread blocked on a copy, no storage I/O in flight
+  // -x 2/-x 4 at --iodepth 1 (storage, then copy, one after the other), else 0:
+  // storage_gib_s = threads x mean bytes per I/O / mean storage time (the rate without
+  // copies); sync_ceiling_gib_s = storage_gib_s x storage / (storage + copy).
+  double storage_gib_s = 0;
+  double sync_ceiling_gib_s = 0;
+};
+
 struct Measurement {
   uint64_t bytes = 0;
   uint64_t ops = 0;
@@ -76,6 +96,7 @@ struct Measurement {
   double fsync_s = 0;       // with fsync: the longest thread's fsync, inside `seconds`
   double t0_unix_s = 0;     // wall-clock start and end of the measured interval (CLOCK_REALTIME),
   double end_unix_s = 0;    // so that jobs run together can be put on one time line
+  std::optional<IoPhases> phases;  // bounce-buffer paths only
 };
 
 // Opening the run's files and starting the path, measured before the I/O: what a loader

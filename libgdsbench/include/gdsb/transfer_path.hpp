@@ -20,6 +20,8 @@
 
 namespace gdsb {
 
+class PhaseRecorder;  // gdsb/io_phases.hpp
+
 struct Availability {
   bool ok = true;
   std::string reason;  // why not, in words a user can act on
@@ -62,6 +64,10 @@ class PathWorker {
   // buffers these copy; they are called outside the timed region of an I/O.
   virtual void load_slot(uint32_t slot, std::span<const std::byte> data) = 0;
   virtual void read_slot(uint32_t slot, std::span<std::byte> out) = 0;
+  // Paths that time the phases of an I/O (the bounce-buffer paths) return their recorder;
+  // the runner resets it when the measured interval starts and reads it when it ends, on
+  // the worker's thread.
+  virtual PhaseRecorder* phases() { return nullptr; }
 };
 
 class PathRun {

@@ -5,8 +5,18 @@
 // request; the request completes when an event recorded after its last copy fires. A write
 // queues all device-to-host copies at once and writes chunk k to storage once its event
 // fires. Staging chunks are reused only after the request that used them completed.
+//
+// Phases (docs/gpu-paths.md): a read's storage phase runs from its submission until its
+// last chunk landed, its copy phase from then until the thread saw the completion event; a
+// write's copy phase until its last chunk's copy finished and went to storage, its storage
+// phase from then on. The two partition the request's time inside the runner's latency.
+// Wait: the time the thread blocked on a copy with no storage I/O in flight (a slot, hence
+// its staging chunks, still busy with a copy), charged to the request it waited for.
 #include <algorithm>
+#include <optional>
 
+#include "../worker_loop.hpp"  // gdsb::detail::now_ns, the runner's clock
+#include "gdsb/io_phases.hpp"
 #include "path_common.hpp"
 
 namespace gdsb::gpu {
@@ -26,12 +36,16 @@ struct SlotState {
   bool event_recorded = false;   // read: the completion event is queued
   int64_t error = 0;             // first negative storage result
   uint64_t bytes = 0;
+  uint64_t submitted_ns = 0;
+  uint64_t switched_ns = 0;      // read: last chunk landed; write: last chunk went to storage
+  uint64_t wait_ns = 0;
+  bool dma_timed = false;        // the timing event before the first copy is recorded
 };
 
 class CpuAsyncGpuWorker final : public PathWorker {
  public:
   CpuAsyncGpuWorker(GpuService& svc, const Workload& w, const FileSet& files,
-                    const StagingFactory& f)
+                    const StagingFactory& f, CopyTiming timing)
       : svc_(svc),
         bind_(svc, w.gpu),
         io_size_(w.io_size),
@@ -43,12 +57,18 @@ class CpuAsyncGpuWorker final : public PathWorker {
                                       w.engine, !w.skip_buffer_register})),
         gpu_(svc, w.mem_type, depth_, w.io_size),
         stream_(svc),
-        slots_(depth_) {
+        slots_(depth_),
+        timed_(timing == CopyTiming::Events),
+        phases_(false) {
     for (uint32_t i = 0; i < depth_ * per_slot_; ++i) {
       pins_.emplace_back(svc, staging_->slot(i), chunk_);
       chunk_events_.emplace_back(svc);
     }
-    for (uint32_t i = 0; i < depth_; ++i) done_events_.emplace_back(svc);
+    const EventTiming t = timed_ ? EventTiming::On : EventTiming::Off;
+    for (uint32_t i = 0; i < depth_; ++i) {
+      done_events_.emplace_back(svc, EventWait::Spin, t);
+      if (timed_) start_events_.emplace_back(svc, EventWait::Spin, t);
+    }
     scratch_.resize(depth_ * per_slot_);
   }
 
@@ -64,6 +84,7 @@ class CpuAsyncGpuWorker final : public PathWorker {
   void submit(std::span<const IoRequest> requests) override {
     bind_.enter();
     detail::check_requests(requests, depth_, io_size_, nfiles_);
+    const uint64_t now = gdsb::detail::now_ns();
     for (const IoRequest& r : requests) {
       SlotState& s = slots_[r.slot];
       if (s.busy) throw std::logic_error("-x 3: slot resubmitted before it completed");
@@ -76,7 +97,9 @@ class CpuAsyncGpuWorker final : public PathWorker {
       s.offset = r.offset;
       s.length = r.length;
       s.chunks = static_cast<uint32_t>((r.length + chunk_ - 1) / chunk_);
+      s.submitted_ns = now;
       if (s.chunks == 0) {  // zero-length request: completes at once
+        s.switched_ns = now;
         s.event_recorded = true;
         svc_.record(done_events_[r.slot].handle(), stream_.handle());
         continue;
@@ -87,12 +110,14 @@ class CpuAsyncGpuWorker final : public PathWorker {
           pump();  // queue the copy of what already landed before the next storage I/O
         }
       } else {
+        start_dma(r.slot);
         for (uint32_t k = 0; k < s.chunks; ++k) {
           const uint32_t c = chunk_index(r.slot, k);
           svc_.copy_async(staging_->slot(c), gpu_.at(r.slot) + k * chunk_, chunk_len(s, k),
                           CopyDir::DeviceToHost, stream_.handle());
           svc_.record(chunk_events_[c].handle(), stream_.handle());
         }
+        if (timed_) svc_.record(done_events_[r.slot].handle(), stream_.handle());  // DMA end
         pump();
       }
     }
@@ -117,8 +142,36 @@ class CpuAsyncGpuWorker final : public PathWorker {
     bind_.enter();
     gpu_.read(slot, out);
   }
+  PhaseRecorder* phases() override { return &phases_; }
 
  private:
+  // With timing events: marks on the stream where the request's first copy starts.
+  void start_dma(uint32_t slot) {
+    if (!timed_ || slots_[slot].dma_timed) return;
+    svc_.record(start_events_[slot].handle(), stream_.handle());
+    slots_[slot].dma_timed = true;
+  }
+
+  // The request in slot is complete: its phases, at time now.
+  void record_phases(uint32_t slot, uint64_t now) {
+    SlotState& s = slots_[slot];
+    if (s.dir == IoDir::Read) {
+      phases_.storage(s.switched_ns - s.submitted_ns);
+      phases_.copy(now - s.switched_ns);
+    } else {
+      phases_.copy(s.switched_ns - s.submitted_ns);
+      phases_.storage(now - s.switched_ns);
+    }
+    phases_.wait(s.wait_ns);
+    if (s.dma_timed) {
+      // A write's end event follows its last chunk's event, which has fired; wait for it.
+      if (s.dir == IoDir::Write) svc_.wait(done_events_[slot].handle());
+      if (const auto us = svc_.elapsed_us(start_events_[slot].handle(), done_events_[slot].handle())) {
+        phases_.dma(static_cast<uint64_t>(std::max(0.0, *us) * 1000.0));
+      }
+    }
+  }
+
   uint32_t chunk_index(uint32_t slot, uint32_t k) const { return slot * per_slot_ + k; }
   uint32_t chunk_len(const SlotState& s, uint32_t k) const {
     return static_cast<uint32_t>(std::min<uint64_t>(chunk_, s.length - uint64_t{k} * chunk_));
@@ -148,6 +201,7 @@ class CpuAsyncGpuWorker final : public PathWorker {
     } else {
       s.bytes += static_cast<uint64_t>(result);
       if (s.dir == IoDir::Read && result > 0 && s.error == 0) {
+        start_dma(slot);
         svc_.copy_async(gpu_.at(slot) + uint64_t{k} * chunk_, staging_->slot(c),
                         static_cast<std::size_t>(result), CopyDir::HostToDevice,
                         stream_.handle());
@@ -156,6 +210,7 @@ class CpuAsyncGpuWorker final : public PathWorker {
     if (s.dir == IoDir::Read && s.storage_done == s.chunks) {
       svc_.record(done_events_[slot].handle(), stream_.handle());
       s.event_recorded = true;
+      s.switched_ns = gdsb::detail::now_ns();
     }
   }
 
@@ -174,6 +229,7 @@ class CpuAsyncGpuWorker final : public PathWorker {
       while (s.writes_submitted < s.chunks &&
              svc_.query(chunk_events_[chunk_index(slot, s.writes_submitted)].handle())) {
         submit_storage(slot, s.writes_submitted++, IoDir::Write);
+        if (s.writes_submitted == s.chunks) s.switched_ns = gdsb::detail::now_ns();
       }
     }
   }
@@ -188,6 +244,7 @@ class CpuAsyncGpuWorker final : public PathWorker {
   // Completed requests, oldest first.
   std::size_t collect(std::span<IoCompletion> out) {
     std::size_t n = 0;
+    uint64_t now = 0;
     while (n < out.size()) {
       int best = -1;
       for (uint32_t slot = 0; slot < depth_; ++slot) {
@@ -197,6 +254,8 @@ class CpuAsyncGpuWorker final : public PathWorker {
       }
       if (best < 0) break;
       SlotState& s = slots_[static_cast<uint32_t>(best)];
+      if (now == 0) now = gdsb::detail::now_ns();
+      record_phases(static_cast<uint32_t>(best), now);
       out[n++] = IoCompletion{s.tag, s.error != 0 ? s.error : static_cast<int64_t>(s.bytes)};
       s.busy = false;
     }
@@ -222,12 +281,14 @@ class CpuAsyncGpuWorker final : public PathWorker {
     }
     if (oldest < 0) throw std::logic_error("-x 3: reap waits for more than was submitted");
     const auto slot = static_cast<uint32_t>(oldest);
-    const SlotState& s = slots_[slot];
+    SlotState& s = slots_[slot];
+    const uint64_t t0 = gdsb::detail::now_ns();
     if (s.dir == IoDir::Read) {
       svc_.wait(done_events_[slot].handle());
     } else if (s.writes_submitted < s.chunks) {
       svc_.wait(chunk_events_[chunk_index(slot, s.writes_submitted)].handle());
     }
+    s.wait_ns += gdsb::detail::now_ns() - t0;
   }
 
   GpuService& svc_;
@@ -242,11 +303,14 @@ class CpuAsyncGpuWorker final : public PathWorker {
   Stream stream_;
   std::vector<HostRegistration> pins_;
   std::vector<Event> chunk_events_;
-  std::vector<Event> done_events_;
+  std::vector<Event> done_events_;   // timing events with CopyTiming::Events
+  std::vector<Event> start_events_;  // per slot, before its first copy (Events only)
   std::vector<SlotState> slots_;
   std::vector<IoCompletion> scratch_;
   uint32_t staging_in_flight_ = 0;
   uint64_t next_seq_ = 0;
+  bool timed_;
+  PhaseRecorder phases_;
 };
 
 class CpuAsyncGpuRun final : public PathRun {
@@ -254,7 +318,8 @@ class CpuAsyncGpuRun final : public PathRun {
   CpuAsyncGpuRun(GpuPathDeps deps, const Workload& w, const FileSet& files)
       : deps_(std::move(deps)), w_(w), files_(files) {}
   std::unique_ptr<PathWorker> make_worker(uint32_t) override {
-    return std::make_unique<CpuAsyncGpuWorker>(*deps_.service, w_, files_, deps_.staging);
+    return std::make_unique<CpuAsyncGpuWorker>(*deps_.service, w_, files_, deps_.staging,
+                                               deps_.copy_timing);
   }
   PathReport finish() override {
     PathReport r;

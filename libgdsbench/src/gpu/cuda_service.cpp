@@ -188,6 +188,19 @@ class CudaService final : public GpuService {
     check(cudaEventCreateWithFlags(&e, flags), "cudaEventCreate");
     return EventHandle{e};
   }
+  EventHandle create_timing_event(EventWait how) override {
+    cudaEvent_t e = nullptr;
+    const unsigned flags = how == EventWait::Block ? cudaEventBlockingSync : cudaEventDefault;
+    check(cudaEventCreateWithFlags(&e, flags), "cudaEventCreate");
+    return EventHandle{e};
+  }
+  std::optional<double> elapsed_us(EventHandle start, EventHandle end) override {
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start.raw),
+                               static_cast<cudaEvent_t>(end.raw)),
+          "cudaEventElapsedTime");
+    return static_cast<double>(ms) * 1000.0;
+  }
   void destroy_event(EventHandle e) noexcept override {
     cudaEventDestroy(static_cast<cudaEvent_t>(e.raw));
   }

@@ -21,6 +21,8 @@ struct FakeGpuService::FakeEvent {
   uint64_t completed = 0;
   std::string error;  // set when the stream failed before reaching the record
   EventWait how = EventWait::Spin;
+  bool timing = false;
+  std::chrono::steady_clock::time_point completed_at{};  // of the last completed record
 };
 
 struct FakeGpuService::FakeStream {
@@ -196,10 +198,40 @@ EventHandle FakeGpuService::create_event(EventWait how) {
   return EventHandle{ev};
 }
 
+EventHandle FakeGpuService::create_timing_event(EventWait how) {
+  const EventHandle h = create_event(how);
+  static_cast<FakeEvent*>(h.raw)->timing = true;
+  std::lock_guard lk(mu_);
+  ++stats_.timing_events_live;
+  return h;
+}
+
+std::optional<double> FakeGpuService::elapsed_us(EventHandle start, EventHandle end) {
+  // As cudaEventElapsedTime: both must be timing events whose records completed.
+  std::chrono::steady_clock::time_point t[2];
+  const EventHandle ev[2] = {start, end};
+  for (int i = 0; i < 2; ++i) {
+    auto* e = static_cast<FakeEvent*>(ev[i].raw);
+    std::lock_guard lk(e->mu);
+    if (!e->timing) throw RuntimeError("fake GPU: elapsed time of an event without timing (cudaErrorInvalidResourceHandle)");
+    if (e->recorded == 0 || e->completed < e->recorded) {
+      throw RuntimeError("fake GPU: elapsed time of an event not yet completed (cudaErrorNotReady)");
+    }
+    t[i] = e->completed_at;
+  }
+  {
+    std::lock_guard lk(mu_);
+    ++stats_.elapsed_queries;
+  }
+  return std::chrono::duration<double, std::micro>(t[1] - t[0]).count();
+}
+
 void FakeGpuService::destroy_event(EventHandle e) noexcept {
   std::lock_guard lk(mu_);
   --stats_.events_live;
-  delete static_cast<FakeEvent*>(e.raw);
+  auto* ev = static_cast<FakeEvent*>(e.raw);
+  if (ev->timing) --stats_.timing_events_live;
+  delete ev;
 }
 
 void FakeGpuService::record(EventHandle e, StreamHandle s) {
@@ -218,6 +250,7 @@ void FakeGpuService::record(EventHandle e, StreamHandle s) {
     }
     std::lock_guard lk(ev->mu);
     ev->completed = std::max(ev->completed, gen);
+    ev->completed_at = std::chrono::steady_clock::now();
     if (!err.empty()) ev->error = err;
     ev->cv.notify_all();
   });

@@ -16,8 +16,16 @@ CompletionWait parse_completion_wait(const char* text) {
        {"device", CompletionWait::Device, "also wait for the whole GPU after each cuFile completion"}});
 }
 
+CopyTiming parse_copy_timing(const char* text) {
+  return parse_env_choice<CopyTiming>(
+      "GDSB_COPY_TIMING", text,
+      {{"events", CopyTiming::Events, "time each -x 2/3/4 copy with CUDA events and the host clock"},
+       {"host", CopyTiming::Host, "time -x 2/3/4 copies with the host clock only"}});
+}
+
 GpuPathDeps default_gpu_path_deps() {
   GpuPathDeps d;
+  d.copy_timing = parse_copy_timing(std::getenv("GDSB_COPY_TIMING"));
   d.completion = parse_completion_wait(std::getenv("GDSB_CUFILE_COMPLETION"));
   d.service = std::shared_ptr<GpuService>(make_cuda_service());
   // One load per library path for the life of the paths (probes are called often).

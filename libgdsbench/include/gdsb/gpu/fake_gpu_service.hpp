@@ -43,6 +43,8 @@ struct FakeGpuStats {
   uint64_t pageable_copies = 0;    // copy_pageable() calls (counted apart from sync_copies)
   uint64_t pageable_bytes_h2d = 0;
   uint64_t pageable_bytes_d2h = 0;
+  uint64_t timing_events_live = 0;
+  uint64_t elapsed_queries = 0;
 };
 
 class FakeGpuService final : public GpuService {
@@ -68,6 +70,9 @@ class FakeGpuService final : public GpuService {
   StreamHandle create_stream() override;
   void destroy_stream(StreamHandle s) noexcept override;
   EventHandle create_event(EventWait how) override;
+  EventHandle create_timing_event(EventWait how) override;
+  // Host time between the points where the two events' streams reached their records.
+  std::optional<double> elapsed_us(EventHandle start, EventHandle end) override;
   void destroy_event(EventHandle e) noexcept override;
   void record(EventHandle e, StreamHandle s) override;
   bool query(EventHandle e) override;

@@ -41,12 +41,23 @@ enum class CompletionWait : uint8_t { Device, Event };
 // variable and the accepted values.
 CompletionWait parse_completion_wait(const char* text);
 
+// How -x 2/3/4 time the copy phase of an I/O (docs/gpu-paths.md, "Phases"): Events (the
+// default) records a CUDA timing event before each copy, so the report has the DMA's own
+// GPU time beside the host time the thread waited; Host keeps only the host clocks (one
+// event record less per copy, to measure what the timing costs). Environment variable
+// GDSB_COPY_TIMING=events|host.
+enum class CopyTiming : uint8_t { Events, Host };
+// nullptr or "" -> Events; "events" / "host"; anything else is a UsageError naming the
+// variable and the accepted values.
+CopyTiming parse_copy_timing(const char* text);
+
 struct GpuPathDeps {
   std::shared_ptr<GpuService> service;
   CufileLoader load_cufile;
   StagingFactory staging;  // THE SEAM: storage I/O of -x 2/3/4 (see staging_io.hpp)
   EvidenceRoots roots;
   CompletionWait completion = CompletionWait::Event;  // -x 5/6/7
+  CopyTiming copy_timing = CopyTiming::Events;        // -x 2/3/4
 };
 
 // CUDA service, dlopen of libcufile (workload.cufile_library, env GDSB_CUFILE_LIB, then

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -29,6 +30,10 @@ enum class CopyDir : uint8_t { HostToDevice, DeviceToHost };
 // How wait() on an event waits: Spin polls (lowest latency, a core busy; for short copies)
 // or Block sleeps until the GPU signals (cudaEventBlockingSync; for waits on storage I/O).
 enum class EventWait : uint8_t { Spin, Block };
+
+// Whether an event can be timed: On leaves out cudaEventDisableTiming, so elapsed_us works
+// on it (recording it costs a little more; only the phase timing of -x 2/3/4 uses it).
+enum class EventTiming : uint8_t { Off, On };
 
 // Opaque handles; for CUDA they hold cudaStream_t / cudaEvent_t.
 struct StreamHandle {
@@ -75,6 +80,14 @@ class GpuService {
   virtual void sync(StreamHandle s) = 0;
   // Waits for all work on the current device, including streams we did not create (cuFile's).
   virtual void sync_device() = 0;
+  // An event that elapsed_us can time (cudaEventCreate without cudaEventDisableTiming).
+  // The default, for services that cannot time: an ordinary event.
+  virtual EventHandle create_timing_event(EventWait how) { return create_event(how); }
+  // GPU time from start to end, both timing events recorded on one stream and completed
+  // (cudaEventElapsedTime, about 0.5 us resolution); nullopt where the service cannot time.
+  virtual std::optional<double> elapsed_us(EventHandle /*start*/, EventHandle /*end*/) {
+    return std::nullopt;
+  }
 
   // Synchronous: the bytes are at dst when it returns, also from pageable host memory, so
   // work on any stream (or in cuFile) issued afterwards sees them.
@@ -137,8 +150,10 @@ class Stream {
 
 class Event {
  public:
-  explicit Event(GpuService& svc, EventWait how = EventWait::Spin)
-      : svc_(&svc), h_(svc.create_event(how)) {}
+  explicit Event(GpuService& svc, EventWait how = EventWait::Spin,
+                 EventTiming timing = EventTiming::Off)
+      : svc_(&svc),
+        h_(timing == EventTiming::On ? svc.create_timing_event(how) : svc.create_event(how)) {}
   Event(Event&& o) noexcept : svc_(o.svc_), h_(std::exchange(o.h_, EventHandle{})) {}
   Event& operator=(Event&&) = delete;
   Event(const Event&) = delete;

@@ -16,7 +16,14 @@ std::string gdsio_line(const RunResult& r);
 // What default output prints for one job: the gdsio line, or "not available: <reason>"
 // for a waived run, or "failed: <reason>"; with --repeat one "repetition i/N: ..." line per
 // repetition; then one "warning: ..." line per path warning.
-// Every line ends with '\n'.
+// Every line ends with '\n'. Bounce-buffer runs (-x 2/3/4) add phases_text after the
+// gdsio line.
 std::string gdsio_block(const RunResult& r);
+
+// Where the time of an I/O went (Measurement::phases), as lines ending with '\n':
+//   phases: storage 195.0 us, copy 21.0 us (DMA 20.0 us), wait 3.0 us per I/O (means of N I/Os)
+//   synchronous ceiling: storage 195.0 / (195.0 + 21.0) us x storage rate 25.10 GiB/s = ...
+// (the second only for -x 2/-x 4 at --iodepth 1; docs/gpu-paths.md, "Phases").
+std::string phases_text(const IoPhases& p);
 
 }  // namespace gdsb::report
