@@ -27,6 +27,7 @@ namespace {
 
 using detail::LiveCounters;
 using detail::now_ns;
+using detail::unix_now_s;
 using detail::ThreadStats;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -68,12 +69,6 @@ struct ProcessCpu {
   rusage start{};
   rusage end{};
 };
-
-double unix_now_s() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 Measurement summarize(const Workload& w, std::vector<ThreadStats>& stats, uint64_t t0,
                       const ProcessCpu& proc) {

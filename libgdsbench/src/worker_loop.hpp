@@ -24,6 +24,13 @@ inline uint64_t now_ns() noexcept {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+// Wall-clock seconds since the epoch (CLOCK_REALTIME): a result's t0_unix_s/end_unix_s.
+inline double unix_now_s() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 // Read by the progress monitor while the owner thread writes (relaxed stores only).
 struct alignas(64) LiveCounters {
   std::atomic<uint64_t> bytes{0};

@@ -22,18 +22,13 @@
 #include "gdsb/histogram.hpp"
 #include "gdsb/run_context.hpp"
 #include "gdsb/verify.hpp"
+#include "../worker_loop.hpp"  // gdsb::detail::unix_now_s, the runner's wall clock
 
 namespace gdsb::gpu {
 namespace {
 
 constexpr std::size_t kReadChunk = std::size_t{1} << 30;     // one read(2) asks at most this
 constexpr std::size_t kVerifyChunk = std::size_t{64} << 20;  // device bytes checked at a time
-
-double unix_now() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 struct Span {
   uint64_t begin = 0;  // offset in the tensor data (= in the device buffer)
@@ -263,7 +258,7 @@ NaiveLoad naive_load(GpuService& svc, const Workload& w, const std::atomic<bool>
   std::vector<std::exception_ptr> errors(threads);
   std::atomic<bool> interrupted{false};
   const auto t0 = std::chrono::steady_clock::now();
-  run.result.t0_unix_s = unix_now();
+  run.result.t0_unix_s = detail::unix_now_s();
   {
     std::vector<std::jthread> pool;
     for (uint32_t t = 0; t < threads; ++t) {
@@ -290,7 +285,7 @@ NaiveLoad naive_load(GpuService& svc, const Workload& w, const std::atomic<bool>
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  run.result.end_unix_s = unix_now();
+  run.result.end_unix_s = detail::unix_now_s();
   for (const auto& e : errors) {
     if (e) std::rethrow_exception(e);
   }
