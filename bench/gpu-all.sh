@@ -74,6 +74,9 @@ run_part() {  # $1 name, rest: command; accepted exit codes in $ok
   OUT="$work/$name" "$@" >"$work/$name/stdout.txt" 2>&1 || rc=$?
   note "$name: rc=$rc in $(( $(date +%s) - t0 )) s"
   case " $ok " in *" $rc "*) ;; *) status=1 ;; esac
+  # Packed after every part, so that a call stopped at its time limit still brings back
+  # the parts that finished.
+  tar -czf "$OUT/results.tar.gz" -C "$work" . 2>/dev/null
 }
 
 topo_part() {
