@@ -22,6 +22,9 @@
 #   on the disk with each tool's default ring, with gdsb-io's waits as I/O wait, with its
 #   ring in COOP_TASKRUN mode, with both rings polled (SQPOLL); on a tmpfs file twice.
 #   Disk runs drop the page cache first (root), so cuFile's buffered compat I/O starts cold.
+#   FIO_ROUNDS (3): alternating rounds per fio case; FIO_CASES (default "disk iowait coop
+#   sqpoll ram ram-coop"): which of the six run, e.g. FIO_CASES=disk FIO_ROUNDS=9 for a
+#   tighter median of the default ring on the disk.
 # Needs root (mount, the udev record). Without a GPU it says so and exits 1.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +44,9 @@ ram_size="${RAM_SIZE:-8G}"
 disk_size="${DISK_SIZE:-2G}"
 parts=" ${PARTS:-p2p ram fio disk concurrent} "
 part() { [[ "$parts" == *" $1 "* ]]; }
+fio_rounds="${FIO_ROUNDS:-3}"
+fio_cases=" ${FIO_CASES:-disk iowait coop sqpoll ram ram-coop} "
+fio_case() { [[ "$fio_cases" == *" $1 "* ]]; }
 OUT="${OUT:-$PWD/gdsb-report/issue11}"
 work="$OUT/work"
 mkdir -p "$work/runs"
@@ -86,6 +92,11 @@ part p2p && for k in 1 2; do
   timeout 120 "$p2p" --measure --json "$work/p2p-$k.json" --allow-overwrite > "$work/p2p-$k.txt" 2>&1
   say "gdsb-p2p --measure run $k: rc=$? ($(elapsed))"
 done
+# The same link in the bounce paths' copy size: 1 MiB copies back to back on one stream,
+# and its reference, one synchronous 1 MiB cudaMemcpy at a time (what -x 2 does per I/O).
+part p2p && { timeout 120 "$p2p" --measure --size 1M --loops 64 --repetitions 9 \
+  --json "$work/p2p-1m.json" --allow-overwrite > "$work/p2p-1m.txt" 2>&1
+  say "gdsb-p2p --measure --size 1M: rc=$? ($(elapsed))"; }
 
 # 2. RAM-backed O_DIRECT file: -x 1/2/3, reads and writes.
 if part ram; then
@@ -146,19 +157,22 @@ fi
 if part fio && [ -n "$fio_bin" ]; then
   vs_fio() {  # label dir [vs-fio.sh options...]
     local label=$1 dir=$2; shift 2
-    FIO="$fio_bin" timeout 150 bench/vs-fio.sh -b "$cli" -d "$dir" -s 2G -t 5 -r 3 -c rand-4K-uring-qd32 \
+    FIO="$fio_bin" timeout $((30 + fio_rounds * 40)) bench/vs-fio.sh -b "$cli" -d "$dir" -s 2G -t 5 \
+      -r "$fio_rounds" -c rand-4K-uring-qd32 \
       "$@" > "$work/vs-fio$label.md" 2>"$work/vs-fio$label.err"
     say "vs-fio$label: rc=$? ($(elapsed))"
   }
-  vs_fio "" /root
-  GDSB_IO_URING_WAIT=iowait vs_fio "-iowait" /root
-  GDSB_IO_URING_TASKRUN=coop vs_fio "-coop" /root
-  GDSB_IO_URING_TASKRUN=sqpoll vs_fio "-sqpoll" /root -F --sqthread_poll=1
-  mkdir -p /mnt/uring && mount -t tmpfs -o size=4g tmpfs /mnt/uring && {
-    vs_fio "-ram" /mnt/uring
-    GDSB_IO_URING_TASKRUN=coop vs_fio "-ram-coop" /mnt/uring
-    umount /mnt/uring
-  }
+  fio_case disk && vs_fio "" /root
+  fio_case iowait && GDSB_IO_URING_WAIT=iowait vs_fio "-iowait" /root
+  fio_case coop && GDSB_IO_URING_TASKRUN=coop vs_fio "-coop" /root
+  fio_case sqpoll && GDSB_IO_URING_TASKRUN=sqpoll vs_fio "-sqpoll" /root -F --sqthread_poll=1
+  if fio_case ram || fio_case ram-coop; then
+    mkdir -p /mnt/uring && mount -t tmpfs -o size=4g tmpfs /mnt/uring && {
+      fio_case ram && vs_fio "-ram" /mnt/uring
+      fio_case ram-coop && GDSB_IO_URING_TASKRUN=coop vs_fio "-ram-coop" /mnt/uring
+      umount /mnt/uring
+    }
+  fi
 fi
 
 # 4b. All GPUs at once against nvbandwidth (gdsb-p2p --concurrent).
@@ -253,6 +267,18 @@ for k in (1, 2):
 h2d = min(host["h2d"]) if host.get("h2d") else None
 d2h = min(host["d2h"]) if host.get("d2h") else None
 print(f"\nhost link for the ratios (GiB/s, lower of the runs): H2D {f(h2d)}, D2H {f(d2h)}\n")
+try:
+    m1 = json.load(open(os.path.join(work, "p2p-1m.json")))["measurements"]
+    print("the same link in 1 MiB copies (GiB/s): back to back on one stream / one synchronous "
+          "cudaMemcpy at a time (gdsb-p2p --size 1M, its reference):")
+    for d in ("h2d", "d2h"):
+        for it in m1.get(d) if isinstance(m1.get(d), list) else []:
+            ref = it.get("reference_gb_s")
+            print(f"- {d} GPU {it['gpu']}: {f(it['gb_s'] / GIB)} / {f(ref / GIB if ref else None)}"
+                  f" (one 1 MiB copy every {f(2**20 / (ref * 1e3) if ref else None, 1)} us)")
+    print()
+except Exception as e:
+    print(f"1 MiB copies: not measured ({e})\n")
 
 print("## RAM-backed O_DIRECT file (tmpfs), 1 MiB, GiB/s; target -x 2/-x 3 >= 0.9 x min(-x 1, host link), -x 3 at 1 thread >= 0.95\n")
 print("| dir | threads | -x 1 | -x 2 | -x 3 | host link | x2 ratio | x3 ratio | CPU % (usr/sys) x1, x2, x3 | process CPU % x2, x3 |")
