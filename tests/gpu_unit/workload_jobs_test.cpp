@@ -3,6 +3,9 @@
 // storage I/O each GPU path issued is recorded below the path and checked (files,
 // offsets, sizes, counts), as are the copies to the GPU and the cuFile handle count.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -14,6 +17,7 @@
 #include "drive.hpp"
 #include "fake_cufile.hpp"
 #include "gdsb/cpu_paths.hpp"
+#include "gdsb/error.hpp"
 #include "gdsb/gpu/fake_gpu_service.hpp"
 #include "gdsb/gpu/gpu_paths.hpp"
 #include "gdsb/gpu/staging_io.hpp"
@@ -242,6 +246,54 @@ TEST(PresetJobsDataset, ManySmallFilesRegisterOneHandleEach) {
   int registrations = 0;
   for (const auto& c : fx.cufile.calls()) registrations += c == "HandleRegister" ? 1 : 0;
   EXPECT_EQ(registrations, 20);
+}
+
+// A file list keeps every file open; cuFile opens a second descriptor of its own per
+// registered file, so a cuFile run needs two per file. Under a hard limit of 200
+// descriptors, 100 files fit a CPU run (one each) but not a cuFile run, which is refused
+// before any file is opened, with the count it needs. In a child process: the hard limit
+// cannot be raised again.
+TEST(FileListDescriptors, CufileCountsTwoPerFile) {
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int code = 0;
+    try {
+      Fixture fx;
+      const std::string list = fx.list("many", 100);
+      rlimit rl{200, 200};
+      if (::setrlimit(RLIMIT_NOFILE, &rl) != 0) ::_exit(10);
+      Workload w;
+      w.file_list = list;
+      w.pattern = IoPattern::Write;
+      w.xfer = XferType::CpuOnly;
+      w.io_size = kIo;
+      w.file_size = kIo;
+      w.threads = 1;
+      if (Runner(fx.registry).run(w).status != RunStatus::Ok) code = 11;
+      w.pattern = IoPattern::Read;
+      w.xfer = XferType::GpuDirect;
+      try {
+        (void)Runner(fx.registry).run(w);
+        code = code ? code : 12;  // not refused
+      } catch (const UsageError& e) {
+        const std::string m = e.what();
+        if (m.find("two descriptors each") == std::string::npos ||
+            m.find("needs 264") == std::string::npos || m.find("ulimit -Hn") == std::string::npos) {
+          code = code ? code : 13;
+        }
+      }
+    } catch (...) {
+      code = 14;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "10: setrlimit failed, 11: the CPU run failed, 12: the cuFile run was not refused, "
+         "13: the message lacks the count or the remedy, 14: another exception";
 }
 
 }  // namespace
