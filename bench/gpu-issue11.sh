@@ -18,12 +18,14 @@
 #   PARTS=concurrent: gdsb-p2p --measure --concurrent next to nvbandwidth's host_to_all /
 #   all_to_host cases (bench/p2p-concurrent.sh).
 # Environment: SECONDS_PER_RUN (3), THREADS ("1 4 8"), RAM_SIZE (8G), DISK_SIZE (2G), OUT,
-#   PARTS (default "p2p ram fio disk concurrent": which sections run). fio runs six times:
+#   PARTS (default "p2p ram fio disk concurrent": which sections run). fio runs seven times:
 #   on the disk with each tool's default ring, with gdsb-io's waits as I/O wait, with its
-#   ring in COOP_TASKRUN mode, with both rings polled (SQPOLL); on a tmpfs file twice.
+#   ring in COOP_TASKRUN mode, with one enter per request, with both rings polled
+#   (SQPOLL); on a tmpfs file twice.
 #   Disk runs drop the page cache first (root), so cuFile's buffered compat I/O starts cold.
 #   FIO_ROUNDS (3): alternating rounds per fio case; FIO_CASES (default "disk iowait coop
-#   sqpoll ram ram-coop"): which of the six run, e.g. FIO_CASES=disk FIO_ROUNDS=9 for a
+#   each sqpoll ram ram-coop"): which of the seven run (each: gdsb-io with one enter per
+#   request, GDSB_IO_URING_SUBMIT=each), e.g. FIO_CASES=disk FIO_ROUNDS=9 for a
 #   tighter median of the default ring on the disk.
 # Needs root (mount, the udev record). Without a GPU it says so and exits 1.
 set -uo pipefail
@@ -45,7 +47,7 @@ disk_size="${DISK_SIZE:-2G}"
 parts=" ${PARTS:-p2p ram fio disk concurrent} "
 part() { [[ "$parts" == *" $1 "* ]]; }
 fio_rounds="${FIO_ROUNDS:-3}"
-fio_cases=" ${FIO_CASES:-disk iowait coop sqpoll ram ram-coop} "
+fio_cases=" ${FIO_CASES:-disk iowait coop each sqpoll ram ram-coop} "
 fio_case() { [[ "$fio_cases" == *" $1 "* ]]; }
 OUT="${OUT:-$PWD/gdsb-report/issue11}"
 work="$OUT/work"
@@ -165,6 +167,7 @@ if part fio && [ -n "$fio_bin" ]; then
   fio_case disk && vs_fio "" /root
   fio_case iowait && GDSB_IO_URING_WAIT=iowait vs_fio "-iowait" /root
   fio_case coop && GDSB_IO_URING_TASKRUN=coop vs_fio "-coop" /root
+  fio_case each && GDSB_IO_URING_SUBMIT=each vs_fio "-each" /root
   fio_case sqpoll && GDSB_IO_URING_TASKRUN=sqpoll vs_fio "-sqpoll" /root -F --sqthread_poll=1
   if fio_case ram || fio_case ram-coop; then
     mkdir -p /mnt/uring && mount -t tmpfs -o size=4g tmpfs /mnt/uring && {
@@ -388,6 +391,7 @@ print("\n## io_uring 4 KiB random read, QD 32, against fio (bench/vs-fio.sh)\n")
 for label, what in (("", "disk, each tool's default ring (gdsb-io: DEFER_TASKRUN, waits not I/O wait, as fio)"),
                     ("-iowait", "disk, gdsb-io's waits counted as I/O wait (GDSB_IO_URING_WAIT=iowait)"),
                     ("-coop", "disk, gdsb-io with COOP_TASKRUN only (GDSB_IO_URING_TASKRUN=coop)"),
+                    ("-each", "disk, gdsb-io with one io_uring_enter per request, as fio's default (GDSB_IO_URING_SUBMIT=each)"),
                     ("-sqpoll", "disk, both rings polled by a kernel thread (GDSB_IO_URING_TASKRUN=sqpoll, fio --sqthread_poll=1)"),
                     ("-ram", "RAM-backed file (tmpfs, O_DIRECT), each tool's default ring"),
                     ("-ram-coop", "RAM-backed file, gdsb-io with COOP_TASKRUN only")):

@@ -45,6 +45,8 @@ class IoUringWorker final : public HostIoWorker {
     slots_.resize(depth_);
     init_ring(o.single_thread, parse_uring_taskrun(std::getenv("GDSB_IO_URING_TASKRUN")),
               parse_uring_wait(std::getenv("GDSB_IO_URING_WAIT")));
+    submit_each_ = parse_uring_submit(std::getenv("GDSB_IO_URING_SUBMIT")) == UringSubmit::Each;
+    if (submit_each_) notes_ += ", one enter per request";
     // A registered ring fd saves a file-table lookup per io_uring_enter; it belongs to
     // the registering thread, so only a single-thread ring has one.
     if (o.single_thread && io_uring_register_ring_fd(&ring_) == 1) notes_ += ", registered ring fd";
@@ -77,6 +79,10 @@ class IoUringWorker final : public HostIoWorker {
       s.done = 0;
       s.dir = r.dir;
       queue(r.slot);
+      if (submit_each_) {
+        check_enter(io_uring_submit(&ring_));
+        pending_ = 0;
+      }
     }
   }
 
@@ -275,6 +281,7 @@ class IoUringWorker final : public HostIoWorker {
   bool sqpoll_ = false;
   bool no_iowait_ = false;
   bool fixed_buffers_ = false;
+  bool submit_each_ = false;
   std::string notes_;
 };
 
@@ -295,6 +302,13 @@ UringWait parse_uring_wait(const char* text) {
       {{"no-iowait", UringWait::NoIowait,
         "waits are not I/O wait (IORING_ENTER_NO_IOWAIT, kernel 6.15+), as fio's"},
        {"iowait", UringWait::Iowait, "waits count as I/O wait, the kernel's default"}});
+}
+
+UringSubmit parse_uring_submit(const char* text) {
+  return parse_env_choice<UringSubmit>(
+      "GDSB_IO_URING_SUBMIT", text,
+      {{"batch", UringSubmit::Batch, "every queued request in one io_uring_enter"},
+       {"each", UringSubmit::Each, "one io_uring_enter per request, as fio's default"}});
 }
 
 std::unique_ptr<HostIoWorker> make_io_uring_worker(const HostIoOptions& options,

@@ -23,6 +23,13 @@ UringTaskrun parse_uring_taskrun(const char* text);
 enum class UringWait { NoIowait, Iowait };
 UringWait parse_uring_wait(const char* text);
 
+// How requests reach the kernel: Batch (the default: every request queued since the last
+// enter goes in one io_uring_enter) or Each (one io_uring_enter per request, as fio does
+// with its default iodepth_batch_submit=1). GDSB_IO_URING_SUBMIT=batch|each; nullptr or
+// "" -> Batch.
+enum class UringSubmit { Batch, Each };
+UringSubmit parse_uring_submit(const char* text);
+
 std::unique_ptr<HostIoWorker> make_io_uring_worker(const HostIoOptions& options,
                                                    const FileSet& files);
 

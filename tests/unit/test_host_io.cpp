@@ -145,6 +145,11 @@ TEST_P(HostIo, WaitsCountedAsIoWaitMoveTheSameBytes) {
   ring_setup_moves_the_same_bytes("iowait", "GDSB_IO_URING_WAIT");
 }
 
+TEST_P(HostIo, OneEnterPerRequestMovesTheSameBytes) {
+  if (GetParam() != SubmitEngine::IoUring) GTEST_SKIP() << "io_uring only";
+  ring_setup_moves_the_same_bytes("each", "GDSB_IO_URING_SUBMIT");
+}
+
 TEST_P(HostIo, SubmissionPollingRingMovesTheSameBytes) {
   if (GetParam() != SubmitEngine::IoUring) GTEST_SKIP() << "io_uring only";
   ring_setup_moves_the_same_bytes("sqpoll");
@@ -173,6 +178,18 @@ TEST(UringWait, ParsesTheEnvironmentValueAndNamesABadOne) {
     FAIL() << "no error";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("GDSB_IO_URING_WAIT=sleep"), std::string::npos) << e.what();
+  }
+}
+
+TEST(UringSubmit, ParsesTheEnvironmentValueAndNamesABadOne) {
+  EXPECT_EQ(detail::parse_uring_submit(nullptr), detail::UringSubmit::Batch);
+  EXPECT_EQ(detail::parse_uring_submit("batch"), detail::UringSubmit::Batch);
+  EXPECT_EQ(detail::parse_uring_submit("each"), detail::UringSubmit::Each);
+  try {
+    detail::parse_uring_submit("some");
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("GDSB_IO_URING_SUBMIT=some"), std::string::npos) << e.what();
   }
 }
 
