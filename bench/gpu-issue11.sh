@@ -18,13 +18,13 @@
 #   PARTS=concurrent: gdsb-p2p --measure --concurrent next to nvbandwidth's host_to_all /
 #   all_to_host cases (bench/p2p-concurrent.sh).
 # Environment: SECONDS_PER_RUN (3), THREADS ("1 4 8"), RAM_SIZE (8G), DISK_SIZE (2G), OUT,
-#   PARTS (default "p2p ram fio disk concurrent": which sections run). fio runs seven times:
+#   PARTS (default "p2p ram fio disk concurrent": which sections run). fio runs eight times:
 #   on the disk with each tool's default ring, with gdsb-io's waits as I/O wait, with its
 #   ring in COOP_TASKRUN mode, with one enter per request, with both rings polled
-#   (SQPOLL); on a tmpfs file twice.
+#   (SQPOLL); on a tmpfs file with the default ring, COOP and one enter per request.
 #   Disk runs drop the page cache first (root), so cuFile's buffered compat I/O starts cold.
 #   FIO_ROUNDS (3): alternating rounds per fio case; FIO_CASES (default "disk iowait coop
-#   each sqpoll ram ram-coop"): which of the seven run (each: gdsb-io with one enter per
+#   each sqpoll ram ram-coop ram-each"): which of the eight run (each: gdsb-io with one enter per
 #   request, GDSB_IO_URING_SUBMIT=each), e.g. FIO_CASES=disk FIO_ROUNDS=9 for a
 #   tighter median of the default ring on the disk.
 # Needs root (mount, the udev record). Without a GPU it says so and exits 1.
@@ -47,7 +47,7 @@ disk_size="${DISK_SIZE:-2G}"
 parts=" ${PARTS:-p2p ram fio disk concurrent} "
 part() { [[ "$parts" == *" $1 "* ]]; }
 fio_rounds="${FIO_ROUNDS:-3}"
-fio_cases=" ${FIO_CASES:-disk iowait coop each sqpoll ram ram-coop} "
+fio_cases=" ${FIO_CASES:-disk iowait coop each sqpoll ram ram-coop ram-each} "
 fio_case() { [[ "$fio_cases" == *" $1 "* ]]; }
 OUT="${OUT:-$PWD/gdsb-report/issue11}"
 work="$OUT/work"
@@ -169,10 +169,11 @@ if part fio && [ -n "$fio_bin" ]; then
   fio_case coop && GDSB_IO_URING_TASKRUN=coop vs_fio "-coop" /root
   fio_case each && GDSB_IO_URING_SUBMIT=each vs_fio "-each" /root
   fio_case sqpoll && GDSB_IO_URING_TASKRUN=sqpoll vs_fio "-sqpoll" /root -F --sqthread_poll=1
-  if fio_case ram || fio_case ram-coop; then
+  if fio_case ram || fio_case ram-coop || fio_case ram-each; then
     mkdir -p /mnt/uring && mount -t tmpfs -o size=4g tmpfs /mnt/uring && {
       fio_case ram && vs_fio "-ram" /mnt/uring
       fio_case ram-coop && GDSB_IO_URING_TASKRUN=coop vs_fio "-ram-coop" /mnt/uring
+      fio_case ram-each && GDSB_IO_URING_SUBMIT=each vs_fio "-ram-each" /mnt/uring
       umount /mnt/uring
     }
   fi
@@ -394,7 +395,8 @@ for label, what in (("", "disk, each tool's default ring (gdsb-io: DEFER_TASKRUN
                     ("-each", "disk, gdsb-io with one io_uring_enter per request, as fio's default (GDSB_IO_URING_SUBMIT=each)"),
                     ("-sqpoll", "disk, both rings polled by a kernel thread (GDSB_IO_URING_TASKRUN=sqpoll, fio --sqthread_poll=1)"),
                     ("-ram", "RAM-backed file (tmpfs, O_DIRECT), each tool's default ring"),
-                    ("-ram-coop", "RAM-backed file, gdsb-io with COOP_TASKRUN only")):
+                    ("-ram-coop", "RAM-backed file, gdsb-io with COOP_TASKRUN only"),
+                    ("-ram-each", "RAM-backed file, gdsb-io with one io_uring_enter per request (GDSB_IO_URING_SUBMIT=each)")):
     vs = os.path.join(work, f"vs-fio{label}.md")
     print(f"\n### {what}\n")
     print(open(vs).read() if os.path.exists(vs) else "not measured (no fio, or the part did not run)")
