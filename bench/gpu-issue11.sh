@@ -20,12 +20,12 @@
 # Environment: SECONDS_PER_RUN (3), THREADS ("1 4 8"), RAM_SIZE (8G), DISK_SIZE (2G), OUT,
 #   PARTS (default "p2p ram fio disk concurrent": which sections run). fio runs eight times:
 #   on the disk with each tool's default ring, with gdsb-io's waits as I/O wait, with its
-#   ring in COOP_TASKRUN mode, with one enter per request, with both rings polled
-#   (SQPOLL); on a tmpfs file with the default ring, COOP and one enter per request.
+#   ring in COOP_TASKRUN mode, with its requests entered in batches, with both rings
+#   polled (SQPOLL); on a tmpfs file with the default ring, COOP and batches.
 #   Disk runs drop the page cache first (root), so cuFile's buffered compat I/O starts cold.
 #   FIO_ROUNDS (3): alternating rounds per fio case; FIO_CASES (default "disk iowait coop
-#   each sqpoll ram ram-coop ram-each"): which of the eight run (each: gdsb-io with one enter per
-#   request, GDSB_IO_URING_SUBMIT=each), e.g. FIO_CASES=disk FIO_ROUNDS=9 for a
+#   batch sqpoll ram ram-coop ram-batch"): which of the eight run (batch: gdsb-io entering
+#   its requests in batches, GDSB_IO_URING_SUBMIT=batch), e.g. FIO_CASES=disk FIO_ROUNDS=9 for a
 #   tighter median of the default ring on the disk.
 # Needs root (mount, the udev record). Without a GPU it says so and exits 1.
 set -uo pipefail
@@ -47,7 +47,7 @@ disk_size="${DISK_SIZE:-2G}"
 parts=" ${PARTS:-p2p ram fio disk concurrent} "
 part() { [[ "$parts" == *" $1 "* ]]; }
 fio_rounds="${FIO_ROUNDS:-3}"
-fio_cases=" ${FIO_CASES:-disk iowait coop each sqpoll ram ram-coop ram-each} "
+fio_cases=" ${FIO_CASES:-disk iowait coop batch sqpoll ram ram-coop ram-batch} "
 fio_case() { [[ "$fio_cases" == *" $1 "* ]]; }
 OUT="${OUT:-$PWD/gdsb-report/issue11}"
 work="$OUT/work"
@@ -152,10 +152,10 @@ done
 umount /mnt/ram 2>/dev/null
 fi
 
-# 4. fio against gdsb-io: io_uring 4 KiB random reads, QD 32, on the disk; then the same
-# with both tools' rings polled by a kernel thread (SQPOLL); then, as a diagnosis, fio
-# submitting in batches as gdsb-io does; then the same job on a RAM-backed file, where
-# no device is in the way and the figure is the tools' own work per I/O.
+# 4. fio against gdsb-io: io_uring 4 KiB random reads, QD 32, on the disk with each
+# tool's default; then with gdsb-io's other ring and submission modes (the cases above),
+# with both tools' rings polled by a kernel thread (SQPOLL); then the same job on a
+# RAM-backed file, where no device is in the way and the figure is the tools' own work.
 if part fio && [ -n "$fio_bin" ]; then
   vs_fio() {  # label dir [vs-fio.sh options...]
     local label=$1 dir=$2; shift 2
@@ -167,13 +167,13 @@ if part fio && [ -n "$fio_bin" ]; then
   fio_case disk && vs_fio "" /root
   fio_case iowait && GDSB_IO_URING_WAIT=iowait vs_fio "-iowait" /root
   fio_case coop && GDSB_IO_URING_TASKRUN=coop vs_fio "-coop" /root
-  fio_case each && GDSB_IO_URING_SUBMIT=each vs_fio "-each" /root
+  fio_case batch && GDSB_IO_URING_SUBMIT=batch vs_fio "-batch" /root
   fio_case sqpoll && GDSB_IO_URING_TASKRUN=sqpoll vs_fio "-sqpoll" /root -F --sqthread_poll=1
-  if fio_case ram || fio_case ram-coop || fio_case ram-each; then
+  if fio_case ram || fio_case ram-coop || fio_case ram-batch; then
     mkdir -p /mnt/uring && mount -t tmpfs -o size=4g tmpfs /mnt/uring && {
       fio_case ram && vs_fio "-ram" /mnt/uring
       fio_case ram-coop && GDSB_IO_URING_TASKRUN=coop vs_fio "-ram-coop" /mnt/uring
-      fio_case ram-each && GDSB_IO_URING_SUBMIT=each vs_fio "-ram-each" /mnt/uring
+      fio_case ram-batch && GDSB_IO_URING_SUBMIT=batch vs_fio "-ram-batch" /mnt/uring
       umount /mnt/uring
     }
   fi
@@ -389,14 +389,14 @@ for bs, t in (("1M", 4),):
             w = r.get("path", {}).get("warnings") if isinstance(r.get("path"), dict) else r.get("warnings")
             print(f"- -x {x} {bs} event run warnings: {w}")
 print("\n## io_uring 4 KiB random read, QD 32, against fio (bench/vs-fio.sh)\n")
-for label, what in (("", "disk, each tool's default ring (gdsb-io: DEFER_TASKRUN, waits not I/O wait, as fio)"),
+for label, what in (("", "disk, each tool's default ring (gdsb-io: DEFER_TASKRUN, waits not I/O wait, one enter per request, as fio)"),
                     ("-iowait", "disk, gdsb-io's waits counted as I/O wait (GDSB_IO_URING_WAIT=iowait)"),
                     ("-coop", "disk, gdsb-io with COOP_TASKRUN only (GDSB_IO_URING_TASKRUN=coop)"),
-                    ("-each", "disk, gdsb-io with one io_uring_enter per request, as fio's default (GDSB_IO_URING_SUBMIT=each)"),
+                    ("-batch", "disk, gdsb-io entering its requests in batches (GDSB_IO_URING_SUBMIT=batch)"),
                     ("-sqpoll", "disk, both rings polled by a kernel thread (GDSB_IO_URING_TASKRUN=sqpoll, fio --sqthread_poll=1)"),
                     ("-ram", "RAM-backed file (tmpfs, O_DIRECT), each tool's default ring"),
                     ("-ram-coop", "RAM-backed file, gdsb-io with COOP_TASKRUN only"),
-                    ("-ram-each", "RAM-backed file, gdsb-io with one io_uring_enter per request (GDSB_IO_URING_SUBMIT=each)")):
+                    ("-ram-batch", "RAM-backed file, gdsb-io entering its requests in batches (GDSB_IO_URING_SUBMIT=batch)")):
     vs = os.path.join(work, f"vs-fio{label}.md")
     print(f"\n### {what}\n")
     print(open(vs).read() if os.path.exists(vs) else "not measured (no fio, or the part did not run)")

@@ -46,7 +46,7 @@ class IoUringWorker final : public HostIoWorker {
     init_ring(o.single_thread, parse_uring_taskrun(std::getenv("GDSB_IO_URING_TASKRUN")),
               parse_uring_wait(std::getenv("GDSB_IO_URING_WAIT")));
     submit_each_ = parse_uring_submit(std::getenv("GDSB_IO_URING_SUBMIT")) == UringSubmit::Each;
-    if (submit_each_) notes_ += ", one enter per request";
+    notes_ += submit_each_ ? ", one enter per request" : ", requests entered in batches";
     // A registered ring fd saves a file-table lookup per io_uring_enter; it belongs to
     // the registering thread, so only a single-thread ring has one.
     if (o.single_thread && io_uring_register_ring_fd(&ring_) == 1) notes_ += ", registered ring fd";
@@ -281,7 +281,7 @@ class IoUringWorker final : public HostIoWorker {
   bool sqpoll_ = false;
   bool no_iowait_ = false;
   bool fixed_buffers_ = false;
-  bool submit_each_ = false;
+  bool submit_each_ = true;
   std::string notes_;
 };
 
@@ -307,8 +307,8 @@ UringWait parse_uring_wait(const char* text) {
 UringSubmit parse_uring_submit(const char* text) {
   return parse_env_choice<UringSubmit>(
       "GDSB_IO_URING_SUBMIT", text,
-      {{"batch", UringSubmit::Batch, "every queued request in one io_uring_enter"},
-       {"each", UringSubmit::Each, "one io_uring_enter per request, as fio's default"}});
+      {{"each", UringSubmit::Each, "one io_uring_enter per request, as fio's default"},
+       {"batch", UringSubmit::Batch, "every queued request in one io_uring_enter"}});
 }
 
 std::unique_ptr<HostIoWorker> make_io_uring_worker(const HostIoOptions& options,

@@ -145,9 +145,9 @@ TEST_P(HostIo, WaitsCountedAsIoWaitMoveTheSameBytes) {
   ring_setup_moves_the_same_bytes("iowait", "GDSB_IO_URING_WAIT");
 }
 
-TEST_P(HostIo, OneEnterPerRequestMovesTheSameBytes) {
+TEST_P(HostIo, RequestsEnteredInBatchesMoveTheSameBytes) {
   if (GetParam() != SubmitEngine::IoUring) GTEST_SKIP() << "io_uring only";
-  ring_setup_moves_the_same_bytes("each", "GDSB_IO_URING_SUBMIT");
+  ring_setup_moves_the_same_bytes("batch", "GDSB_IO_URING_SUBMIT");
 }
 
 TEST_P(HostIo, SubmissionPollingRingMovesTheSameBytes) {
@@ -182,7 +182,8 @@ TEST(UringWait, ParsesTheEnvironmentValueAndNamesABadOne) {
 }
 
 TEST(UringSubmit, ParsesTheEnvironmentValueAndNamesABadOne) {
-  EXPECT_EQ(detail::parse_uring_submit(nullptr), detail::UringSubmit::Batch);
+  EXPECT_EQ(detail::parse_uring_submit(nullptr), detail::UringSubmit::Each);
+  EXPECT_EQ(detail::parse_uring_submit(""), detail::UringSubmit::Each);
   EXPECT_EQ(detail::parse_uring_submit("batch"), detail::UringSubmit::Batch);
   EXPECT_EQ(detail::parse_uring_submit("each"), detail::UringSubmit::Each);
   try {
