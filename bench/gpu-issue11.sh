@@ -364,10 +364,11 @@ for bs, t in (("4K", 8), ("1M", 4)):
     for x, name, shape, mode in rows:
         r = run(name)
         if not r:
-            err = ""
-            try: err = open(os.path.join(work, "runs", name + ".err")).read().strip().splitlines()[-1][:120]
-            except Exception: pass
-            print(f"| {bs} | {x} | {shape} | {mode} | failed: {err} | | | | | | |"); continue
+            errf = os.path.join(work, "runs", name + ".err")
+            if not os.path.exists(errf):  # PARTS without disk: the run was not made
+                print(f"| {bs} | {x} | {shape} | {mode} | not run | | | | | | |"); continue
+            lines = open(errf).read().strip().splitlines()
+            print(f"| {bs} | {x} | {shape} | {mode} | failed: {lines[-1][:120] if lines else ''} | | | | | | |"); continue
         m = r["result"]; c = m["cpu"]
         v1 = m["throughput_gib_s"] / base1["result"]["throughput_gib_s"] if base1 else None
         v0 = m["iops"] / base0["result"]["iops"] if base0 else None
