@@ -75,7 +75,10 @@ void setup_io(CLI::App& app, Options& opt) {
   app.add_option("--engine", opt.engine, "CPU submission engine: psync or io_uring")
       ->check(CLI::IsMember({"psync", "io_uring"}))
       ->group(x);
-  app.add_option("--iodepth", opt.iodepth, "I/Os in flight per thread: the io_uring queue (psync keeps 1), the slots of -x 0/2/3/5, the batch of -x 6/7 (docs/gpu-paths.md)")->group(x);
+  app.add_option("--iodepth", opt.iodepth,
+                 "I/Os in flight per thread: the io_uring queue (psync keeps 1), the slots of "
+                 "-x 0/2/3/5, the batch of -x 6/7 (docs/gpu-paths.md)")
+      ->group(x);
   app.add_option("--warmup", opt.warmup_s, "seconds of unmeasured I/O before measuring")->group(x);
   app.add_option("--repeat", opt.repeat, "run N times; report each and the median")->group(x);
   app.add_option("--format", opt.format, "text output: gdsio (one line per job) or table")

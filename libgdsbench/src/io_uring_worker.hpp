@@ -26,9 +26,9 @@ UringWait parse_uring_wait(const char* text);
 // How requests reach the kernel: Each (the default: one io_uring_enter per request, as
 // fio does with its default iodepth_batch_submit=1) or Batch (every request queued since
 // the last enter in one io_uring_enter). On the virtio disk of the H100 machine, batches
-// drew twice fio's interrupts per I/O and ran at 0.915 x fio over 12 rounds against 0.98
-// for Each; on tmpfs both ran above fio (docs/PERFORMANCE.md). GDSB_IO_URING_SUBMIT=
-// each|batch; nullptr or "" -> Each.
+// drew twice fio's interrupts per I/O and ran at 0.92 x fio (median of 21 rounds in three
+// calls) against 0.99 for Each; on tmpfs both ran above fio (docs/PERFORMANCE.md).
+// GDSB_IO_URING_SUBMIT=each|batch; nullptr or "" -> Each.
 enum class UringSubmit { Batch, Each };
 UringSubmit parse_uring_submit(const char* text);
 
