@@ -79,10 +79,7 @@ class IoUringWorker final : public HostIoWorker {
       s.done = 0;
       s.dir = r.dir;
       queue(r.slot);
-      if (submit_each_) {
-        check_enter(io_uring_submit(&ring_));
-        pending_ = 0;
-      }
+      if (submit_each_) flush();
     }
   }
 
@@ -90,13 +87,9 @@ class IoUringWorker final : public HostIoWorker {
     std::size_t got = 0;
     min_complete = std::min(min_complete, out.size());
     while (true) {
-      if (pending_ > 0) {
-        // Hand the queued SQEs over; waiting is a second step, as fio does, so the wait
-        // can say it is not I/O wait.
-        const int rc = io_uring_submit(&ring_);
-        check_enter(rc);
-        if (rc >= 0) pending_ = 0;  // liburing hands every queued SQE to the kernel
-      }
+      // Hand the queued SQEs over; waiting is a second step, as fio does, so the wait
+      // can say it is not I/O wait.
+      if (pending_ > 0) flush();
       const auto want = static_cast<unsigned>(got < min_complete ? min_complete - got : 0);
       if (want > 0 && io_uring_cq_ready(&ring_) < want) {
         check_enter(wait(want));
@@ -131,6 +124,14 @@ class IoUringWorker final : public HostIoWorker {
   static std::size_t slot_stride(uint32_t bytes) {
     const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
     return (std::size_t{bytes} + page - 1) / page * page;
+  }
+
+  // Hands every queued SQE to the kernel. A transient refusal (EINTR, EAGAIN, EBUSY)
+  // leaves them counted as pending, so the next flush hands them over again.
+  void flush() {
+    const int rc = io_uring_submit(&ring_);
+    check_enter(rc);
+    if (rc >= 0) pending_ = 0;
   }
 
   static void check_enter(int rc) {
@@ -215,8 +216,7 @@ class IoUringWorker final : public HostIoWorker {
       // With depth_ entries and one request per slot the ring is full only while a polling
       // kernel thread (SQPOLL) has not yet consumed entries whose completions we already
       // reaped: hand them over and wait for the room.
-      io_uring_submit(&ring_);
-      pending_ = 0;
+      flush();
       sqe = io_uring_get_sqe(&ring_);
       if (sqe == nullptr && sqpoll_ && io_uring_sqring_wait(&ring_) >= 0) sqe = io_uring_get_sqe(&ring_);
       if (sqe == nullptr) throw RuntimeError("io_uring submission queue is full");
