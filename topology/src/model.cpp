@@ -98,7 +98,8 @@ Role classify_role(const Device& d) {
   if (d.vendor == 0x10de && cls == 0x0680) return Role::NvSwitch;
   if (cls == 0x0108) return virtual_device_reason(d).empty() ? Role::Nvme : Role::Storage;
   if (d.base_class() == 0x01) return Role::Storage;
-  if (cls == 0x0200 || cls == 0x0207) return Role::Nic;
+  // InfiniBand is 0207 (network) or 0c06 (serial bus: hwloc and older pci.ids classes).
+  if (cls == 0x0200 || cls == 0x0207 || cls == 0x0c06) return Role::Nic;
   switch (d.port_type) {
     case kPortRootPort:
       return Role::RootPort;

@@ -105,8 +105,13 @@ void find_os_devices(const fs::path& dir, int depth, Device& d) {
     if (!it->is_directory(ec) || detail::is_bdf(name)) continue;
     if (name == "block" || name == "net") {
       auto& list = name == "block" ? d.block_devices : d.net_devices;
-      for (fs::directory_iterator c(it->path(), ec), e; !ec && c != e; c.increment(ec))
+      for (fs::directory_iterator c(it->path(), ec), e; !ec && c != e; c.increment(ec)) {
         list.push_back(c->path().filename().string());
+        // speed reads -1 (or fails with EINVAL) while the link is down.
+        if (auto mbps = name == "net" ? read_number(c->path() / "speed", 10) : std::nullopt;
+            mbps && *mbps > 0 && *mbps < (1 << 30))
+          d.net_speed_mbps = std::max(d.net_speed_mbps.value_or(0), static_cast<int>(*mbps));
+      }
     } else if (name.rfind("nvme", 0) == 0 && name.find('n', 4) != std::string::npos &&
                dir.filename().string().rfind("nvme", 0) == 0) {
       d.block_devices.push_back(name);

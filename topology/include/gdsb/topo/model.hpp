@@ -80,6 +80,9 @@ struct Device {
   std::vector<Bar> bars;
   std::vector<std::string> block_devices;
   std::vector<std::string> net_devices;
+  // The fastest network link of its net devices (/sys/class/net/<if>/speed, Mb/s); nullopt
+  // where the input does not record it or every link is down.
+  std::optional<int> net_speed_mbps;
 
   uint8_t base_class() const { return static_cast<uint8_t>(class_code >> 16); }
   uint16_t class_id() const { return static_cast<uint16_t>(class_code >> 8); }  // 0x0302
