@@ -69,6 +69,9 @@ struct Device {
   std::vector<uint8_t> config;  // as many config-space bytes as the source could read
   int port_type = -1;           // PCIe capability device/port type, -1 without the capability
   std::optional<Link> link;
+  // A link bandwidth the input states directly instead of speed and width (hwloc XML's
+  // pci_link_speed, GB/s per direction); used where `link` is unknown.
+  std::optional<double> recorded_link_gb_s;
   // Whether the extended config space (offset >= 0x100) was readable. When false the ACS
   // state is unknown; acs_note says why (no root, dump without -xxxx, text without caps).
   bool ext_config_readable = false;
