@@ -190,7 +190,9 @@ void infer_port_types(Snapshot& s) {
   for (bool changed = true; changed;) {
     changed = false;
     for (auto& d : s.devices) {
-      if (d.port_type >= 0 || !d.secondary_bus) continue;
+      // With 256 or more config bytes the capability list is whole: a bridge without
+      // the PCIe capability is a conventional PCI (or PCI-X, CardBus) bridge, no port.
+      if (d.port_type >= 0 || !d.secondary_bus || d.config.size() >= 0x100) continue;
       const Device* p = d.parent.empty() ? nullptr : s.find(d.parent);
       int type = -1;
       if (!p)
