@@ -292,5 +292,62 @@ TEST(TopoLspciOracle, GeneratedDumpsAgreeWithLspci) {
   EXPECT_GT(compare_with_lspci(vm), 0U);
 }
 
+// The text collector has no dump to be compared against, but lspci can write its text:
+// `lspci -F DUMP -vvv` of a real machine's config bytes is real lspci text whose truth is
+// the dump itself (checked against lspci above). The text collector must read from it what
+// the dump collector reads from the bytes, in each layout users paste (-vvv, -nn, -D).
+size_t compare_text_with_dump(const fs::path& dump, const std::string& flags) {
+  SCOPED_TRACE(dump.filename().string() + " lspci " + flags);
+  CollectOptions opt;
+  opt.use_hwloc = false;
+  opt.lookup_names = false;
+  const Snapshot truth = collect_pci_dump(dump, opt);
+  fixture::TempDir dir;
+  const fs::path text = dir.path() / "lspci.txt";
+  std::ofstream(text) << run_command(shell_quote(kLspci) + " -F " + shell_quote(dump.string()) + " " + flags);
+  const Snapshot s = collect_lspci_text(text, opt);
+  EXPECT_EQ(s.devices.size(), truth.devices.size());
+  const bool numeric = flags.find("-nn") != std::string::npos;
+  for (const Device& t : truth.devices) {
+    SCOPED_TRACE(t.bdf);
+    const Device* d = s.find(t.bdf);
+    if (!d) {
+      ADD_FAILURE() << "the text collector lost " << t.bdf;
+      continue;
+    }
+    EXPECT_EQ(d->parent, t.parent) << "parent";
+    EXPECT_EQ(d->secondary_bus, t.secondary_bus);
+    EXPECT_EQ(d->subordinate_bus, t.subordinate_bus);
+    if (numeric) {
+      EXPECT_EQ(d->class_id(), t.class_id());
+      EXPECT_EQ(d->vendor, t.vendor);
+      EXPECT_EQ(d->device, t.device);
+    }
+    EXPECT_EQ(d->role, t.role) << role_name(d->role) << " vs " << role_name(t.role);
+    EXPECT_EQ(d->port_type, t.port_type) << "port type";
+    EXPECT_EQ(d->link.has_value(), t.link.has_value()) << "link";
+    if (d->link && t.link) {
+      EXPECT_DOUBLE_EQ(d->link->cur_speed_gts, t.link->cur_speed_gts);
+      EXPECT_EQ(d->link->cur_width, t.link->cur_width);
+      EXPECT_DOUBLE_EQ(d->link->max_speed_gts, t.link->max_speed_gts);
+      EXPECT_EQ(d->link->max_width, t.link->max_width);
+    }
+    EXPECT_EQ(d->acs.has_value(), t.acs.has_value()) << "ACS";
+    if (d->acs && t.acs) {
+      EXPECT_EQ(d->acs->ctl & 0x7f, t.acs->ctl & 0x7f);
+      EXPECT_EQ(d->acs->cap & 0x7f, t.acs->cap & 0x7f);
+    }
+  }
+  return truth.devices.size();
+}
+
+TEST(TopoLspciOracle, TextCollectorReadsLspciTextOfEveryRealDumpAsTheDumpCollectorReadsTheDump) {
+  if (lspci_missing()) GTEST_SKIP() << "lspci (pciutils) not found at configure time: oracle not run";
+  size_t functions = 0;
+  for (const auto& f : corpus(kReal, RecordingKind::PciDump))
+    for (const char* flags : {"-vvv", "-nn -vvv", "-D -nn -vvv"}) functions += compare_text_with_dump(f, flags);
+  EXPECT_GT(functions, 300U);
+}
+
 }  // namespace
 }  // namespace gdsb::topo::testing
