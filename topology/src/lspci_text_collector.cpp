@@ -17,7 +17,9 @@
 namespace gdsb::topo {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, uint32_t>, 14> kClassNames{
+// pci.ids class names as lspci prints them without -nn: every storage subclass (role
+// "storage"), the network and InfiniBand classes (NICs), GPUs and bridges.
+constexpr std::array<std::pair<std::string_view, uint32_t>, 20> kClassNames{
     {{"Host bridge", 0x060000},
      {"PCI bridge", 0x060400},
      {"3D controller", 0x030200},
@@ -29,6 +31,12 @@ constexpr std::array<std::pair<std::string_view, uint32_t>, 14> kClassNames{
      {"SCSI storage controller", 0x010000},
      {"SATA controller", 0x010601},
      {"RAID bus controller", 0x010400},
+     {"IDE interface", 0x010100},
+     {"Floppy disk controller", 0x010200},
+     {"ATA controller", 0x010500},
+     {"Serial Attached SCSI controller", 0x010700},
+     {"Universal Flash Storage controller", 0x010900},
+     {"InfiniBand", 0x0c0600},
      {"ISA bridge", 0x060100},
      {"Unassigned class", 0xff0000},
      {"Bridge", 0x068000}}};  // pci.ids 06/80 "Bridge": NVSwitches print as this
