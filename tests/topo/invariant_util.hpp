@@ -31,8 +31,10 @@ inline std::string read(const fs::path& p) {
 
 inline std::vector<Subject> subjects() {
   std::vector<Subject> out;
-  for (RecordingKind k : {RecordingKind::LspciText, RecordingKind::PciDump, RecordingKind::HwlocXml})
-    for (const auto& p : corpus(kReal, k)) out.push_back({p.filename().string(), k, read(p)});
+  for (RecordingKind k : {RecordingKind::LspciText, RecordingKind::PciDump, RecordingKind::HwlocXml,
+                          RecordingKind::Snapshot})
+    for (const auto& p : corpus(kReal, k))
+      out.push_back({p.filename().string(), k, read(k == RecordingKind::Snapshot ? p / "snapshot.json" : p)});
   auto box = fixture::make_box(2, 2, 2, 2, 1);
   out.push_back({"generated box dump", RecordingKind::PciDump, fixture::lspci_dump(box, 4096)});
   out.push_back({"generated VM dump", RecordingKind::PciDump, fixture::lspci_dump(fixture::make_flat_vm(), 4096)});
@@ -41,8 +43,11 @@ inline std::vector<Subject> subjects() {
 
 inline Outcome collect(RecordingKind kind, const std::string& text) {
   fixture::TempDir dir;
-  const fs::path p = dir.path() / (kind == RecordingKind::HwlocXml ? "in.xml" : "in.txt");
+  const fs::path p = dir.path() / (kind == RecordingKind::HwlocXml   ? "in.xml"
+                                    : kind == RecordingKind::Snapshot ? "snapshot.json"
+                                                                      : "in.txt");
   std::ofstream(p, std::ios::binary) << text;
+  if (kind == RecordingKind::Snapshot) return evaluate_snapshot(load_snapshot(dir.path()));
   CollectOptions opt = offline();
   switch (kind) {
     case RecordingKind::LspciText:
@@ -51,6 +56,7 @@ inline Outcome collect(RecordingKind kind, const std::string& text) {
       opt.lookup_names = true;  // names tell gigabit NICs apart
       return evaluate_snapshot(collect_pci_dump(p, opt));
     case RecordingKind::HwlocXml:
+    case RecordingKind::Snapshot:
       break;
   }
   return evaluate_snapshot(collect_hwloc_xml(p));

@@ -15,10 +15,11 @@
 
 namespace gdsb::topo::testing {
 
-enum class RecordingKind { PciDump, LspciText, HwlocXml };
+enum class RecordingKind { PciDump, LspciText, HwlocXml, Snapshot };
 
 // By file name, as SOURCES.md names them: "*-lspci-*xxx*" are `lspci -xxx`/`-xxxx` dumps
-// (lspci -F reads them), other "*-lspci-*" files are plain text, "*.xml" hwloc exports.
+// (lspci -F reads them), other "*-lspci-*" files are plain text, "*.xml" hwloc exports,
+// directories holding a snapshot.json saved snapshots.
 inline std::vector<std::filesystem::path> corpus(const std::filesystem::path& dir,
                                                  RecordingKind kind) {
   std::vector<std::filesystem::path> out;
@@ -27,7 +28,9 @@ inline std::vector<std::filesystem::path> corpus(const std::filesystem::path& di
     const bool lspci = n.find("-lspci-") != std::string::npos;
     const bool dump = lspci && n.find("xxx") != std::string::npos;
     const bool xml = e.path().extension() == ".xml";
-    if ((kind == RecordingKind::PciDump && dump) ||
+    const bool snapshot = e.is_directory() && std::filesystem::exists(e.path() / "snapshot.json");
+    if ((kind == RecordingKind::Snapshot && snapshot) ||
+        (kind == RecordingKind::PciDump && dump) ||
         (kind == RecordingKind::LspciText && lspci && !dump) ||
         (kind == RecordingKind::HwlocXml && xml))
       out.push_back(e.path());

@@ -1,6 +1,7 @@
 #include "recording_edit.hpp"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <cstdio>
 #include <regex>
 #include <set>
@@ -226,6 +227,64 @@ std::string renumber_xml(const std::string& xml, const BusMap& m) {
   }
   out.append(last, xml.cend());
   return out;
+}
+
+std::vector<unsigned> used_buses_snapshot(const std::string& json) {
+  std::vector<unsigned> out;
+  for (const auto& d : nlohmann::json::parse(json).at("devices")) {
+    unsigned dom = 0, b = 0;
+    std::sscanf(d.at("bdf").get<std::string>().c_str(), "%x:%x", &dom, &b);
+    out.push_back(b);
+    if (d.contains("secondary_bus") && d["secondary_bus"].is_number())
+      for (int x = d["secondary_bus"].get<int>(); x <= d["subordinate_bus"].get<int>(); ++x)
+        out.push_back(static_cast<unsigned>(x));
+  }
+  return out;
+}
+
+std::string renumber_snapshot(const std::string& json, const BusMap& m) {
+  auto j = nlohmann::json::parse(json);
+  auto bdf = [&](nlohmann::json& v) {
+    if (!v.is_string() || v.get<std::string>().empty()) return;
+    const std::string s = v.get<std::string>();
+    if (s.size() == 7) {  // root complex "dddd:bb"
+      unsigned d = 0, b = 0;
+      std::sscanf(s.c_str(), "%x:%x", &d, &b);
+      v = hex(d + m.domain_shift, 4) + ":" + hex(m.map_bus(b), 2);
+    } else {
+      v = m.map_bdf(s);
+    }
+  };
+  for (auto& d : j.at("devices")) {
+    for (const char* k : {"bdf", "parent", "root_complex"})
+      if (d.contains(k)) bdf(d[k]);
+    for (const char* k : {"secondary_bus", "subordinate_bus"})
+      if (d.contains(k) && d[k].is_number()) d[k] = m.map_bus(d[k].get<unsigned>());
+    std::string cfg = d.value("config", "");
+    if (cfg.size() >= 128 && (std::stoul(cfg.substr(0x0e * 2, 2), nullptr, 16) & 0x7f) >= 1)
+      for (size_t off : {size_t{0x18}, size_t{0x19}, size_t{0x1a}})
+        cfg.replace(off * 2, 2, hex(m.map_bus(static_cast<unsigned>(std::stoul(cfg.substr(off * 2, 2), nullptr, 16))), 2));
+    if (d.contains("config")) d["config"] = cfg;
+  }
+  nlohmann::json facts = nlohmann::json::object();
+  for (auto& [k, f] : j.at("gpu_facts").items()) {
+    if (f.contains("nvlinks") && f["nvlinks"].is_array())
+      for (auto& l : f["nvlinks"]) bdf(l["remote"]);
+    facts[m.map_bdf(k)] = f;
+  }
+  j["gpu_facts"] = facts;
+  for (auto& p : j.at("gpu_pairs")) {
+    bdf(p["a"]);
+    bdf(p["b"]);
+  }
+  return j.dump(1);
+}
+
+std::string reverse_snapshot_devices(const std::string& json) {
+  auto j = nlohmann::json::parse(json);
+  auto& d = j.at("devices");
+  std::reverse(d.begin(), d.end());
+  return j.dump(1);
 }
 
 namespace {

@@ -52,6 +52,12 @@ std::string renumber_xml(const std::string& xml, const BusMap& m);
 std::vector<unsigned> used_buses_xml(const std::string& xml);
 std::vector<unsigned> used_buses(const Recording& r);
 
+// Saved snapshots (snapshot.json): bus numbers used, renumbered (addresses, parents, root
+// complexes, bridge ranges and their config bytes, GPU facts and pairs), devices reversed.
+std::vector<unsigned> used_buses_snapshot(const std::string& json);
+std::string renumber_snapshot(const std::string& json, const BusMap& m);
+std::string reverse_snapshot_devices(const std::string& json);
+
 // Removes the PCIDev element of `bdf` (and its OS devices) from hwloc XML; nullopt if absent.
 std::optional<std::string> remove_xml_pcidev(const std::string& xml, const std::string& bdf);
 // Replaces the class of `bdf`'s PCIDev element (pci_type="cccc ...").
