@@ -41,6 +41,16 @@ inline std::vector<Subject> subjects() {
   return out;
 }
 
+// The recordings whose function stanzas the local edits change: lspci text and dumps
+// (hwloc XML has no LnkSta, ACS or NVMe here; snapshots are edited as a whole).
+inline std::vector<Subject> pci_subjects() {
+  auto all = subjects();
+  std::erase_if(all, [](const Subject& s) {
+    return s.kind == RecordingKind::HwlocXml || s.kind == RecordingKind::Snapshot;
+  });
+  return all;
+}
+
 inline Outcome collect(RecordingKind kind, const std::string& text) {
   fixture::TempDir dir;
   const fs::path p = dir.path() / (kind == RecordingKind::HwlocXml   ? "in.xml"

@@ -22,8 +22,7 @@ bool names(const Item& i, const std::string& bdf) { return contains(i.devices, b
 
 TEST(TopoInvariants, DowngradedGpuLinkChangesOnlyThatGpu) {
   Coverage cov{"GPU link x16 -> x8", {}};
-  for (const auto& s : subjects()) {
-    if (s.kind == RecordingKind::HwlocXml || s.kind == RecordingKind::Snapshot) continue;  // edits of lspci text and dumps (XML has no LnkSta)
+  for (const auto& s : pci_subjects()) {
     SCOPED_TRACE(s.name);
     const Outcome before = collect(s.kind, s.text);
     const Device* gpu = nullptr;
@@ -71,8 +70,7 @@ TEST(TopoInvariants, DowngradedGpuLinkChangesOnlyThatGpu) {
 
 TEST(TopoInvariants, AcsRedirectOnASwitchPortFailsExactlyThePairsBelowIt) {
   Coverage cov{"ACS ReqRedir+CmpltRedir on one downstream port", {}};
-  for (const auto& s : subjects()) {
-    if (s.kind == RecordingKind::HwlocXml || s.kind == RecordingKind::Snapshot) continue;  // edits of lspci text and dumps (XML has no ACS)
+  for (const auto& s : pci_subjects()) {
     SCOPED_TRACE(s.name);
     const Outcome before = collect(s.kind, s.text);
     // The first switch downstream port with ACS off that a GPU-peer path crosses.
@@ -132,8 +130,7 @@ TEST(TopoInvariants, AcsRedirectOnASwitchPortFailsExactlyThePairsBelowIt) {
 
 TEST(TopoInvariants, RemovingAnNvmeChangesOnlyTheCeilingsThatCountedIt) {
   Coverage cov{"remove one NVMe", {}};
-  for (const auto& s : subjects()) {
-    if (s.kind == RecordingKind::HwlocXml || s.kind == RecordingKind::Snapshot) continue;  // edits of lspci text and dumps (no NVMe in the XML)
+  for (const auto& s : pci_subjects()) {
     SCOPED_TRACE(s.name);
     const Outcome before = collect(s.kind, s.text);
     const auto drives = before.snapshot.with_role(Role::Nvme);
