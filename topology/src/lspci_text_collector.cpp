@@ -17,7 +17,9 @@
 namespace gdsb::topo {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, uint32_t>, 14> kClassNames{
+// pci.ids class names as lspci prints them without -nn: every storage subclass (role
+// "storage"), the network and InfiniBand classes (NICs), GPUs and bridges.
+constexpr std::array<std::pair<std::string_view, uint32_t>, 20> kClassNames{
     {{"Host bridge", 0x060000},
      {"PCI bridge", 0x060400},
      {"3D controller", 0x030200},
@@ -29,6 +31,12 @@ constexpr std::array<std::pair<std::string_view, uint32_t>, 14> kClassNames{
      {"SCSI storage controller", 0x010000},
      {"SATA controller", 0x010601},
      {"RAID bus controller", 0x010400},
+     {"IDE interface", 0x010100},
+     {"Floppy disk controller", 0x010200},
+     {"ATA controller", 0x010500},
+     {"Serial Attached SCSI controller", 0x010700},
+     {"Universal Flash Storage controller", 0x010900},
+     {"InfiniBand", 0x0c0600},
      {"ISA bridge", 0x060100},
      {"Unassigned class", 0xff0000},
      {"Bridge", 0x068000}}};  // pci.ids 06/80 "Bridge": NVSwitches print as this
@@ -216,19 +224,29 @@ Snapshot collect_lspci_text(const std::filesystem::path& file) {
     } else if (t.rfind("Capabilities: <access denied>", 0) == 0) {
       p.access_denied = true;
     } else if (t.rfind("Capabilities: [", 0) == 0 && t.find("Express") != std::string::npos) {
-      if (t.find("Root Port") != std::string::npos)
-        p.cur->port_type = kPortRootPort;
-      else if (t.find("Upstream Port") != std::string::npos)
-        p.cur->port_type = kPortUpstream;
-      else if (t.find("Downstream Port") != std::string::npos)
-        p.cur->port_type = kPortDownstream;
-      else if (t.find("Endpoint") != std::string::npos)
-        p.cur->port_type = kPortEndpoint;
+      // lspci's words for each type (ls-caps.c); the longer names first ("Legacy
+      // Endpoint" and "Root Complex Integrated Endpoint" also contain "Endpoint").
+      static constexpr std::pair<std::string_view, int> kTypes[] = {
+          {"Legacy Endpoint", kPortLegacyEndpoint},
+          {"Root Complex Integrated Endpoint", kPortRcEndpoint},
+          {"Root Complex Event Collector", 10},
+          {"Root Port", kPortRootPort},
+          {"Upstream Port", kPortUpstream},
+          {"Downstream Port", kPortDownstream},
+          {"PCI-Express to PCI/PCI-X Bridge", kPortPcieToPci},
+          {"PCI/PCI-X to PCI-Express Bridge", kPortPciToPcie},
+          {"Endpoint", kPortEndpoint}};
+      for (const auto& [words, type] : kTypes)
+        if (t.find(words) != std::string::npos) {
+          p.cur->port_type = type;
+          break;
+        }
     } else if (t.rfind("LnkCap:", 0) == 0 || t.rfind("LnkSta:", 0) == 0) {
       bool cap = t[3] == 'C';
       if (auto v = number_after(t, "Speed "); v && *v > 0 && *v < 1000)
         (cap ? p.cap_speed : p.sta_speed) = *v;
-      if (auto v = number_after(t, "Width x"); v && *v > 0 && *v <= 32)
+      // "Width x0": the link of an empty slot is down; the dump says the same.
+      if (auto v = number_after(t, "Width x"); v && *v >= 0 && *v <= 32)
         (cap ? p.cap_width : p.sta_width) = static_cast<int>(*v);
     } else if (t.rfind("ACSCap:", 0) == 0) {
       if (!p.acs) p.acs = Acs{};

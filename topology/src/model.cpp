@@ -190,7 +190,10 @@ void infer_port_types(Snapshot& s) {
   for (bool changed = true; changed;) {
     changed = false;
     for (auto& d : s.devices) {
-      if (d.port_type >= 0 || !d.secondary_bus) continue;
+      // Where the capability list was readable (256 or more config bytes, lspci text run
+      // as root), a bridge without the PCIe capability is a conventional PCI (PCI-X,
+      // CardBus) bridge, no port: only unreadable port types are inferred.
+      if (d.port_type >= 0 || !d.secondary_bus || d.ext_config_readable) continue;
       const Device* p = d.parent.empty() ? nullptr : s.find(d.parent);
       int type = -1;
       if (!p)

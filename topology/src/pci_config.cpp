@@ -93,7 +93,9 @@ void decode_config(Device& d) {
   d.vendor = *cfg_u16(cfg, 0);
   d.device = *cfg_u16(cfg, 2);
   d.class_code = *cfg_u32(cfg, 8) >> 8;
-  if ((cfg[0x0e] & 0x7f) == 1) {  // type 1 header: PCI-to-PCI bridge
+  // Type 1 (PCI-to-PCI) and type 2 (CardBus) headers both keep the secondary and
+  // subordinate bus at 0x19/0x1a; devices behind a CardBus bridge hang below it.
+  if (const int header = cfg[0x0e] & 0x7f; header == 1 || header == 2) {
     d.secondary_bus = cfg[0x19];
     d.subordinate_bus = cfg[0x1a];
   }

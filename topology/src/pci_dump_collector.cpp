@@ -192,6 +192,12 @@ void lookup_names(Snapshot& s, const std::string& ids_file) {
     if (!d.name.empty()) continue;
     if (auto n = lookup(PCI_LOOKUP_VENDOR | PCI_LOOKUP_DEVICE, d.vendor, d.device)) {
       d.name = *n;
+    } else if (const char* numbered = pci_lookup_name(acc.get(), buf, sizeof buf,
+                                                        PCI_LOOKUP_VENDOR | PCI_LOOKUP_DEVICE,
+                                                        d.vendor, d.device)) {
+      // A device the database lacks, named as lspci names it ("Intel Corporation Device
+      // 09a2": the vendor is often known), which the text collector also reads back.
+      d.name = numbered;
     } else {
       char b[48];
       std::snprintf(b, sizeof b, "Device %04x:%04x (not in %s)", d.vendor, d.device, "pci.ids");
