@@ -306,6 +306,22 @@ TEST_F(DoctorThreeInputs, FlatVmWithVirtualStorage) {
          {run(XferType::CpuOnly, 1.0), cufile_run(0.95, no_nvfs_facts())}, nullptr, std::nullopt});
 }
 
+// A report whose embedded model is damaged is an error naming the file and the field,
+// never a diagnosis from half a topology.
+TEST_F(DoctorThreeInputs, DamagedEmbeddedSnapshotIsARuntimeErrorNamingTheFile) {
+  const fs::path root = dir.path() / "damaged-root";
+  fx::write_sysfs(box(), root);
+  const std::string t = path("damaged-topo.json");
+  ASSERT_EQ(gdsb_topo({"--sysfs-root", root.string(), "--json", t, "-q"}).rc, 0);
+  json doc = report::load_document(t).json;
+  doc["snapshot"]["devices"][0].erase("bars");
+  std::ofstream(t) << doc.dump();
+  const CliRun r = doctor({"--topo", t});
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_TRUE(contains(r.err, "damaged-topo.json")) << r.err;
+  EXPECT_TRUE(contains(r.err, "\"snapshot\" is damaged")) << r.err;
+}
+
 // The real 8x H100 HGX `lspci -vvv` recording (fixtures/SOURCES.md): direct from the text,
 // through gdsb-topo's JSON and through a snapshot. GDS at the drive's Gen4 x4 ceiling.
 TEST_F(DoctorThreeInputs, RealHgxH100Recording) {
