@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "gdsb/error.hpp"
+#include "gdsb/topo/collect.hpp"
 
 namespace gdsb::doctor {
 namespace {
@@ -95,16 +96,23 @@ Platform platform_from_topo_json(const json& doc, const std::string& name) {
   if (!doc.is_object() || !doc.contains("devices") || !doc.at("devices").is_array())
     bad(name, "document", "has no \"devices\" list");
   auto snap = std::make_unique<topo::Snapshot>();
+  if (doc.contains("snapshot")) {
+    // The whole model, written by the snapshot's own code: the same facts a replay reads.
+    *snap = topo::snapshot_from_json(doc.at("snapshot"), name + ": \"snapshot\"");
+  } else {
+    // Documents written before the "snapshot" field: the public device list only (no
+    // BARs, bridge buses or host facts; rules that need those read the check results).
+    const auto& devs = doc.at("devices");
+    for (std::size_t i = 0; i < devs.size(); ++i)
+      snap->devices.push_back(device_of(devs.at(i), name, "devices[" + std::to_string(i) + "]"));
+    std::sort(snap->devices.begin(), snap->devices.end(),
+              [](const topo::Device& a, const topo::Device& b) { return a.bdf < b.bdf; });
+    snap->notes = strings(doc, "notes");
+  }
   const auto kind = topo::source_kind_from_name(
       doc.contains("source") && doc.at("source").is_object() ? str(doc.at("source"), "kind") : "");
   snap->kind = kind.value_or(topo::SourceKind::Snapshot);
   snap->path = name;
-  const auto& devs = doc.at("devices");
-  for (std::size_t i = 0; i < devs.size(); ++i)
-    snap->devices.push_back(device_of(devs.at(i), name, "devices[" + std::to_string(i) + "]"));
-  std::sort(snap->devices.begin(), snap->devices.end(),
-            [](const topo::Device& a, const topo::Device& b) { return a.bdf < b.bdf; });
-  snap->notes = strings(doc, "notes");
 
   Platform p;
   p.source = "gdsb-topo JSON " + name;

@@ -3,39 +3,15 @@
 #include <fstream>
 #include <sstream>
 
-#include "doctor_app.hpp"
+#include "doctor_cli_util.hpp"
 #include "doctor_test_util.hpp"
 #include "gdsb/report/compare.hpp"
 #include "gdsb/report/gate.hpp"
-#include "topo_app.hpp"
 
 namespace gdsb::doctor::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct CliRun {
-  int rc = 0;
-  std::string out, err;
-};
-
-template <typename Main>
-CliRun cli(Main main, const std::string& prog, std::vector<std::string> args) {
-  args.insert(args.begin(), prog);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  CliRun r;
-  r.rc = main(static_cast<int>(argv.size()), argv.data());
-  r.out = ::testing::internal::GetCapturedStdout();
-  r.err = ::testing::internal::GetCapturedStderr();
-  return r;
-}
-
-CliRun doctor(std::vector<std::string> args) {
-  return cli(doctor_app::doctor_main, "gdsb-doctor", std::move(args));
-}
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);
@@ -51,8 +27,7 @@ class DoctorCli : public ::testing::Test {
   std::string topo_json(const fx::Machine& m, const std::string& name) {
     fx::write_sysfs(m, dir.path() / name);
     const std::string out = (dir.path() / (name + ".json")).string();
-    const auto r = cli(topo_app::topo_main, "gdsb-topo",
-                       {"--sysfs-root", (dir.path() / name).string(), "--json", out, "-q"});
+    const auto r = gdsb_topo({"--sysfs-root", (dir.path() / name).string(), "--json", out, "-q"});
     EXPECT_TRUE(r.rc == 0 || r.rc == 3) << r.err;
     return out;
   }

@@ -16,6 +16,8 @@ nlohmann::json report_json(const Outcome& o) {
   auto j = to_json(o.snapshot, *o.view, o.report, RunContext{});
   j.erase("source");
   j.erase("notes");
+  j["snapshot"].erase("recorded_from");  // the input again, as "source"
+  j["snapshot"].erase("notes");
   return j;
 }
 

@@ -1,6 +1,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "gdsb/topo/collect.hpp"
 #include "gdsb/topo/pci_config.hpp"
 #include "gdsb/topo/render.hpp"
 
@@ -91,6 +92,10 @@ nlohmann::json to_json(const Snapshot& s, const TopologyView& v, const Report& r
     j["virtual_devices"].push_back({{"bdf", d->bdf}, {"reason", virtual_device_reason(*d)}});
   j["verdict"] = verdict_name(r.verdict);
   j["notes"] = s.notes;
+  // Additive: every fact the checks and gdsb-doctor's rules read (BARs, bridge buses, host
+  // facts, NVML facts), in the snapshot's own layout, so gdsb-doctor --topo diagnoses from
+  // the same model as a live run or a replay. The raw config bytes stay in snapshots only.
+  j["snapshot"] = snapshot_json(s, false);
   return j;
 }
 

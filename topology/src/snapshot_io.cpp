@@ -53,7 +53,7 @@ std::optional<T> get_opt(const json& j, const char* k) {
   return j[k].get<T>();
 }
 
-json device_json(const Device& d) {
+json device_json(const Device& d, bool with_config) {
   json bars = json::array();
   for (const auto& b : d.bars)
     bars.push_back({{"index", b.index},
@@ -71,7 +71,6 @@ json device_json(const Device& d) {
             {"numa_node", opt(d.numa_node)},
             {"iommu_group", opt(d.iommu_group)},
             {"driver", d.driver},
-            {"config", to_hex(d.config)},
             {"port_type", d.port_type},
             {"ext_config_readable", d.ext_config_readable},
             {"acs_note", d.acs_note},
@@ -81,6 +80,7 @@ json device_json(const Device& d) {
             {"bars", bars},
             {"block_devices", d.block_devices},
             {"net_devices", d.net_devices}};
+  if (with_config) j["config"] = to_hex(d.config);
   if (d.net_speed_mbps) j["net_speed_mbps"] = *d.net_speed_mbps;
   if (d.recorded_link_gb_s) j["recorded_link_gb_s"] = *d.recorded_link_gb_s;
   j["link"] = d.link ? json{{"cur_speed_gts", d.link->cur_speed_gts},
@@ -107,7 +107,7 @@ Device device_from(const json& j) {
   d.numa_node = get_opt<int>(j, "numa_node");
   d.iommu_group = get_opt<int>(j, "iommu_group");
   d.driver = j.at("driver").get<std::string>();
-  d.config = from_hex(j.at("config").get<std::string>());
+  if (j.contains("config")) d.config = from_hex(j.at("config").get<std::string>());
   d.port_type = j.at("port_type").get<int>();
   d.ext_config_readable = j.at("ext_config_readable").get<bool>();
   d.acs_note = j.at("acs_note").get<std::string>();
@@ -234,13 +234,9 @@ json gpu_pairs_json(const std::vector<GpuPairFacts>& pairs) {
 
 }  // namespace
 
-void save_snapshot(const Snapshot& s, const fs::path& dir, bool allow_overwrite) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec)
-    throw RuntimeError("cannot create snapshot directory " + dir.string() + ": " + ec.message());
+json snapshot_json(const Snapshot& s, bool with_config) {
   json devices = json::array();
-  for (const auto& d : s.devices) devices.push_back(device_json(d));
+  for (const auto& d : s.devices) devices.push_back(device_json(d, with_config));
   json facts = json::object();
   for (const auto& [bdf, f] : s.gpu_facts)
     facts[bdf] = {{"memory_bytes", opt(f.memory_bytes)},
@@ -254,31 +250,20 @@ void save_snapshot(const Snapshot& s, const fs::path& dir, bool allow_overwrite)
                   {"pcie_max_width", opt(f.pcie_max_width)},
                   {"numa_node", opt(f.numa_node)},
                   {"nvlinks", nvlinks_json(f.nvlinks)}};
-  json j = {{"schema", kSnapshotSchema},
-            {"recorded_from", {{"kind", source_kind_name(s.kind)}, {"path", s.path}}},
-            {"devices", devices},
-            {"machine", machine_json(s.machine)},
-            {"gpu_facts", facts},
-            {"gpu_pairs", gpu_pairs_json(s.gpu_pairs)},
-            {"notes", s.notes}};
-  // The project's one atomic writer: an earlier snapshot is replaced, a foreign
-  // snapshot.json only with allow_overwrite, and a reader never sees half a file.
-  report::write_output_atomic({(dir / "snapshot.json").string(), "--save-snapshot", kSnapshotSchema},
-                              j.dump(1) + "\n", allow_overwrite);
+  return {{"schema", kSnapshotSchema},
+          {"recorded_from", {{"kind", source_kind_name(s.kind)}, {"path", s.path}}},
+          {"devices", devices},
+          {"machine", machine_json(s.machine)},
+          {"gpu_facts", facts},
+          {"gpu_pairs", gpu_pairs_json(s.gpu_pairs)},
+          {"notes", s.notes}};
 }
 
-Snapshot load_snapshot(const fs::path& dir) {
-  fs::path file = fs::is_directory(dir) ? dir / "snapshot.json" : dir;
-  auto text = detail::read_text(file);
-  if (!text)
-    throw RuntimeError("cannot read snapshot " + file.string() + " (made by --save-snapshot DIR)");
-  auto j = json::parse(*text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || j.value("schema", "") != kSnapshotSchema)
-    throw RuntimeError(file.string() + " is not a gdsb-topo snapshot (schema " + kSnapshotSchema +
-                       ")");
+Snapshot snapshot_from_json(const json& j, const std::string& what) {
+  if (!j.is_object() || j.value("schema", "") != kSnapshotSchema)
+    throw RuntimeError(what + " is not a gdsb-topo snapshot (schema " + kSnapshotSchema + ")");
   Snapshot s;
   s.kind = SourceKind::Snapshot;
-  s.path = dir.string();
   try {
     for (const auto& d : j.at("devices")) s.devices.push_back(device_from(d));
     s.machine = machine_from(j.at("machine"));
@@ -304,10 +289,33 @@ Snapshot load_snapshot(const fs::path& dir) {
                                          p.at("common_ancestor").get<std::string>()});
     s.notes = j.at("notes").get<std::vector<std::string>>();
   } catch (const json::exception& e) {
-    throw RuntimeError("snapshot " + file.string() + " is damaged: " + e.what());
+    throw RuntimeError(what + " is damaged: " + e.what());
   }
   std::sort(s.devices.begin(), s.devices.end(),
             [](const Device& a, const Device& b) { return a.bdf < b.bdf; });
+  return s;
+}
+
+void save_snapshot(const Snapshot& s, const fs::path& dir, bool allow_overwrite) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    throw RuntimeError("cannot create snapshot directory " + dir.string() + ": " + ec.message());
+  // The project's one atomic writer: an earlier snapshot is replaced, a foreign
+  // snapshot.json only with allow_overwrite, and a reader never sees half a file.
+  report::write_output_atomic({(dir / "snapshot.json").string(), "--save-snapshot", kSnapshotSchema},
+                              snapshot_json(s, true).dump(1) + "\n", allow_overwrite);
+}
+
+Snapshot load_snapshot(const fs::path& dir) {
+  fs::path file = fs::is_directory(dir) ? dir / "snapshot.json" : dir;
+  auto text = detail::read_text(file);
+  if (!text)
+    throw RuntimeError("cannot read snapshot " + file.string() + " (made by --save-snapshot DIR)");
+  auto j = json::parse(*text, nullptr, false);
+  if (j.is_discarded()) j = nullptr;
+  Snapshot s = snapshot_from_json(j, "snapshot " + file.string());
+  s.path = dir.string();
   return s;
 }
 

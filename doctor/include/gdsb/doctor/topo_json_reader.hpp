@@ -1,14 +1,16 @@
 // Reads a gdsb-topo report (gdsbench.topo/1) back into the topology model, so the doctor
 // computes paths and hop ceilings with the topology library's own functions.
 //
-// Kept apart on purpose: it is the only place that knows gdsb-topo's JSON layout. Fields
-// read: devices[].{bdf, role, vendor, device, class, name, parent, root_complex,
-// numa_node, iommu_group, link{cur_speed_gts, cur_width, max_speed_gts, max_width},
-// acs{cap, ctl}, acs_unknown_reason, block_devices, net_devices, driver};
+// Kept apart on purpose: it is the only place that knows gdsb-topo's JSON layout. The
+// topology comes from the document's "snapshot" object, read by the snapshot loader's own
+// code (topo::snapshot_from_json), so every fact a rule reads (BARs, links, ACS, tree, NUMA,
+// block devices, mounts, udev, nvidia-fs, cufile.json, IOMMU, NVML facts) is the one a live
+// run or a replay gives. Documents written before that field: devices[].{bdf, role, vendor,
+// device, class, name, parent, root_complex, numa_node, iommu_group, link{cur_speed_gts,
+// cur_width, max_speed_gts, max_width}, acs{cap, ctl}, acs_unknown_reason, block_devices,
+// net_devices, driver} and notes, without host facts or BARs. Always read:
 // checks[].{id, title, verdict, devices, evidence, consequence, remedy, reason};
 // pairs[].{gpu, peer, p2pdma}; ceilings[].{gpu, gb_s, limited_by}; source.{kind, path}.
-// Host facts (nvidia-fs, udev, mounts, cmdline) are not in the document: rules that need
-// them read gdsb-topo's check results instead.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "gdsb/topo/model.hpp"
@@ -64,5 +65,13 @@ std::string strip_json_comments(const std::string& text);
 void save_snapshot(const Snapshot& s, const std::filesystem::path& dir,
                    bool allow_overwrite = false);
 Snapshot load_snapshot(const std::filesystem::path& dir);
+
+// The snapshot as one JSON object (schema gdsbench.topo-snapshot/1): the one mapping of the
+// model, written by save_snapshot and embedded in gdsb-topo's JSON report ("snapshot",
+// without the raw config bytes, which only collectors decode) so gdsb-doctor --topo reads
+// the very facts a replay reads. snapshot_from_json throws RuntimeError naming `what` when
+// the object is not a snapshot or is damaged; the result's kind is Snapshot, path empty.
+nlohmann::json snapshot_json(const Snapshot& s, bool with_config);
+Snapshot snapshot_from_json(const nlohmann::json& j, const std::string& what);
 
 }  // namespace gdsb::topo
