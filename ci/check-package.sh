@@ -21,6 +21,10 @@ if [ "${1:-}" = "--rpm" ]; then
   for t in gdsb-io gdsb-topo gdsb-p2p gdsb-report; do
     grep -qx "/usr/bin/$t" <<<"$files" && pass "$rpm holds /usr/bin/$t" || fail "$rpm lacks /usr/bin/$t"
   done
+  for f in gdsb-cluster.sbatch gdsb-healthcheck nhc.conf; do
+    grep -qx "/usr/share/gdsbench/slurm/$f" <<<"$files" && pass "$rpm holds /usr/share/gdsbench/slurm/$f" ||
+      fail "$rpm lacks /usr/share/gdsbench/slurm/$f"
+  done
   for lib in libpci.so.3 libhwloc.so.15 liburing.so.2; do
     grep -q "^$lib" <<<"$reqs" && pass "$rpm requires $lib" || fail "$rpm does not require $lib"
   done
@@ -72,6 +76,18 @@ for t in $tools; do
   fi
 done
 [ -s "$tmp/root/usr/share/doc/gdsbench/README.md" ] || fail "$deb lacks usr/share/doc/gdsbench/README.md"
+# Slurm: the sbatch template and the health-check wrapper are executable shell scripts
+# (bash -n: they parse), the NHC rule calls gdsb-topo --health against the known-good file.
+slurm=$tmp/root/usr/share/gdsbench/slurm
+for f in gdsb-cluster.sbatch gdsb-healthcheck; do
+  if [ -x "$slurm/$f" ] && bash -n "$slurm/$f"; then pass "$f installed, executable, parses"; else
+    fail "$deb lacks an executable, parsable usr/share/gdsbench/slurm/$f"; fi
+done
+grep -q -- '--slurm-drain' "$slurm/gdsb-healthcheck" 2>/dev/null || fail "gdsb-healthcheck does not drain"
+grep -q '^#SBATCH --ntasks-per-node=1' "$slurm/gdsb-cluster.sbatch" 2>/dev/null ||
+  fail "gdsb-cluster.sbatch does not run one task a node"
+grep -q '^ \* || check_cmd_status .*gdsb-topo --health --expect /etc/gdsbench/known-good.json' \
+  "$slurm/nhc.conf" 2>/dev/null && pass "nhc.conf calls gdsb-topo --health" || fail "nhc.conf has no gdsb-topo --health rule"
 
 # A recorded input, read by the unpacked gdsb-topo. What the recording shows (read from it,
 # lspci -vvv of bus 15 of an 8x H100 HGX server): the H100 19:00.0 (10de:2330) and the

@@ -123,6 +123,7 @@ int run_from(const Options& o) {
       const auto doc = cluster::read_node_report(in);
       if (doc.is_discarded()) throw UsageError("--from " + path + ": not JSON; pass the files of OUT/nodes/");
       nodes.push_back(cluster::summarize(doc, "--from " + path));  // the full document is dropped here
+      nodes.back().origin = path;
     }
     return write_cluster_outputs(o, cluster::aggregate(std::move(nodes), aggregate_options(o, 0)));
   } catch (const Error& e) {

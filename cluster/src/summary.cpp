@@ -211,42 +211,69 @@ NodeSummary summarize(const json& doc, const std::string& origin) {
 
 namespace {
 
-// Builds the document like nlohmann's DOM parser but stops once the top-level "summary"
-// object is complete: rank-written reports carry it right after "schema", so the rest
-// (the three full documents) is never even read.
-class SummaryFirstParser : public nlohmann::detail::json_sax_dom_parser<json> {
+// Builds the document through nlohmann's public SAX interface (json_sax), stopping once the
+// top-level "summary" object is complete: rank-written reports carry it right after
+// "schema", so the rest (the three full documents) is never even read.
+class SummaryFirstParser final : public nlohmann::json_sax<json> {
  public:
-  using Base = nlohmann::detail::json_sax_dom_parser<json>;
-  explicit SummaryFirstParser(json& j) : Base(j, false) {}
-  bool start_object(std::size_t n) {
-    ++depth_;
-    return Base::start_object(n);
+  explicit SummaryFirstParser(json& root) : root_(root) {}
+  bool null() override { return add(json(nullptr)); }
+  bool boolean(bool v) override { return add(json(v)); }
+  bool number_integer(number_integer_t v) override { return add(json(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return add(json(v)); }
+  bool number_float(number_float_t v, const string_t&) override { return add(json(v)); }
+  bool string(string_t& v) override { return add(json(std::move(v))); }
+  bool binary(binary_t& v) override { return add(json::binary(std::move(v))); }
+  bool start_object(std::size_t) override { return open(json::object()); }
+  bool start_array(std::size_t) override { return open(json::array()); }
+  bool key(string_t& k) override {
+    if (stack_.size() == 1) in_summary_ = k == "summary";
+    key_ = std::move(k);
+    return true;
   }
-  bool start_array(std::size_t n) {
-    ++depth_;
-    return Base::start_array(n);
+  bool end_array() override {
+    stack_.pop_back();
+    return true;
   }
-  bool end_array() {
-    --depth_;
-    return Base::end_array();
-  }
-  bool key(std::string& k) {
-    if (depth_ == 1) in_summary_ = k == "summary";
-    return Base::key(k);
-  }
-  bool end_object() {
-    --depth_;
-    const bool ok = Base::end_object();
-    if (depth_ == 1 && in_summary_) {
+  bool end_object() override {
+    stack_.pop_back();
+    if (stack_.size() == 1 && in_summary_) {
       complete_ = true;
       return false;  // stop here: everything needed has been read
     }
-    return ok;
+    return true;
   }
+  bool parse_error(std::size_t, const std::string&, const json::exception&) override { return false; }
   bool complete() const { return complete_; }
 
  private:
-  int depth_ = 0;
+  // Places a value where the parser stands: the root, the end of an array, or under the key.
+  json* place(json&& v) {
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    json& parent = *stack_.back();
+    if (parent.is_array()) {
+      parent.push_back(std::move(v));
+      return &parent.back();
+    }
+    json& slot = parent[key_];
+    slot = std::move(v);
+    return &slot;
+  }
+  bool add(json&& v) {
+    place(std::move(v));
+    return true;
+  }
+  bool open(json&& container) {
+    stack_.push_back(place(std::move(container)));
+    return true;
+  }
+
+  json& root_;
+  std::vector<json*> stack_;
+  string_t key_;
   bool in_summary_ = false;
   bool complete_ = false;
 };

@@ -45,6 +45,9 @@ struct NodeSummary {
   std::map<std::string, double> node_metrics;
   std::map<std::string, std::string> waived;  // metric or mode -> reason
   std::map<std::string, std::string> fingerprint;  // fingerprint.hpp
+  // Where the summary came from ("--from FILE" or "rank N"), to name both sources of a
+  // duplicate identity. Not part of the JSON.
+  std::string origin;
 
   std::string class_key() const;  // gpu_model | drive_model | nic_model
 };
