@@ -51,9 +51,8 @@ json cluster_document(const ClusterResult& r, const std::vector<std::string>& ar
   // Node rows without their fingerprints: the differences are findings; the full
   // fingerprint stays in each node report.
   for (const auto& n : r.nodes) {
-    json row = n;
+    json row = summary_without_fingerprint(n);
     row["fingerprint_entries"] = n.fingerprint.size();
-    row.erase("fingerprint");
     j["nodes"].push_back(std::move(row));
   }
   j["classes"] = json::array();
