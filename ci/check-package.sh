@@ -6,8 +6,10 @@
 #     - every gdsb-* in usr/bin answers --version with the package version, and has a man
 #       page that groff formats without a warning and a bash completion that completes it;
 #     - gdsb-topo, run from the unpacked tree, reads a recorded `lspci -vvv` of a real HGX
-#       H100 (FIXTURES/hgx-h100-bus15-lspci-vvv.txt) and finds what the recording shows.
-#   check-package.sh --rpm PKG.rpm      its files and requirements (rpm -qp).
+#       H100 (FIXTURES/hgx-h100-bus15-lspci-vvv.txt) and finds what the recording shows;
+#     - usr/share/gdsbench/slurm holds the sbatch template and the HealthCheckProgram
+#       wrapper (executable, parsable) and the NHC rule calling gdsb-topo --health.
+#   check-package.sh --rpm PKG.rpm      its files (the tools, the Slurm files) and requirements (rpm -qp).
 # Exit 0 all good, 3 a check failed (each failure is named), 1 the package is unreadable.
 set -uo pipefail
 failures=0
