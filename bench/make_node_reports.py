@@ -4,7 +4,14 @@ written by a gdsb-cluster singleton run), for the aggregation benchmark and the 
 check. Figures get a deterministic +-1.5% jitter; a few nodes are made odd on purpose:
   node0007: GPU1 H2D at half speed      node0017: ACS RR+CR on the first ACS port
   node0040: GPU1 link at x8             node0023: one GPU fewer (fell off the bus)
-Usage: make_node_reports.py TEMPLATE N DIR"""
+With --every-node-fails CHECK, every node also fails that topology check (a VM fleet
+without nvidia-fs): gdsb-cluster must report it once, as fleet-wide, with no odd node.
+Only what the edits touch is copied per node (the topology document is shared), so 10,000
+reports of an HGX node are written in about a minute.
+With --summary-only, each report holds only its schema and summary block (what --from
+reads; a few KB instead of the node's full documents): for the browser check at 10,000.
+Usage: make_node_reports.py TEMPLATE N DIR [--every-node-fails CHECK] [--summary-only]"""
+import argparse
 import copy
 import json
 import os
@@ -48,14 +55,23 @@ def resummarize(d):
 
 
 def main():
-    if len(sys.argv) != 4:
-        sys.exit(__doc__)
-    template = json.load(open(sys.argv[1]))
-    n, out = int(sys.argv[2]), sys.argv[3]
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("template")
+    ap.add_argument("n", type=int)
+    ap.add_argument("dir")
+    ap.add_argument("--every-node-fails", metavar="CHECK")
+    ap.add_argument("--summary-only", action="store_true")
+    a = ap.parse_args()
+    template = json.load(open(a.template))
+    n, out, every_fails = a.n, a.dir, a.every_node_fails
+    edited = ("p2p", "io", "fingerprint", "hardware", "summary")
     os.makedirs(out, exist_ok=True)
     rng = random.Random(13)
     for i in range(n):
-        d = copy.deepcopy(template)
+        d = dict(template)  # shallow: the big unchanged documents are shared, not copied
+        for key in edited:
+            if key in template:
+                d[key] = copy.deepcopy(template[key])
         name = "node%04d" % i
         d["node"] = d["host"] = name
         d["rank"] = i
@@ -87,8 +103,11 @@ def main():
                 if isinstance(m[key], list):
                     m[key].pop()
         resummarize(d)
+        if every_fails and "summary" in d:
+            d["summary"]["failing_checks"].append(
+                {"id": every_fails, "verdict": "fail", "summary": every_fails + ": absent on this node"})
         with open(os.path.join(out, name + ".json"), "w") as f:
-            json.dump(d, f)
+            f.write(json.dumps({"schema": d["schema"], "summary": d["summary"]} if a.summary_only else d))  # dumps: the C encoder (json.dump iterates in Python)
 
 
 if __name__ == "__main__":

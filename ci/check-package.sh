@@ -6,8 +6,10 @@
 #     - every gdsb-* in usr/bin answers --version with the package version, and has a man
 #       page that groff formats without a warning and a bash completion that completes it;
 #     - gdsb-topo, run from the unpacked tree, reads a recorded `lspci -vvv` of a real HGX
-#       H100 (FIXTURES/hgx-h100-bus15-lspci-vvv.txt) and finds what the recording shows.
-#   check-package.sh --rpm PKG.rpm      its files and requirements (rpm -qp).
+#       H100 (FIXTURES/hgx-h100-bus15-lspci-vvv.txt) and finds what the recording shows;
+#     - usr/share/gdsbench/slurm holds the sbatch template and the HealthCheckProgram
+#       wrapper (executable, parsable) and the NHC rule calling gdsb-topo --health.
+#   check-package.sh --rpm PKG.rpm      its files (the tools, the Slurm files) and requirements (rpm -qp).
 # Exit 0 all good, 3 a check failed (each failure is named), 1 the package is unreadable.
 set -uo pipefail
 failures=0
@@ -20,6 +22,10 @@ if [ "${1:-}" = "--rpm" ]; then
   reqs=$(rpm -qpR "$rpm" 2>/dev/null)
   for t in gdsb-io gdsb-topo gdsb-p2p gdsb-report; do
     grep -qx "/usr/bin/$t" <<<"$files" && pass "$rpm holds /usr/bin/$t" || fail "$rpm lacks /usr/bin/$t"
+  done
+  for f in gdsb-cluster.sbatch gdsb-healthcheck nhc.conf; do
+    grep -qx "/usr/share/gdsbench/slurm/$f" <<<"$files" && pass "$rpm holds /usr/share/gdsbench/slurm/$f" ||
+      fail "$rpm lacks /usr/share/gdsbench/slurm/$f"
   done
   for lib in libpci.so.3 libhwloc.so.15 liburing.so.2; do
     grep -q "^$lib" <<<"$reqs" && pass "$rpm requires $lib" || fail "$rpm does not require $lib"
@@ -72,6 +78,18 @@ for t in $tools; do
   fi
 done
 [ -s "$tmp/root/usr/share/doc/gdsbench/README.md" ] || fail "$deb lacks usr/share/doc/gdsbench/README.md"
+# Slurm: the sbatch template and the health-check wrapper are executable shell scripts
+# (bash -n: they parse), the NHC rule calls gdsb-topo --health against the known-good file.
+slurm=$tmp/root/usr/share/gdsbench/slurm
+for f in gdsb-cluster.sbatch gdsb-healthcheck; do
+  if [ -x "$slurm/$f" ] && bash -n "$slurm/$f"; then pass "$f installed, executable, parses"; else
+    fail "$deb lacks an executable, parsable usr/share/gdsbench/slurm/$f"; fi
+done
+grep -q -- '--slurm-drain' "$slurm/gdsb-healthcheck" 2>/dev/null || fail "gdsb-healthcheck does not drain"
+grep -q '^#SBATCH --ntasks-per-node=1' "$slurm/gdsb-cluster.sbatch" 2>/dev/null ||
+  fail "gdsb-cluster.sbatch does not run one task a node"
+grep -q '^ \* || check_cmd_status .*gdsb-topo --health --expect /etc/gdsbench/known-good.json' \
+  "$slurm/nhc.conf" 2>/dev/null && pass "nhc.conf calls gdsb-topo --health" || fail "nhc.conf has no gdsb-topo --health rule"
 
 # A recorded input, read by the unpacked gdsb-topo. What the recording shows (read from it,
 # lspci -vvv of bus 15 of an 8x H100 HGX server): the H100 19:00.0 (10de:2330) and the

@@ -9,6 +9,9 @@ packages=(g++ cmake ninja-build pkg-config git ccache
           libopenmpi-dev openmpi-bin
           libgtest-dev libgmock-dev libbenchmark-dev
           pciutils pci.ids fio python3 python3-jsonschema "$@")
+# ci/slurm-test.sh: a one-node Slurm (munge, slurmctld, slurmd, the client commands); the
+# pmix plugin of `srun --mpi=pmix` (mpi_pmix_v4.so) comes with slurm-wlm-basic-plugins.
+packages+=(munge slurmctld slurmd slurm-client slurm-wlm-basic-plugins)
 # ci/package.sh: dpkg-shlibdeps (the .deb's dependencies), rpmbuild, groff (man page check).
 packages+=(dpkg-dev rpm groff-base)
 

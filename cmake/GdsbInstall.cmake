@@ -31,4 +31,9 @@ endfunction()
 add_custom_target(gdsb_installed)
 
 install(FILES README.md DESTINATION "${CMAKE_INSTALL_DOCDIR}")
+# Slurm: the batch template of gdsb-cluster, the HealthCheckProgram wrapper and the NHC rule
+# of gdsb-topo --health (README, docs/gdsb-cluster.md, docs/gdsb-topo.md).
+install(PROGRAMS slurm/gdsb-cluster.sbatch slurm/gdsb-healthcheck
+        DESTINATION "${CMAKE_INSTALL_DATADIR}/gdsbench/slurm")
+install(FILES slurm/nhc.conf DESTINATION "${CMAKE_INSTALL_DATADIR}/gdsbench/slurm")
 install(DIRECTORY docs/ DESTINATION "${CMAKE_INSTALL_DOCDIR}/docs")

@@ -1,8 +1,6 @@
 // Options, the --from route and the files rank 0 writes (shared by both routes).
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 
 #include "cluster_app.hpp"
 #include "gdsb/cluster/outputs.hpp"
@@ -115,16 +113,7 @@ int write_cluster_outputs(const Options& o, const cluster::ClusterResult& r) {
 int run_from(const Options& o) {
   try {
     check_cluster_outputs(o);
-    std::vector<cluster::NodeSummary> nodes;
-    nodes.reserve(o.from.size());
-    for (const std::string& path : o.from) {
-      std::ifstream in(path, std::ios::binary);
-      if (!in) throw UsageError("--from " + path + ": cannot open the file");
-      const auto doc = cluster::read_node_report(in);
-      if (doc.is_discarded()) throw UsageError("--from " + path + ": not JSON; pass the files of OUT/nodes/");
-      nodes.push_back(cluster::summarize(doc, "--from " + path));  // the full document is dropped here
-    }
-    return write_cluster_outputs(o, cluster::aggregate(std::move(nodes), aggregate_options(o, 0)));
+    return write_cluster_outputs(o, cluster::aggregate(cluster::read_node_reports(o.from), aggregate_options(o, 0)));
   } catch (const Error& e) {
     std::cerr << "gdsb-cluster: " << e.what() << '\n';
     return exit_code_for(e.kind());

@@ -155,6 +155,7 @@ int run_rank(const Options& o, int* argc, char*** argv) {
           continue;
         }
         nodes.push_back(nlohmann::json::parse(*all[r]).get<cluster::NodeSummary>());
+        nodes.back().origin = "rank " + std::to_string(r);
       }
       rc = write_cluster_outputs(o, cluster::aggregate(std::move(nodes), aggregate_options(o, mpi.size())));
     } else if (!o.quiet) {

@@ -18,6 +18,16 @@ std::string fmt(double v) {
   return b;
 }
 
+// A finding without figures (everything but outliers).
+Finding said(FindingKind kind, const std::string& node, const std::string& metric, std::string text) {
+  Finding f;
+  f.kind = kind;
+  f.node = node;
+  f.metric = metric;
+  f.text = std::move(text);
+  return f;
+}
+
 int majority_count(const std::vector<int>& counts) {
   std::map<int, int> freq;
   for (int c : counts) ++freq[c];
@@ -34,10 +44,10 @@ void hardware_findings(ClusterResult& r, const NodeClass& c) {
         {"GPUs", {n.gpus, c.gpus}}, {"drives", {n.drives, c.drives}}, {"NICs", {n.nics, c.nics}}};
     for (const auto& [what, have_want] : parts)
       if (have_want.first < have_want.second)
-        r.findings.push_back({FindingKind::MissingHardware, n.node, "", std::nullopt, std::nullopt,
-                              std::nullopt, std::nullopt, std::nullopt,
-                              n.node + ": " + std::to_string(have_want.first) + " " + what + ", " +
-                                  std::to_string(have_want.second) + " on the other nodes of its class"});
+        r.findings.push_back(said(FindingKind::MissingHardware, n.node, "",
+                                  n.node + ": " + std::to_string(have_want.first) + " " + what + ", " +
+                                      std::to_string(have_want.second) +
+                                      " on the other nodes of its class"));
   }
 }
 
@@ -62,16 +72,90 @@ void outlier_findings(ClusterResult& r, const NodeClass& c, const std::string& m
   const RobustStats s = robust_stats(values);
   r.stats.push_back({metric, c.key, gpu, s.median, s.mad, s.count});
   for (const auto& [i, x] : points) {
-    const double z = robust_z(x, s, values);
+    const double z = robust_z(x, s);
     if (!is_outlier(x, z, s, r.options.z_threshold, r.options.min_relative)) continue;
     const NodeSummary& n = r.nodes[i];
     const double pct = s.median != 0 ? 100.0 * (x - s.median) / s.median : 0;
     std::string where = gpu ? " GPU" + std::to_string(*gpu) : "";
-    r.findings.push_back({FindingKind::Outlier, n.node, metric, gpu, x, s.median, s.mad, z,
-                          n.node + ":" + where + " " + metric + " " + fmt(x) + " vs median " +
-                              fmt(s.median) + " of " + std::to_string(s.count) + " nodes (" +
-                              (pct >= 0 ? "+" : "") + fmt(pct) + "%, robust z " +
-                              (std::isinf(z) ? std::string(z > 0 ? "+inf" : "-inf") : fmt(z)) + ")"});
+    Finding f = said(FindingKind::Outlier, n.node, metric,
+                     n.node + ":" + where + " " + metric + " " + fmt(x) + " vs median " +
+                         fmt(s.median) + " of " + std::to_string(s.count) + " nodes (" +
+                         (pct >= 0 ? "+" : "") + fmt(pct) + "%, robust z " +
+                         (std::isinf(z) ? std::string(z > 0 ? "+inf" : "-inf") : fmt(z)) + ")");
+    f.gpu = gpu;
+    f.value = x;
+    f.median = s.median;
+    f.mad = s.mad;
+    f.z = z;
+    r.findings.push_back(std::move(f));
+  }
+}
+
+// Keeps the first report of each node name (nodes sorted by name, stably, so "first" is the
+// order given: the first file of --from, the lowest rank) and names the rest. One pass.
+void drop_duplicates(ClusterResult& r) {
+  std::vector<NodeSummary> kept;
+  kept.reserve(r.nodes.size());
+  for (std::size_t i = 0; i < r.nodes.size();) {
+    std::size_t j = i + 1;
+    while (j < r.nodes.size() && r.nodes[j].node == r.nodes[i].node) ++j;
+    if (j - i > 1) {
+      Finding f = said(FindingKind::DuplicateNode, r.nodes[i].node, "", "");
+      f.count = static_cast<int>(j - i);
+      std::string listed;
+      for (std::size_t k = i; k < j; ++k) {
+        f.files.push_back(r.nodes[k].origin.empty() ? "?" : r.nodes[k].origin);
+        if (k - i < 3) listed += (k == i ? "" : ", ") + f.files.back();
+      }
+      if (j - i > 3) listed += " and " + std::to_string(j - i - 3) + " more";
+      f.text = r.nodes[i].node + ": " + std::to_string(j - i) + " reports carry this node name (" +
+               listed + "); only the first is judged. Give each node its own hostname, and " +
+               "pass each report once";
+      r.findings.push_back(std::move(f));
+    }
+    kept.push_back(std::move(r.nodes[i]));
+    i = j;
+  }
+  r.nodes = std::move(kept);
+}
+
+// Failed checks: per class, a check failing on more than half its members is one fleet-wide
+// finding (a VM fleet without nvidia-fs has no odd node); the others name their node.
+void check_findings(ClusterResult& r) {
+  std::set<std::pair<std::size_t, std::string>> fleet;  // (class, check id)
+  std::vector<std::size_t> class_of_node(r.nodes.size(), r.classes.size());
+  for (std::size_t c = 0; c < r.classes.size(); ++c) {
+    const NodeClass& cls = r.classes[c];
+    std::map<std::string, std::pair<int, const FailingCheck*>> failing;  // id -> nodes, first
+    for (std::size_t i : cls.members) {
+      class_of_node[i] = c;
+      std::set<std::string> seen;  // a check counts once per node
+      for (const auto& check : r.nodes[i].failing_checks)
+        if (check.verdict == "fail" && seen.insert(check.id).second) {
+          auto& [n, first] = failing[check.id];
+          if (n++ == 0) first = &check;
+        }
+    }
+    const std::size_t members = cls.members.size();
+    for (const auto& [id, count_first] : failing) {
+      const auto [n, first] = count_first;
+      if (static_cast<std::size_t>(n) * 2 <= members) continue;
+      fleet.emplace(c, id);
+      Finding f = said(FindingKind::FleetWide, "", id,
+                       "check " + id + " failed on " + std::to_string(n) + " of " +
+                           std::to_string(members) + " nodes of class " + cls.key +
+                           " (fleet-wide: no node is odd for it): " + first->summary);
+      f.count = n;
+      r.findings.push_back(std::move(f));
+      ++r.fleet_wide;
+    }
+  }
+  for (std::size_t i = 0; i < r.nodes.size(); ++i) {
+    const NodeSummary& n = r.nodes[i];
+    for (const auto& c : n.failing_checks)
+      if (c.verdict == "fail" && !fleet.contains({class_of_node[i], c.id}))
+        r.findings.push_back(said(FindingKind::CheckFailed, n.node, c.id,
+                                  n.node + ": check " + c.id + " failed: " + c.summary));
   }
 }
 
@@ -79,9 +163,11 @@ void outlier_findings(ClusterResult& r, const NodeClass& c, const std::string& m
 
 std::string_view finding_kind_name(FindingKind k) {
   switch (k) {
+    case FindingKind::DuplicateNode: return "duplicate-node";
     case FindingKind::MissingNode: return "missing-node";
     case FindingKind::NodeError: return "node-error";
     case FindingKind::MissingHardware: return "missing-hardware";
+    case FindingKind::FleetWide: return "fleet-wide";
     case FindingKind::CheckFailed: return "check-failed";
     case FindingKind::Topology: return "topology";
     case FindingKind::Outlier: return "outlier";
@@ -111,16 +197,18 @@ ClusterResult aggregate(std::vector<NodeSummary> nodes, const AggregateOptions& 
   ClusterResult r;
   r.options = options;
   r.nodes = std::move(nodes);
-  std::sort(r.nodes.begin(), r.nodes.end(),
-            [](const NodeSummary& a, const NodeSummary& b) { return a.node < b.node; });
+  const int received = static_cast<int>(r.nodes.size());  // duplicates included: they did answer
+  std::stable_sort(r.nodes.begin(), r.nodes.end(),
+                   [](const NodeSummary& a, const NodeSummary& b) { return a.node < b.node; });
+  // 0. One node name, several reports: named, and counted once.
+  drop_duplicates(r);
   // 1. Nodes that did not answer or whose phases failed.
   for (const auto& n : r.nodes) {
     if (n.status == NodeStatus::Ok) continue;
     std::string why;
     for (const auto& e : n.errors) why += (why.empty() ? "" : "; ") + e;
-    r.findings.push_back({n.status == NodeStatus::Missing ? FindingKind::MissingNode : FindingKind::NodeError,
-                          n.node, "", std::nullopt, std::nullopt, std::nullopt, std::nullopt,
-                          std::nullopt, n.node + ": " + why});
+    r.findings.push_back(said(n.status == NodeStatus::Missing ? FindingKind::MissingNode : FindingKind::NodeError,
+                              n.node, "", n.node + ": " + why));
   }
   // 2. Classes of like hardware (models); missing hardware against the class majority.
   std::map<std::string, std::size_t> class_of;
@@ -143,30 +231,25 @@ ClusterResult aggregate(std::vector<NodeSummary> nodes, const AggregateOptions& 
     c.nics = majority_count(n);
     hardware_findings(r, c);
   }
-  // 3. Failing checks.
-  for (const auto& n : r.nodes)
-    for (const auto& c : n.failing_checks)
-      if (c.verdict == "fail")
-        r.findings.push_back({FindingKind::CheckFailed, n.node, c.id, std::nullopt, std::nullopt,
-                              std::nullopt, std::nullopt, std::nullopt,
-                              n.node + ": check " + c.id + " failed: " + c.summary});
+  // 3. Failing checks: fleet-wide ones once, then each node's.
+  check_findings(r);
   // 4. Odd topology and 5. outliers, within each class.
+  const auto gpu_metrics = gpu_metric_names(r);
+  const auto node_metrics = node_metric_names(r);
   for (const NodeClass& c : r.classes) {
     std::vector<NamedFingerprint> fps;
     for (std::size_t i : c.members) fps.push_back({r.nodes[i].node, &r.nodes[i].fingerprint});
     for (auto& d : diff_against_majority(fps))
-      r.findings.push_back({FindingKind::Topology, d.node, d.key, std::nullopt, std::nullopt,
-                            std::nullopt, std::nullopt, std::nullopt, d.words});
-    for (const auto& metric : gpu_metric_names(r))
+      r.findings.push_back(said(FindingKind::Topology, d.node, d.key, d.words));
+    for (const auto& metric : gpu_metrics)
       for (int gpu = 0; gpu < c.gpus; ++gpu) outlier_findings(r, c, metric, gpu);
-    for (const auto& metric : node_metric_names(r)) outlier_findings(r, c, metric, std::nullopt);
+    for (const auto& metric : node_metrics) outlier_findings(r, c, metric, std::nullopt);
   }
-  if (options.expected_ranks > 0 && static_cast<int>(r.nodes.size()) < options.expected_ranks)
+  if (options.expected_ranks > 0 && received < options.expected_ranks)
     r.findings.insert(r.findings.begin(),
-                      {FindingKind::MissingNode, "", "", std::nullopt, std::nullopt, std::nullopt,
-                       std::nullopt, std::nullopt,
-                       std::to_string(options.expected_ranks - static_cast<int>(r.nodes.size())) +
-                           " rank(s) sent no summary"});
+                      said(FindingKind::MissingNode, "", "",
+                           std::to_string(options.expected_ranks - received) +
+                               " rank(s) sent no summary"));
   std::set<std::string> odd;
   for (const auto& f : r.findings)
     if (!f.node.empty()) odd.insert(f.node);

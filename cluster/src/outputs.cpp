@@ -51,9 +51,8 @@ json cluster_document(const ClusterResult& r, const std::vector<std::string>& ar
   // Node rows without their fingerprints: the differences are findings; the full
   // fingerprint stays in each node report.
   for (const auto& n : r.nodes) {
-    json row = n;
+    json row = summary_without_fingerprint(n);
     row["fingerprint_entries"] = n.fingerprint.size();
-    row.erase("fingerprint");
     j["nodes"].push_back(std::move(row));
   }
   j["classes"] = json::array();
@@ -64,11 +63,15 @@ json cluster_document(const ClusterResult& r, const std::vector<std::string>& ar
                             {"drives", c.drives}, {"nics", c.nics}});
   }
   j["findings"] = json::array();
-  for (const auto& f : r.findings)
-    j["findings"].push_back({{"kind", finding_kind_name(f.kind)}, {"node", f.node},
-                             {"metric", f.metric}, {"gpu", f.gpu ? json(*f.gpu) : json()},
-                             {"value", opt(f.value)}, {"median", opt(f.median)},
-                             {"mad", opt(f.mad)}, {"z", opt(f.z)}, {"text", f.text}});
+  for (const auto& f : r.findings) {
+    json row{{"kind", finding_kind_name(f.kind)}, {"node", f.node},
+             {"metric", f.metric}, {"gpu", f.gpu ? json(*f.gpu) : json()},
+             {"value", opt(f.value)}, {"median", opt(f.median)},
+             {"mad", opt(f.mad)}, {"z", opt(f.z)}, {"text", f.text}};
+    if (f.count > 0) row["count"] = f.count;
+    if (!f.files.empty()) row["files"] = f.files;
+    j["findings"].push_back(std::move(row));
+  }
   j["stats"] = json::array();
   for (const auto& s : r.stats)
     j["stats"].push_back({{"metric", s.metric}, {"class", s.class_key},
@@ -80,15 +83,18 @@ json cluster_document(const ClusterResult& r, const std::vector<std::string>& ar
 std::string cluster_text(const ClusterResult& r) {
   std::ostringstream o;
   o << "gdsb-cluster: " << r.nodes.size() << " node(s), " << r.classes.size()
-    << " hardware class(es), " << r.odd_nodes.size() << " odd node(s)\n";
+    << " hardware class(es), " << r.odd_nodes.size() << " odd node(s)";
+  if (r.fleet_wide > 0) o << ", " << r.fleet_wide << " fleet-wide finding(s)";
+  o << '\n';
   for (const auto& c : r.classes)
     o << "  class " << c.key << ": " << c.members.size() << " node(s), " << c.gpus << " GPUs, "
       << c.drives << " drives, " << c.nics << " NICs\n";
   if (r.findings.empty()) o << "  every node alike; no check failed\n";
   for (const auto& f : r.findings) o << "  [" << finding_kind_name(f.kind) << "] " << f.text << '\n';
   o << (r.failed() ? "FAIL" : "PASS") << ": "
-    << (r.failed() ? "odd nodes: " : "no odd node");
+    << (r.odd_nodes.empty() ? "no odd node" : "odd nodes: ");
   for (std::size_t i = 0; i < r.odd_nodes.size(); ++i) o << (i ? ", " : "") << r.odd_nodes[i];
+  if (r.fleet_wide > 0) o << "; " << r.fleet_wide << " fleet-wide finding(s)";
   o << '\n';
   return o.str();
 }
@@ -104,6 +110,9 @@ std::string cluster_junit(const ClusterResult& r) {
     auto& w = why[f.node];
     w += (w.empty() ? "" : "; ") + f.text;
   }
+  // A fleet-wide finding is one failed case of its own: it names no node.
+  for (const auto& f : r.findings)
+    if (f.kind == FindingKind::FleetWide) g.cases.push_back({"fleet", f.metric, report::Outcome::Fail, f.text});
   for (const auto& n : r.nodes) {
     const auto it = why.find(n.node);
     g.cases.push_back({"nodes", n.node, it == why.end() ? report::Outcome::Pass : report::Outcome::Fail,

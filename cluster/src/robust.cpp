@@ -20,18 +20,20 @@ RobustStats robust_stats(std::vector<double> values) {
   s.count = static_cast<int>(values.size());
   if (values.empty()) return s;
   s.median = median_of(values);
-  for (double& v : values) v = std::abs(v - s.median);
+  double sum = 0;
+  for (double& v : values) {
+    v = std::abs(v - s.median);
+    sum += v;
+  }
+  s.mean_ad = sum / static_cast<double>(values.size());
   s.mad = median_of(values);
   return s;
 }
 
-double robust_z(double x, const RobustStats& s, const std::vector<double>& values) {
+double robust_z(double x, const RobustStats& s) {
   const double d = x - s.median;
   if (s.mad > 0) return 0.6745 * d / s.mad;
-  double mean_ad = 0;
-  for (double v : values) mean_ad += std::abs(v - s.median);
-  if (!values.empty()) mean_ad /= static_cast<double>(values.size());
-  if (mean_ad > 0) return d / (1.253314 * mean_ad);
+  if (s.mean_ad > 0) return d / (1.253314 * s.mean_ad);
   if (d == 0) return 0;
   return d > 0 ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
 }

@@ -1,8 +1,12 @@
 #include "gdsb/cluster/summary.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <fstream>
 #include <iterator>
 #include <istream>
+#include <thread>
 #include <set>
 #include <nlohmann/json.hpp>
 
@@ -132,10 +136,15 @@ std::string NodeSummary::class_key() const {
 }
 
 void to_json(json& j, const NodeSummary& s) {
+  j = summary_without_fingerprint(s);
+  j["fingerprint"] = s.fingerprint;
+}
+
+json summary_without_fingerprint(const NodeSummary& s) {
   json checks = json::array();
   for (const auto& c : s.failing_checks)
     checks.push_back({{"id", c.id}, {"verdict", c.verdict}, {"summary", c.summary}});
-  j = json{{"node", s.node},
+  return json{{"node", s.node},
            {"host", s.host},
            {"rank", s.rank},
            {"status", node_status_name(s.status)},
@@ -149,8 +158,7 @@ void to_json(json& j, const NodeSummary& s) {
            {"failing_checks", checks},
            {"gpu_metrics", gpu_metrics_json(s.gpu_metrics)},
            {"node_metrics", s.node_metrics},
-           {"waived", s.waived},
-           {"fingerprint", s.fingerprint}};
+           {"waived", s.waived}};
 }
 
 void from_json(const json& j, NodeSummary& s) {
@@ -211,57 +219,93 @@ NodeSummary summarize(const json& doc, const std::string& origin) {
 
 namespace {
 
-// Builds the document like nlohmann's DOM parser but stops once the top-level "summary"
-// object is complete: rank-written reports carry it right after "schema", so the rest
-// (the three full documents) is never even read.
-class SummaryFirstParser : public nlohmann::detail::json_sax_dom_parser<json> {
+// Builds the document through nlohmann's public SAX interface (json_sax), stopping once the
+// top-level "summary" object is complete: rank-written reports carry it right after
+// "schema", so the rest (the three full documents) is never even read.
+class SummaryFirstParser final : public nlohmann::json_sax<json> {
  public:
-  using Base = nlohmann::detail::json_sax_dom_parser<json>;
-  explicit SummaryFirstParser(json& j) : Base(j, false) {}
-  bool start_object(std::size_t n) {
-    ++depth_;
-    return Base::start_object(n);
+  explicit SummaryFirstParser(json& root) : root_(root) {}
+  bool null() override { return add(json(nullptr)); }
+  bool boolean(bool v) override { return add(json(v)); }
+  bool number_integer(number_integer_t v) override { return add(json(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return add(json(v)); }
+  bool number_float(number_float_t v, const string_t&) override { return add(json(v)); }
+  bool string(string_t& v) override { return add(json(std::move(v))); }
+  bool binary(binary_t& v) override { return add(json::binary(std::move(v))); }
+  bool start_object(std::size_t) override { return open(json::object()); }
+  bool start_array(std::size_t) override { return open(json::array()); }
+  bool key(string_t& k) override {
+    if (stack_.size() == 1) in_summary_ = k == "summary";
+    key_ = std::move(k);
+    return true;
   }
-  bool start_array(std::size_t n) {
-    ++depth_;
-    return Base::start_array(n);
+  bool end_array() override {
+    stack_.pop_back();
+    return true;
   }
-  bool end_array() {
-    --depth_;
-    return Base::end_array();
-  }
-  bool key(std::string& k) {
-    if (depth_ == 1) in_summary_ = k == "summary";
-    return Base::key(k);
-  }
-  bool end_object() {
-    --depth_;
-    const bool ok = Base::end_object();
-    if (depth_ == 1 && in_summary_) {
+  bool end_object() override {
+    stack_.pop_back();
+    if (stack_.size() == 1 && in_summary_) {
       complete_ = true;
       return false;  // stop here: everything needed has been read
     }
-    return ok;
+    return true;
   }
+  bool parse_error(std::size_t, const std::string&, const json::exception&) override { return false; }
   bool complete() const { return complete_; }
 
  private:
-  int depth_ = 0;
+  // Places a value where the parser stands: the root, the end of an array, or under the key.
+  json* place(json&& v) {
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    json& parent = *stack_.back();
+    if (parent.is_array()) {
+      parent.push_back(std::move(v));
+      return &parent.back();
+    }
+    json& slot = parent[key_];
+    slot = std::move(v);
+    return &slot;
+  }
+  bool add(json&& v) {
+    place(std::move(v));
+    return true;
+  }
+  bool open(json&& container) {
+    stack_.push_back(place(std::move(container)));
+    return true;
+  }
+
+  json& root_;
+  std::vector<json*> stack_;
+  string_t key_;
   bool in_summary_ = false;
   bool complete_ = false;
 };
 
+// Whether text starts with a summary block (then j holds schema and summary).
+bool read_summary_first(const std::string& text, json& j) {
+  SummaryFirstParser sax(j);
+  json::sax_parse(text, &sax, json::input_format_t::json, false);
+  return sax.complete() && j.contains("summary");
+}
+
 }  // namespace
 
 json read_node_report(std::istream& in) {
+  // Ranks write schema and summary first, a few KB: the head of the file holds them, and
+  // parsing from a string is several times faster than through the stream's buffer.
+  constexpr std::size_t kHead = 64 * 1024;
+  std::string text(kHead, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(kHead));
+  text.resize(static_cast<std::size_t>(in.gcount()));
   json j;
-  SummaryFirstParser sax(j);
-  // From the stream: only the first few KB (schema and summary) are read from the file.
-  json::sax_parse(in, &sax, json::input_format_t::json, false);
-  if (sax.complete() && j.contains("summary")) return j;
-  in.clear();
-  in.seekg(0);
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (read_summary_first(text, j)) return j;
+  if (text.size() == kHead) text.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (text.size() > kHead && read_summary_first(text, j)) return j;  // a summary larger than the head
   // No summary block (written by other means): the whole document, minus subtrees no
   // summary reads (device lists, samples, time series, histograms, matrices of codes).
   static const std::set<std::string> skip{"devices", "pairs", "ceilings", "samples_gb_s",
@@ -273,6 +317,37 @@ json read_node_report(std::istream& in) {
              skip.contains(parsed.get_ref<const std::string&>()));
   };
   return json::parse(text, keep, false);
+}
+
+std::vector<NodeSummary> read_node_reports(const std::vector<std::string>& paths) {
+  std::vector<NodeSummary> nodes(paths.size());
+  std::vector<std::exception_ptr> errors(paths.size());
+  std::atomic<std::size_t> next{0};
+  // Each file is independent: the CPUs take files in turn (a shared counter, so one slow
+  // file does not hold a whole slice back); errors are raised in the order of the paths.
+  const auto work = [&] {
+    for (std::size_t i = next++; i < paths.size(); i = next++) {
+      try {
+        std::ifstream in(paths[i], std::ios::binary);
+        if (!in) throw UsageError("--from " + paths[i] + ": cannot open the file");
+        const json doc = read_node_report(in);
+        if (doc.is_discarded()) throw UsageError("--from " + paths[i] + ": not JSON; pass the files of OUT/nodes/");
+        nodes[i] = summarize(doc, "--from " + paths[i]);  // the full document is dropped here
+        nodes[i].origin = paths[i];
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const std::size_t threads =
+      std::min<std::size_t>({std::max(1u, std::thread::hardware_concurrency()), 16, paths.size()});
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return nodes;
 }
 
 NodeSummary missing_node(int rank, const std::string& why) {

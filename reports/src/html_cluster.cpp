@@ -1,6 +1,8 @@
 // HTML view of a gdsbench.cluster/1 document: findings first (the odd nodes in words), a
-// nodes x GPUs heat map per metric, then one row per node and the hardware classes.
+// nodes x GPUs heat map per metric (summarised beyond kHeatRows nodes), then one row per
+// node and the hardware classes.
 #include <cstdio>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -17,24 +19,75 @@ std::string fixed(const json& v) {
   return b;
 }
 
+// Up to this many nodes, every node is a row of the heat maps; beyond it (a fleet of
+// 10,000 would draw an SVG of 10,000 rows), the maps summarise: one row per hardware class
+// (its medians, from the document's stats) and then the odd nodes, at most kOddRows of
+// them. Every node stays in the Nodes table.
+constexpr std::size_t kHeatRows = 64;
+constexpr std::size_t kOddRows = 200;
+
+// The heat maps' rows: a node (its document row) or a class median.
+struct HeatRow {
+  std::string label;
+  const json* node = nullptr;
+  std::string class_key;
+};
+
+std::vector<HeatRow> heat_rows(const json& doc, std::string& note) {
+  std::vector<HeatRow> rows;
+  const auto& nodes = doc.at("nodes");
+  if (nodes.size() <= kHeatRows) {
+    for (const auto& n : nodes) rows.push_back({str(n, "node"), &n, ""});
+    return rows;
+  }
+  std::size_t k = 0;
+  for (const auto& c : doc.at("classes"))
+    rows.push_back({"class " + std::to_string(++k) + " median (" + std::to_string(c.at("nodes").size()) +
+                        " nodes)",
+                    nullptr, str(c, "key")});
+  std::set<std::string> odd;
+  for (const auto& n : doc.at("odd_nodes")) odd.insert(n.get<std::string>());
+  std::size_t shown = 0;
+  for (const auto& n : nodes)
+    if (odd.contains(str(n, "node")) && shown++ < kOddRows) rows.push_back({str(n, "node"), &n, ""});
+  note = std::to_string(nodes.size()) + " nodes: each class's median, then " +
+         (odd.size() > kOddRows ? "the first " + std::to_string(kOddRows) + " of the " : "the ") +
+         std::to_string(odd.size()) + " odd node(s); every node is in the Nodes table. ";
+  return rows;
+}
+
+// The median of a class for a metric (and GPU position) from the document's stats.
+std::optional<double> class_median(const json& doc, const std::string& class_key, const std::string& metric,
+                                   std::optional<std::size_t> gpu) {
+  for (const auto& s : doc.at("stats")) {
+    if (str(s, "class") != class_key || str(s, "metric") != metric) continue;
+    const json& g = s.value("gpu", json());
+    if (gpu ? (g.is_number() && g.get<std::size_t>() == *gpu) : g.is_null()) return s.at("median").get<double>();
+  }
+  return std::nullopt;
+}
+
 std::string heat_maps(const json& doc) {
   std::ostringstream o;
-  const auto& nodes = doc.at("nodes");
+  std::string note;
+  const std::vector<HeatRow> heat = heat_rows(doc, note);
   std::vector<std::string> rows;
-  for (const auto& n : nodes) rows.push_back(str(n, "node"));
+  for (const auto& h : heat) rows.push_back(h.label);
   for (const auto& metric : doc.value("gpu_metrics", json::array())) {
     const std::string m = metric.get<std::string>();
     std::size_t width = 0;
-    for (const auto& n : nodes)
+    for (const auto& n : doc.at("nodes"))
       if (n.contains("gpu_metrics") && n.at("gpu_metrics").contains(m))
         width = std::max(width, n.at("gpu_metrics").at(m).size());
     std::vector<std::string> cols;
     for (std::size_t g = 0; g < width; ++g) cols.push_back("GPU" + std::to_string(g));
     std::vector<std::vector<std::optional<double>>> cells;
-    for (const auto& n : nodes) {
+    for (const auto& h : heat) {
       std::vector<std::optional<double>> row(width);
-      if (n.contains("gpu_metrics") && n.at("gpu_metrics").contains(m)) {
-        const auto& v = n.at("gpu_metrics").at(m);
+      if (h.node == nullptr) {
+        for (std::size_t g = 0; g < width; ++g) row[g] = class_median(doc, h.class_key, m, g);
+      } else if (h.node->contains("gpu_metrics") && h.node->at("gpu_metrics").contains(m)) {
+        const auto& v = h.node->at("gpu_metrics").at(m);
         for (std::size_t g = 0; g < v.size(); ++g)
           if (v[g].is_number()) row[g] = v[g].get<double>();
       }
@@ -42,22 +95,24 @@ std::string heat_maps(const json& doc) {
     }
     if (width > 0)
       o << figure(svg::heatmap_values(m + " per node and GPU", rows, cols, cells, "GB/s"),
-                  m + ": nodes x GPUs (GB/s, 1e9 B/s); a pale cell in a dark column is the odd one");
+                  note + m + ": nodes x GPUs (GB/s, 1e9 B/s); a pale cell in a dark column is the odd one");
   }
   const auto io = doc.value("node_metrics", json::array());
   if (!io.empty()) {
     std::vector<std::string> cols;
     for (const auto& m : io) cols.push_back(m.get<std::string>());
     std::vector<std::vector<std::optional<double>>> cells;
-    for (const auto& n : nodes) {
+    for (const auto& h : heat) {
       std::vector<std::optional<double>> row(cols.size());
       for (std::size_t c = 0; c < cols.size(); ++c)
-        if (n.contains("node_metrics") && n.at("node_metrics").contains(cols[c]))
-          row[c] = n.at("node_metrics").at(cols[c]).get<double>();
+        if (h.node == nullptr)
+          row[c] = class_median(doc, h.class_key, cols[c], std::nullopt);
+        else if (h.node->contains("node_metrics") && h.node->at("node_metrics").contains(cols[c]))
+          row[c] = h.node->at("node_metrics").at(cols[c]).get<double>();
       cells.push_back(std::move(row));
     }
     o << figure(svg::heatmap_values("io throughput per node and mode", rows, cols, cells, "GB/s"),
-                "read ladder: nodes x gdsb-io modes (GB/s)");
+                note + "read ladder: nodes x gdsb-io modes (GB/s)");
   }
   return o.str();
 }
@@ -69,7 +124,9 @@ std::string render_cluster(const json& doc) {
   for (const auto& n : doc.at("odd_nodes")) odd.insert(n.get<std::string>());
   std::vector<std::vector<std::string>> findings;
   for (const auto& f : doc.at("findings"))
-    findings.push_back({badge(str(f, "kind"), str(f, "kind") == "outlier" ? "warn" : "bad"),
+    findings.push_back({badge(str(f, "kind"), str(f, "kind") == "outlier" || str(f, "kind") == "fleet-wide"
+                                                  ? "warn"
+                                                  : "bad"),
                         esc(str(f, "text"))});
   std::ostringstream body;
   body << section("findings", "Odd nodes",
@@ -111,8 +168,13 @@ std::string render_cluster(const json& doc) {
   body << section("classes", "Hardware classes", table({"class", "nodes", "majority"}, classes));
   body << context_section(doc);
   const bool failed = str(doc, "verdict") == "fail";
+  std::size_t fleet_wide = 0;
+  for (const auto& f : doc.at("findings")) fleet_wide += str(f, "kind") == "fleet-wide";
   const std::string verdict =
-      badge(failed ? std::to_string(odd.size()) + " odd node(s)" : "all nodes alike", failed ? "bad" : "ok");
+      badge(failed ? std::to_string(odd.size()) + " odd node(s)" + (fleet_wide > 0 ? ", " +
+                std::to_string(fleet_wide) + " fleet-wide finding(s)" : std::string())
+                   : "all nodes alike",
+            failed ? "bad" : "ok");
   return page(doc, "gdsb-cluster: " + std::to_string(doc.at("nodes").size()) + " nodes", verdict,
               {{"findings", "Odd nodes"}, {"heatmaps", "Heat maps"}, {"nodes", "Nodes"},
                {"classes", "Classes"}},

@@ -21,8 +21,14 @@ struct AggregateOptions {
   int expected_ranks = 0;       // MPI world size; 0 for --from
 };
 
-enum class FindingKind { MissingNode, NodeError, MissingHardware, CheckFailed, Topology, Outlier };
-std::string_view finding_kind_name(FindingKind k);  // "missing-node", "node-error", ...
+// DuplicateNode: several reports carry one node name (a cloned image whose hostname was
+// never set, or one report passed twice); the first is judged, the others are not counted.
+// FleetWide: a check that fails on more than half the nodes of a class is the class's
+// problem, not theirs: reported once, with the count, and it names no node.
+enum class FindingKind {
+  DuplicateNode, MissingNode, NodeError, MissingHardware, FleetWide, CheckFailed, Topology, Outlier
+};
+std::string_view finding_kind_name(FindingKind k);  // "duplicate-node", "missing-node", ...
 
 struct Finding {
   FindingKind kind = FindingKind::Outlier;
@@ -31,6 +37,8 @@ struct Finding {
   std::optional<int> gpu;  // outliers of per-GPU metrics
   std::optional<double> value, median, mad, z;
   std::string text;        // one line in words
+  int count = 0;                   // fleet-wide: nodes failing; duplicate: reports of the name
+  std::vector<std::string> files;  // duplicate: the origin of every report of the name
 };
 
 struct NodeClass {
@@ -53,10 +61,12 @@ struct ClusterResult {
   std::vector<Finding> findings;   // in report order: missing first, then checks, topology, outliers
   std::vector<MetricStats> stats;
   std::vector<std::string> odd_nodes;  // every node named by a finding, sorted
+  int fleet_wide = 0;                  // FleetWide findings (they name no node)
   AggregateOptions options;
-  bool failed() const { return !odd_nodes.empty(); }
+  bool failed() const { return !odd_nodes.empty() || fleet_wide > 0; }
 };
 
+// O(N log N) in the number of nodes (the sort by name), linear in memory.
 ClusterResult aggregate(std::vector<NodeSummary> nodes, const AggregateOptions& options);
 
 // Every per-GPU metric and every node metric seen, in display order.

@@ -45,11 +45,17 @@ struct NodeSummary {
   std::map<std::string, double> node_metrics;
   std::map<std::string, std::string> waived;  // metric or mode -> reason
   std::map<std::string, std::string> fingerprint;  // fingerprint.hpp
+  // Where the summary came from ("--from FILE" or "rank N"), to name both sources of a
+  // duplicate identity. Not part of the JSON.
+  std::string origin;
 
   std::string class_key() const;  // gpu_model | drive_model | nic_model
 };
 
 void to_json(nlohmann::json& j, const NodeSummary& s);
+// The same without the fingerprint (cluster.json's node rows): building the fingerprint's
+// hundreds of entries only to erase them was a tenth of aggregating 10,000 nodes.
+nlohmann::json summary_without_fingerprint(const NodeSummary& s);
 void from_json(const nlohmann::json& j, NodeSummary& s);
 
 // The summary of a full node document (schema gdsbench.cluster-node/1). Throws
@@ -60,6 +66,11 @@ NodeSummary summarize(const nlohmann::json& node_doc, const std::string& origin)
 // write it) only schema and summary are read; otherwise the whole document minus the
 // subtrees summarize() never reads. Discarded JSON when the text is not JSON.
 nlohmann::json read_node_report(std::istream& in);
+
+// The summaries of these node report files (gdsb-cluster --from), read on every CPU, in
+// the order given, each with its path as origin. Throws gdsb::UsageError naming the first
+// file (in that order) that cannot be read or is not a node report.
+std::vector<NodeSummary> read_node_reports(const std::vector<std::string>& paths);
 
 // An error record for a rank that sent nothing usable or never answered.
 NodeSummary missing_node(int rank, const std::string& why);

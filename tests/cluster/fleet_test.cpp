@@ -1,0 +1,128 @@
+// The fleet report at scale: a check most nodes of a class fail is one fleet-wide line and
+// names no node; duplicate node identities are named with their files and counted once;
+// node reports are read through the public SAX interface, up to the summary block.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "gdsb/cluster/aggregate.hpp"
+#include "gdsb/cluster/outputs.hpp"
+
+using namespace gdsb::cluster;
+
+namespace {
+
+NodeSummary vm(const std::string& name) {
+  NodeSummary s;
+  s.node = name;
+  s.gpu_model = "H100";
+  s.gpus = 1;
+  s.topo_verdict = "fail";
+  s.fingerprint = {{"IOMMU", "translated"}};
+  return s;
+}
+
+std::string name(int i) { return "vm" + std::to_string(10000 + i); }
+
+}  // namespace
+
+TEST(Fleet, ACheckEveryNodeFailsIsOneFleetWideLineAndNoOddNode) {
+  std::vector<NodeSummary> nodes;
+  for (int i = 0; i < 1000; ++i) {
+    nodes.push_back(vm(name(i)));
+    nodes.back().failing_checks.push_back({"nvidia-fs", "fail", "nvidia_fs is not loaded"});
+  }
+  const ClusterResult r = aggregate(nodes, {});
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].kind, FindingKind::FleetWide);
+  EXPECT_EQ(r.findings[0].node, "");
+  EXPECT_EQ(r.findings[0].count, 1000);
+  EXPECT_EQ(r.findings[0].text,
+            "check nvidia-fs failed on 1000 of 1000 nodes of class H100 |  |  (fleet-wide: no node is "
+            "odd for it): nvidia_fs is not loaded");
+  EXPECT_TRUE(r.odd_nodes.empty());
+  EXPECT_TRUE(r.failed());  // the check still failed: exit 3, but no node is blamed
+  const std::string text = cluster_text(r);
+  EXPECT_NE(text.find("0 odd node(s), 1 fleet-wide finding(s)"), std::string::npos) << text;
+  EXPECT_NE(text.find("FAIL: no odd node; 1 fleet-wide finding(s)"), std::string::npos) << text;
+  const std::string junit = cluster_junit(r);
+  EXPECT_NE(junit.find("name=\"nvidia-fs\"><failure"), std::string::npos);
+}
+
+TEST(Fleet, TheMajorityIsFleetWideAndTheMinorityIsOdd) {
+  std::vector<NodeSummary> nodes;
+  for (int i = 0; i < 10; ++i) nodes.push_back(vm(name(i)));
+  for (std::size_t i = 0; i < 6; ++i) nodes[i].failing_checks.push_back({"nvidia-fs", "fail", "absent"});
+  nodes[9].failing_checks.push_back({"acs-redirect", "fail", "RR on 0000:17:01.0"});
+  const ClusterResult r = aggregate(nodes, {});
+  ASSERT_EQ(r.findings.size(), 2u);
+  EXPECT_EQ(r.findings[0].kind, FindingKind::FleetWide);
+  EXPECT_EQ(r.findings[0].count, 6);
+  EXPECT_EQ(r.findings[1].kind, FindingKind::CheckFailed);
+  EXPECT_EQ(r.odd_nodes, std::vector<std::string>{name(9)});
+}
+
+TEST(Fleet, HalfTheNodesIsNotAMajority) {
+  std::vector<NodeSummary> nodes{vm("a"), vm("b"), vm("c"), vm("d")};
+  nodes[0].failing_checks.push_back({"nvidia-fs", "fail", "absent"});
+  nodes[1].failing_checks.push_back({"nvidia-fs", "fail", "absent"});
+  const ClusterResult r = aggregate(nodes, {});
+  EXPECT_EQ(r.fleet_wide, 0);
+  EXPECT_EQ(r.odd_nodes, (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(Fleet, ThousandDuplicatesAreNamedOnceWithTheirFiles) {
+  std::vector<NodeSummary> nodes;
+  for (int i = 0; i < 1000; ++i) {
+    nodes.push_back(vm("localhost"));
+    nodes.back().origin = "nodes/copy" + std::to_string(i) + ".json";
+  }
+  nodes.push_back(vm("other"));
+  const ClusterResult r = aggregate(nodes, {});
+  EXPECT_EQ(r.nodes.size(), 2u);  // each identity counted once
+  ASSERT_EQ(r.findings.size(), 1u);
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.kind, FindingKind::DuplicateNode);
+  EXPECT_EQ(f.count, 1000);
+  ASSERT_EQ(f.files.size(), 1000u);
+  EXPECT_EQ(f.files.front(), "nodes/copy0.json");  // the first given is the one judged
+  EXPECT_EQ(f.text.rfind("localhost: 1000 reports carry this node name (nodes/copy0.json, "
+                         "nodes/copy1.json, nodes/copy2.json and 997 more); only the first is judged",
+                         0),
+            0u)
+      << f.text;
+  EXPECT_EQ(r.odd_nodes, std::vector<std::string>{"localhost"});
+  // Linear output: one test case per identity (it was 1,000 cases of 1,000 findings each).
+  EXPECT_LT(cluster_junit(r).size(), 4096u);
+  EXPECT_EQ(cluster_document(r, {}, {}, "0").at("nodes").size(), 2u);
+}
+
+TEST(Fleet, DuplicateRanksStillCountAsAnswered) {
+  std::vector<NodeSummary> nodes{vm("clone"), vm("clone"), vm("b")};
+  const ClusterResult r = aggregate(nodes, {3.5, 0.1, 3});
+  ASSERT_EQ(r.findings.size(), 1u);  // no "rank(s) sent no summary"
+  EXPECT_EQ(r.findings[0].kind, FindingKind::DuplicateNode);
+}
+
+TEST(Fleet, NodeReportIsReadUpToItsSummaryBlock) {
+  // Everything after the summary is never parsed: a broken tail does not matter.
+  std::istringstream first(R"({"schema": "gdsbench.cluster-node/1", "summary": {"node": "n1",
+      "gpu_metrics": {"h2d_gb_s": [1.5, null]}, "failing_checks": [{"id": "x"}], "ok": true},
+      "topology": {"this is": not json)");
+  const nlohmann::json a = read_node_report(first);
+  ASSERT_FALSE(a.is_discarded());
+  EXPECT_EQ(a.at("summary").at("node"), "n1");
+  EXPECT_EQ(a.at("summary").at("gpu_metrics").at("h2d_gb_s"), nlohmann::json::parse("[1.5, null]"));
+  EXPECT_EQ(a.at("summary").at("failing_checks")[0].at("id"), "x");
+  EXPECT_FALSE(a.contains("topology"));
+  // Without a summary block: the whole document, minus subtrees no summary reads.
+  std::istringstream whole(R"({"schema": "s", "node": "n2", "topology": {"devices": [1, 2], "verdict": "pass"}})");
+  const nlohmann::json b = read_node_report(whole);
+  EXPECT_EQ(b.at("node"), "n2");
+  EXPECT_EQ(b.at("topology").at("verdict"), "pass");
+  EXPECT_FALSE(b.at("topology").contains("devices"));
+  std::istringstream junk("not json");
+  EXPECT_TRUE(read_node_report(junk).is_discarded());
+}
