@@ -9,6 +9,8 @@ packages=(g++ cmake ninja-build pkg-config git ccache
           libopenmpi-dev openmpi-bin
           libgtest-dev libgmock-dev libbenchmark-dev
           pciutils pci.ids fio python3 python3-jsonschema "$@")
+# The health check's metrics file is read back by prometheus_client's parsers (tests/topo).
+packages+=(python3-prometheus-client)
 # ci/package.sh: dpkg-shlibdeps (the .deb's dependencies), rpmbuild, groff (man page check).
 packages+=(dpkg-dev rpm groff-base)
 

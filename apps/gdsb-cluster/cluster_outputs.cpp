@@ -40,7 +40,8 @@ std::vector<std::string> write_reference_fingerprints(const Options& o, const cl
     for (std::size_t i : cls.members) fps.push_back({r.nodes[i].node, &r.nodes[i].fingerprint});
     const cluster::NodeSummary& ref = r.nodes[cls.members[cluster::reference_member(fps)]];
     topo::FingerprintOrigin origin;
-    origin.tool = "gdsb-cluster " + std::string(version());
+    origin.tool = "gdsb-cluster";
+    origin.version = std::string(version());
     origin.host = ref.host;
     origin.source = "gdsb-cluster node report of " + ref.node;
     origin.created = utc_now_iso8601();

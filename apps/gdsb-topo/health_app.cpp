@@ -42,7 +42,8 @@ int save(const Options& opt) {
   report::check_output_path(target, opt.allow_overwrite);
   const topo::Fingerprint facts = current_facts(opt);
   topo::FingerprintOrigin origin;
-  origin.tool = "gdsb-topo " + std::string(version());
+  origin.tool = "gdsb-topo";
+  origin.version = std::string(version());
   origin.host = opt.sources.live() ? collect_context().host : "";
   origin.source = opt.sources.description();
   origin.created = utc_now_iso8601();

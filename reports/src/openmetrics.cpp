@@ -43,8 +43,8 @@ void sample(std::ostream& o, std::string_view name, const Labels& l, double valu
 
 void generator_info(std::ostream& o, std::string_view tool, std::string_view version) {
   gauge_family(o, "gdsb_generator_info",
-               std::string("The tool that wrote this file, ") + std::string(kGeneratorMark) +
-                   " code (always 1)");
+               std::string("Which gdsbench tool wrote this file (") + std::string(kGeneratorMark) +
+                   "'s writer; always 1)");
   sample(o, "gdsb_generator_info", {{"tool", std::string(tool)}, {"version", std::string(version)}}, 1);
 }
 

@@ -59,7 +59,7 @@ json fingerprint_document(const Fingerprint& f, const FingerprintOrigin& origin)
   const DeviceCounts c = count_devices(f);
   json doc;
   doc["schema"] = kFingerprintSchema;
-  doc["tool"] = origin.tool;
+  doc["tool"] = {{"name", origin.tool}, {"version", origin.version}};
   doc["host"] = origin.host;
   doc["source"] = origin.source;
   doc["created"] = origin.created;

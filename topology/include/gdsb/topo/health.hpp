@@ -15,7 +15,8 @@ inline constexpr const char* kFingerprintSchema = "gdsbench.fingerprint/1";
 
 // Where the facts came from, kept in the file so an operator can tell one file from another.
 struct FingerprintOrigin {
-  std::string tool;     // "gdsb-topo 0.9.0"
+  std::string tool;     // "gdsb-topo"
+  std::string version;  // the tool's version
   std::string host;     // the node whose facts these are
   std::string source;   // "live", "--lspci-text hgx.txt", ...
   std::string created;  // UTC ISO 8601
