@@ -129,8 +129,11 @@ json p2p_phase(const NodeOptions& o, NodeFacts& facts) {
   doc.measurements = p2p::run_measurements(*b.timer, doc.caps, mo);
   doc.interrupted = doc.measurements->interrupted;
   doc.context.ended_at = utc_now_iso8601();
+  // The topology phase's count (what gdsb-topo --health reads) wins; this fills it where
+  // the snapshot had no NVLink facts.
   for (const p2p::GpuInfo& g : doc.caps.gpus)
-    if (g.nvlinks) facts.fingerprint["GPU " + g.bdf + " NVLink links"] = std::to_string(*g.nvlinks);
+    if (const std::string key = "GPU " + g.bdf + " NVLink links"; g.nvlinks && !facts.fingerprint.contains(key))
+      facts.fingerprint[key] = std::to_string(*g.nvlinks);
   return p2p::to_json(doc);
 }
 
