@@ -18,14 +18,9 @@ namespace gdsb::topo_app {
 namespace {
 
 topo::Fingerprint current_facts(const Options& opt) {
-  topo::CollectOptions co;
-  if (const char* e = std::getenv("CUFILE_ENV_PATH_JSON")) co.cufile_env_path = e;
-  co.use_hwloc = !opt.no_hwloc;
-  co.use_nvml = !opt.no_nvml;
-  co.nvml_lib = opt.nvml_lib;
-  // lookup_names stays on: a recording without -nn names its devices only in words, and the
-  // ids (and so which NICs carry data) come from pci.ids by those words.
-  const topo::Snapshot snap = topo::collect_from(opt.sources, co);
+  // Names are looked up as in a full run: a recording without -nn names its devices only in
+  // words, and the ids (and so which NICs carry data) come from pci.ids by those words.
+  const topo::Snapshot snap = collect(opt);
   // Driver, CUDA and VBIOS versions come from this machine's NVML: never mixed into a recording.
   const bool nvml = opt.sources.live() && !opt.no_nvml;
   return topo::make_fingerprint(snap, nvml ? topo::read_gpu_software(opt.nvml_lib) : topo::GpuSoftware{});

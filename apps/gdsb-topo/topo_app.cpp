@@ -29,6 +29,8 @@ topo::RunContext make_context(const Options& opt) {
   return c;
 }
 
+}  // namespace
+
 topo::Snapshot collect(const Options& opt) {
   topo::CollectOptions co;
   if (const char* e = std::getenv("CUFILE_ENV_PATH_JSON")) co.cufile_env_path = e;
@@ -37,8 +39,6 @@ topo::Snapshot collect(const Options& opt) {
   co.nvml_lib = opt.nvml_lib;
   return topo::collect_from(opt.sources, co);
 }
-
-}  // namespace
 
 void setup_topo(CLI::App& app, Options& opt) {
   app.description(
@@ -75,7 +75,11 @@ void setup_topo(CLI::App& app, Options& opt) {
                              "With --health: on a difference, drain this node through scontrol "
                              "(NodeName $SLURMD_NODENAME, else the short host name)");
   health->needs(expect);
-  health->excludes(app.get_option("--save-fingerprint"));
+  // The fingerprint modes run no checks: a report option with them would be silently empty.
+  for (const char* report : {"--save-fingerprint", "--json", "--html", "--save-snapshot", "--matrix"})
+    health->excludes(app.get_option(report));
+  for (const char* report : {"--json", "--html", "--save-snapshot", "--matrix"})
+    app.get_option("--save-fingerprint")->excludes(app.get_option(report));
   expect->needs(health);
   om->needs(health);
   drain->needs(health);

@@ -13,31 +13,13 @@
 
 #include "gdsb/error.hpp"
 #include "gdsb/topo/health.hpp"
-#include "topo_app.hpp"
+#include "topo_cli_util.hpp"
 #include "topo_test_util.hpp"
 
 namespace gdsb::topo::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct CliRun {
-  int rc = 0;
-  std::string out, err;
-};
-
-CliRun cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "gdsb-topo");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  CliRun r;
-  r.rc = topo_app::topo_main(static_cast<int>(argv.size()), argv.data());
-  r.out = ::testing::internal::GetCapturedStdout();
-  r.err = ::testing::internal::GetCapturedStderr();
-  return r;
-}
 
 std::string read_all(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -195,8 +177,7 @@ TEST_F(TopoHealth, AGigabitNicIsNoDifferenceAndANewDataNicIs) {
 
 TEST_F(TopoHealth, BadExpectFilesAreUsageErrorsNamingThem) {
   const fs::path missing = dir.path() / "nope.json";
-  CliRun r = health(hgx);
-  r = cli({"--lspci-text", (dir.path() / "hgx.txt").string(), "--health", "--expect", missing.string()});
+  CliRun r = cli({"--lspci-text", (dir.path() / "hgx.txt").string(), "--health", "--expect", missing.string()});
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("--expect " + missing.string()), std::string::npos) << r.err;
   const fs::path junk = dir.path() / "junk.json";
@@ -206,6 +187,10 @@ TEST_F(TopoHealth, BadExpectFilesAreUsageErrorsNamingThem) {
   EXPECT_NE(r.err.find(junk.string()), std::string::npos);
   EXPECT_NE(r.err.find("gdsbench.fingerprint/1"), std::string::npos) << r.err;
   EXPECT_EQ(cli({"--lspci-text", "x", "--health"}).rc, 2);  // --health needs --expect
+  // No report option with the fingerprint modes: they run no checks to report.
+  EXPECT_EQ(cli({"--lspci-text", "x", "--health", "--expect", "y", "--json", "z"}).rc, 2);
+  EXPECT_EQ(cli({"--lspci-text", "x", "--save-fingerprint", "y", "--html", "z"}).rc, 2);
+  EXPECT_EQ(cli({"--lspci-text", "x", "--openmetrics", "z"}).rc, 2);  // only with --health
   EXPECT_THROW(load_fingerprint(missing.string(), "--expect"), UsageError);
 }
 
