@@ -82,16 +82,6 @@ int health(const Options& opt) {
 
 }  // namespace
 
-int run_fingerprint(const Options& opt) {
-  try {
-    return opt.health ? health(opt) : save(opt);
-  } catch (const Error& e) {
-    std::cerr << "gdsb-topo: " << e.what() << '\n';
-    return exit_code_for(e.kind());
-  } catch (const std::exception& e) {
-    std::cerr << "gdsb-topo: " << e.what() << '\n';
-    return kExitRuntime;
-  }
-}
+int run_fingerprint(const Options& opt) { return opt.health ? health(opt) : save(opt); }
 
 }  // namespace gdsb::topo_app

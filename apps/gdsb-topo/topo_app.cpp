@@ -87,8 +87,8 @@ void setup_topo(CLI::App& app, Options& opt) {
 }
 
 int run_topo(const Options& opt) {
-  if (opt.health || !opt.save_fingerprint.empty()) return run_fingerprint(opt);
   try {
+    if (opt.health || !opt.save_fingerprint.empty()) return run_fingerprint(opt);
     // A report may replace an earlier gdsb-topo report, never an unrelated file unless asked.
     const gdsb::report::OutputTarget json_target{opt.json_path, "--json", "gdsbench.topo/1"};
     if (!opt.json_path.empty()) gdsb::report::check_output_path(json_target, opt.allow_overwrite);

@@ -39,7 +39,8 @@ struct Options {
 void setup_topo(CLI::App& app, Options& opt);
 // The snapshot the options name (live or a recording), as every mode of the tool reads it.
 topo::Snapshot collect(const Options& opt);
-// --save-fingerprint and --health: facts only, none of the checks (health_app.cpp).
+// --save-fingerprint and --health: facts only, none of the checks (health_app.cpp). Throws
+// gdsb::Error; run_topo maps it to the exit code.
 int run_fingerprint(const Options& opt);
 // Returns the process exit code: 0 pass, 3 a check failed, 1 snapshot not collected, 2 usage.
 int run_topo(const Options& opt);
