@@ -259,5 +259,26 @@ TEST_F(TopoHealth, OpenMetricsFileIsReplacedByRenameOnEveryRun) {
   EXPECT_EQ(read_all(foreign), "node_foo 1\n");
 }
 
+// The same facts from a recorded sysfs tree and from a snapshot of it; a GPU link at x8 in the
+// tree (fixture_builder: make_box(1, 1, 1, 1, 1) puts its GPU on bus 3, below root port 00:01.0,
+// switch 01:00.0 and port 02:00.0, at speed code 5 = Gen5, x16).
+TEST(TopoHealthInputs, SysfsTreeAndItsSnapshotAlike) {
+  fixture::TempDir dir;
+  auto box = fixture::make_box(1, 1, 1, 1, 1);
+  fixture::write_sysfs(box, dir.path() / "good");
+  const std::string fp = (dir.path() / "fp.json").string();
+  ASSERT_EQ(cli({"--sysfs-root", (dir.path() / "good").string(), "--save-fingerprint", fp, "--no-hwloc"}).rc, 0);
+  ASSERT_EQ(cli({"--sysfs-root", (dir.path() / "good").string(), "--save-snapshot", (dir.path() / "snap").string(),
+                 "-q", "--no-hwloc"}).rc, 0);
+  CliRun r = cli({"--from-snapshot", (dir.path() / "snap").string(), "--health", "--expect", fp});
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out, "gdsb: ok, 1 GPU, 1 drive, 1 data NIC as expected\n");
+  fixture::find(box, "0000:03:00.0")->cur_width = 8;
+  fixture::write_sysfs(box, dir.path() / "x8");
+  r = cli({"--sysfs-root", (dir.path() / "x8").string(), "--health", "--expect", fp, "--no-hwloc"});
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_EQ(r.out, "gdsb: GPU 0000:03:00.0 link Gen5 x8, expected Gen5 x16\n");
+}
+
 }  // namespace
 }  // namespace gdsb::topo::testing
