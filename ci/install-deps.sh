@@ -12,6 +12,8 @@ packages=(g++ cmake ninja-build pkg-config git ccache
 # ci/slurm-test.sh: a one-node Slurm (munge, slurmctld, slurmd, the client commands); the
 # pmix plugin of `srun --mpi=pmix` (mpi_pmix_v4.so) comes with slurm-wlm-basic-plugins.
 packages+=(munge slurmctld slurmd slurm-client slurm-wlm-basic-plugins)
+# The health check's metrics file is read back by prometheus_client's parsers (tests/topo).
+packages+=(python3-prometheus-client)
 # ci/package.sh: dpkg-shlibdeps (the .deb's dependencies), rpmbuild, groff (man page check).
 packages+=(dpkg-dev rpm groff-base)
 

@@ -1,14 +1,18 @@
 // Options, the --from route and the files rank 0 writes (shared by both routes).
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include "cluster_app.hpp"
+#include "gdsb/cluster/fingerprint.hpp"
 #include "gdsb/cluster/outputs.hpp"
 #include "gdsb/cluster/summary.hpp"
 #include "gdsb/error.hpp"
 #include "gdsb/report/html.hpp"
 #include "gdsb/cli/tool_flags.hpp"
+#include "gdsb/report/openmetrics.hpp"
 #include "gdsb/report/output_file.hpp"
+#include "gdsb/topo/health.hpp"
 #include "gdsb/run_context.hpp"
 #include "gdsb/version.hpp"
 
@@ -21,6 +25,34 @@ const char* const kOutputs[] = {"cluster.json", "cluster.html", "cluster.txt", "
                                 "cluster.prom"};
 
 std::string path_in(const Options& o, const char* name) { return (fs::path(o.out) / name).string(); }
+
+// One known-good fingerprint per hardware class, for gdsb-topo --health --expect on its nodes:
+// the facts of the member most like the rest (the class's own known-good, not a threshold
+// written per SKU). Returns the files written.
+std::vector<std::string> write_reference_fingerprints(const Options& o, const cluster::ClusterResult& r) {
+  std::vector<std::string> files;
+  for (std::size_t c = 0; c < r.classes.size(); ++c) {
+    const cluster::NodeClass& cls = r.classes[c];
+    if (cls.members.empty()) continue;
+    std::vector<cluster::NamedFingerprint> fps;
+    for (std::size_t i : cls.members) fps.push_back({r.nodes[i].node, &r.nodes[i].fingerprint});
+    const cluster::NodeSummary& ref = r.nodes[cls.members[cluster::reference_member(fps)]];
+    topo::FingerprintOrigin origin;
+    origin.tool = "gdsb-cluster";
+    origin.version = std::string(version());
+    origin.host = ref.host;
+    origin.source = "gdsb-cluster node report of " + ref.node;
+    origin.created = utc_now_iso8601();
+    origin.note = "reference of hardware class " + cls.key + ": node " + ref.node + ", the member most like the " +
+                  std::to_string(cls.members.size()) + " node(s) of its class";
+    const std::string name = "fingerprint-class" + std::to_string(c + 1) + ".json";
+    report::write_output_atomic({path_in(o, name.c_str()), "--out", topo::kFingerprintSchema},
+                                topo::fingerprint_document(ref.fingerprint, origin).dump(1) + "\n",
+                                o.allow_overwrite);
+    files.push_back(name);
+  }
+  return files;
+}
 
 }  // namespace
 
@@ -100,12 +132,18 @@ int write_cluster_outputs(const Options& o, const cluster::ClusterResult& r) {
   const std::string text = cluster::cluster_text(r);
   report::write_output_atomic(path_in(o, "cluster.txt"), mark + text, o.allow_overwrite);
   report::write_output_atomic(path_in(o, "cluster.junit.xml"), cluster::cluster_junit(r), o.allow_overwrite);
-  report::write_output_atomic(path_in(o, "cluster.prom"), mark + cluster::cluster_openmetrics(r),
+  // OpenMetrics allows no free comment line: the generator is named by a gdsb_generator_info gauge.
+  std::ostringstream prom;
+  report::openmetrics::generator_info(prom, "gdsb-cluster", version());
+  report::write_output_atomic(path_in(o, "cluster.prom"), prom.str() + cluster::cluster_openmetrics(r),
                               o.allow_overwrite);
+  const std::vector<std::string> references = write_reference_fingerprints(o, r);
   if (o.quiet) {
     std::cout << text.substr(text.rfind('\n', text.size() - 2) + 1);
   } else {
     std::cout << text << "reports: " << o.out << "/cluster.{json,html,txt,junit.xml,prom}\n";
+    for (const auto& f : references)
+      std::cout << "known-good fingerprint for gdsb-topo --health --expect: " << o.out << "/" << f << '\n';
   }
   return r.failed() ? kExitCheckFailed : kExitOk;
 }

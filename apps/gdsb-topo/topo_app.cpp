@@ -29,6 +29,8 @@ topo::RunContext make_context(const Options& opt) {
   return c;
 }
 
+}  // namespace
+
 topo::Snapshot collect(const Options& opt) {
   topo::CollectOptions co;
   if (const char* e = std::getenv("CUFILE_ENV_PATH_JSON")) co.cufile_env_path = e;
@@ -37,8 +39,6 @@ topo::Snapshot collect(const Options& opt) {
   co.nvml_lib = opt.nvml_lib;
   return topo::collect_from(opt.sources, co);
 }
-
-}  // namespace
 
 void setup_topo(CLI::App& app, Options& opt) {
   app.description(
@@ -61,11 +61,34 @@ void setup_topo(CLI::App& app, Options& opt) {
   app.add_flag("--no-nvml", opt.no_nvml,
                "Live mode: do not ask NVML for GPU facts (BAR1, memory, link generation)");
   app.add_option("--nvml-lib", opt.nvml_lib, "Live mode: load NVML from PATH");
+  app.add_option("--save-fingerprint", opt.save_fingerprint,
+                 "Write the node's known-good facts (gdsbench.fingerprint/1: GPUs, NVMe drives and "
+                 "data NICs by PCI address, links, ACS, IOMMU, BAR1, NUMA, driver versions) to FILE "
+                 "and run no checks");
+  auto* health = app.add_flag("--health", opt.health,
+                              "Compare this node with the known-good facts of --expect FILE: one line "
+                              "per difference, exit 3 on any, 0 with one ok line; no other checks run");
+  auto* expect = app.add_option("--expect", opt.expect, "The known-good fingerprint --health compares with");
+  auto* om = app.add_option("--openmetrics", opt.openmetrics,
+                            "With --health: write node_exporter textfile metrics to FILE (atomic rename)");
+  auto* drain = app.add_flag("--slurm-drain", opt.slurm_drain,
+                             "With --health: on a difference, drain this node through scontrol "
+                             "(NodeName $SLURMD_NODENAME, else the short host name)");
+  health->needs(expect);
+  // The fingerprint modes run no checks: a report option with them would be silently empty.
+  for (const char* report : {"--save-fingerprint", "--json", "--html", "--save-snapshot", "--matrix"})
+    health->excludes(app.get_option(report));
+  for (const char* report : {"--json", "--html", "--save-snapshot", "--matrix"})
+    app.get_option("--save-fingerprint")->excludes(app.get_option(report));
+  expect->needs(health);
+  om->needs(health);
+  drain->needs(health);
   cli::add_tool_flags(app, "gdsb-topo");
 }
 
 int run_topo(const Options& opt) {
   try {
+    if (opt.health || !opt.save_fingerprint.empty()) return run_fingerprint(opt);
     // A report may replace an earlier gdsb-topo report, never an unrelated file unless asked.
     const gdsb::report::OutputTarget json_target{opt.json_path, "--json", "gdsbench.topo/1"};
     if (!opt.json_path.empty()) gdsb::report::check_output_path(json_target, opt.allow_overwrite);
@@ -125,6 +148,8 @@ int topo_main(int argc, char** argv) {
     return rc == 0 ? kExitOk : kExitUsage;
   }
   opt.argv.assign(argv, argv + argc);
+  if (const char* p = std::getenv("PATH")) opt.path_env = p;
+  if (const char* n = std::getenv("SLURMD_NODENAME"); n && *n) opt.slurm_node = n;
   return run_topo(opt);
 }
 

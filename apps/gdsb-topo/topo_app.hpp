@@ -23,10 +23,25 @@ struct Options {
   bool no_hwloc = false;
   bool no_nvml = false;
   std::string nvml_lib;
+  // Known-good facts and the health check (health_app.cpp, docs/gdsb-topo.md "Health checks").
+  std::string save_fingerprint;  // --save-fingerprint FILE
+  bool health = false;
+  std::string expect;       // --expect FILE (with --health)
+  std::string openmetrics;  // --openmetrics FILE (with --health)
+  bool slurm_drain = false;
+  // The node as Slurm knows it ($SLURMD_NODENAME, else the short host name), and PATH:
+  // read by topo_main, not by the library.
+  std::string slurm_node;
+  std::string path_env;
   std::vector<std::string> argv;
 };
 
 void setup_topo(CLI::App& app, Options& opt);
+// The snapshot the options name (live or a recording), as every mode of the tool reads it.
+topo::Snapshot collect(const Options& opt);
+// --save-fingerprint and --health: facts only, none of the checks (health_app.cpp). Throws
+// gdsb::Error; run_topo maps it to the exit code.
+int run_fingerprint(const Options& opt);
 // Returns the process exit code: 0 pass, 3 a check failed, 1 snapshot not collected, 2 usage.
 int run_topo(const Options& opt);
 // Parses argv and runs; maps CLI11 errors to exit code 2 (help/version to 0).

@@ -17,6 +17,7 @@
 #include "gdsb/report/io_document.hpp"
 #include "gdsb/runner.hpp"
 #include "gdsb/topo/checks.hpp"
+#include "gdsb/topo/fingerprint.hpp"
 #include "gdsb/topo/render.hpp"
 #include "service_layers.hpp"
 
@@ -48,27 +49,6 @@ std::shared_ptr<gpu::GpuService> fake_service(const FakeGpuSpec& spec) {
 }
 
 }  // namespace
-
-NvmlVersions read_nvml_versions(const std::string& lib_path) {
-  NvmlVersions out;
-  std::unique_ptr<nvml::Library> lib;
-  try {
-    lib = nvml::Library::open(lib_path);
-  } catch (const std::exception&) {
-    return out;  // no driver: the fingerprint leaves the driver out, the rest not available
-  }
-  if (const auto v = lib->driver_version(); v.ok()) out.driver = v.value;
-  if (const auto v = lib->cuda_driver_version(); v.ok()) out.cuda_driver = nvml::cuda_version_text(v.value);
-  const auto count = lib->device_count();
-  for (unsigned i = 0; count.ok() && i < count.value; ++i) {
-    const auto d = lib->device_by_index(i);
-    if (!d.ok()) continue;
-    const auto bus = lib->bus_id(d.value);
-    const auto vbios = lib->vbios_version(d.value);
-    if (bus.ok() && vbios.ok()) out.vbios[bus.value] = vbios.value;
-  }
-  return out;
-}
 
 FakeGpuSpec load_fake_gpu_spec(const std::string& path) {
   std::ifstream in(path);
@@ -106,14 +86,12 @@ json topology_phase(const NodeOptions& o, NodeFacts& facts) {
   facts.drive_model = model_of(drives);
   facts.nic_model = model_of(nics);
   facts.kernel = snap.machine.proc_known ? snap.machine.kernel_release : ctx.run.kernel;
-  const NvmlVersions nv = o.fake_gpu || o.no_nvml ? NvmlVersions{} : read_nvml_versions(o.nvml_lib);
+  const topo::GpuSoftware nv = o.fake_gpu || o.no_nvml ? topo::GpuSoftware{} : topo::read_gpu_software(o.nvml_lib);
   facts.driver = o.fake_gpu ? "fake GPU service" : nv.driver;
-  facts.cuda_driver = nv.cuda_driver.empty() ? kNotAvailable : nv.cuda_driver;
-  FingerprintExtras extras;
-  extras.driver = facts.driver;
-  extras.cuda_driver = nv.cuda_driver;
-  extras.vbios = nv.vbios;
-  for (const auto& [k, v] : make_fingerprint(snap, extras)) facts.fingerprint[k] = v;
+  facts.cuda_driver = nv.cuda_driver.empty() ? topo::kNotAvailable : nv.cuda_driver;
+  // The fake GPU service is no driver fact: the fingerprint stays what gdsb-topo --health
+  // makes of the same input, so a class's reference file checks its nodes.
+  for (const auto& [k, v] : topo::make_fingerprint(snap, nv)) facts.fingerprint[k] = v;
   return topo::to_json(snap, view, report, ctx);
 }
 
@@ -151,8 +129,11 @@ json p2p_phase(const NodeOptions& o, NodeFacts& facts) {
   doc.measurements = p2p::run_measurements(*b.timer, doc.caps, mo);
   doc.interrupted = doc.measurements->interrupted;
   doc.context.ended_at = utc_now_iso8601();
+  // The topology phase's count (what gdsb-topo --health reads) wins; this fills it where
+  // the snapshot had no NVLink facts.
   for (const p2p::GpuInfo& g : doc.caps.gpus)
-    if (g.nvlinks) facts.fingerprint["GPU" + std::to_string(g.index) + " NVLink links"] = std::to_string(*g.nvlinks);
+    if (const std::string key = "GPU " + g.bdf + " NVLink links"; g.nvlinks && !facts.fingerprint.contains(key))
+      facts.fingerprint[key] = std::to_string(*g.nvlinks);
   return p2p::to_json(doc);
 }
 

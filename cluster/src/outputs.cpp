@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "gdsb/report/gate.hpp"
+#include "gdsb/report/openmetrics.hpp"
 
 namespace gdsb::cluster {
 namespace {
@@ -17,18 +18,8 @@ json opt(const std::optional<double>& v) {
   return *v;
 }
 
-std::string label_value(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '\\' || c == '"') o += '\\';
-    if (c == '\n') {
-      o += "\\n";
-      continue;
-    }
-    o += c;
-  }
-  return o;
-}
+// Escaping shared with gdsb-topo --health --openmetrics (one writer of label values).
+using report::openmetrics::label_value;
 
 }  // namespace
 

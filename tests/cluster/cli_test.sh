@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # gdsb-cluster without mpirun (an MPI singleton: a one-node cluster) and its bad inputs:
 # each names the input, exits 2 (1 for runtime errors) and leaves the user's files alone.
-# Usage: cli_test.sh GDSB_CLUSTER MAKE_CLUSTER_FIXTURE WORKDIR
+# Usage: cli_test.sh GDSB_CLUSTER MAKE_CLUSTER_FIXTURE WORKDIR [GDSB_TOPO]
 set -uo pipefail
-bin=$1 make_fixture=$2 work=$3
+bin=$1 make_fixture=$2 work=$3 topo_bin=${4:-}
 rm -rf "$work" && mkdir -p "$work" || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 "$make_fixture" "$work/fx" >/dev/null || { echo "FAIL: make_cluster_fixture"; exit 1; }
@@ -31,6 +31,18 @@ expect 0 "PASS: no odd node" -- --out "$work/one" "${topo[@]}"
   || { echo "FAIL: singleton reports missing"; ls -R "$work/one"; failures=$((failures + 1)); }
 # Again into the same directory: its own earlier reports may be replaced.
 expect 0 "PASS" -- --out "$work/one" "${topo[@]}"
+# The class's known-good fingerprint, and the health check of the same node against it.
+grep -q '"schema": "gdsbench.fingerprint/1"' "$work/one/fingerprint-class1.json" \
+  || { echo "FAIL: no reference fingerprint"; ls "$work/one"; failures=$((failures + 1)); }
+if [ -n "$topo_bin" ]; then
+  out=$("$topo_bin" --sysfs-root "$work/fx/node0/root" --health --expect "$work/one/fingerprint-class1.json" 2>&1)
+  rc=$?
+  if [ "$rc" -ne 0 ] || ! grep -q "^gdsb: ok, 2 GPUs, 4 drives, 2 data NICs as expected" <<<"$out"; then
+    echo "FAIL: gdsb-topo --health against the class reference: exit $rc: $out"; failures=$((failures + 1))
+  else
+    echo "ok:   gdsb-topo --health against fingerprint-class1.json: $out"
+  fi
+fi
 
 # A phase that does not finish in time is reported as the node's error, not waited for.
 echo '{"devices": 2, "copy_delay_us": 3000000}' >"$work/stuck.json"

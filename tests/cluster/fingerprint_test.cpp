@@ -1,32 +1,26 @@
-// Fingerprint diff: which node differs from the majority, said in words.
+// Fingerprint diff across a fleet: which node differs from its class, said in words and by PCI
+// address. The fleet is made of the real 8x H100 HGX recording (tests/topo/fixtures/real) and
+// copies of it with one fault each; a GPU gone is one line, never its neighbours renumbered.
 #include <gtest/gtest.h>
 
-#include "gdsb/cluster/fingerprint.hpp"
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
-using namespace gdsb::cluster;
+#include "gdsb/cluster/fingerprint.hpp"
+#include "gdsb/topo/collect.hpp"
+
+namespace gdsb::cluster {
+namespace {
+
+namespace fs = std::filesystem;
 
 TEST(Fingerprint, WordsForLinksAndAcs) {
-  EXPECT_EQ(link_words(32.0, 8), "Gen5 x8");
-  EXPECT_EQ(link_words(16.0, 16), "Gen4 x16");
-  EXPECT_EQ(acs_words(0x0000), "off");
-  EXPECT_EQ(acs_words(0x001d), "SV+RR+CR+UF");
-  EXPECT_EQ(acs_words(0x000c), "RR+CR");
-}
-
-TEST(Fingerprint, DiffNamesTheOddNodeAndTheMajorityValue) {
-  Fingerprint base{{"ACS {} on 0000:17:02.0", "off"}, {"GPU5 (0000:9a:00.0) link", "Gen5 x16"},
-                   {"IOMMU", "identity"}};
-  Fingerprint acs = base, narrow = base, extra = base;
-  acs["ACS {} on 0000:17:02.0"] = "RR+CR";
-  narrow["GPU5 (0000:9a:00.0) link"] = "Gen5 x8";
-  extra.erase("IOMMU");
-  std::vector<NamedFingerprint> nodes{{"node01", &base},  {"node02", &base}, {"node17", &acs},
-                                      {"node40", &narrow}, {"node41", &base}, {"node50", &extra}};
-  const auto d = diff_against_majority(nodes);
-  ASSERT_EQ(d.size(), 3u);
-  EXPECT_EQ(d[0].words, "node17: ACS RR+CR on 0000:17:02.0 (5 others: off)");
-  EXPECT_EQ(d[1].words, "node40: GPU5 (0000:9a:00.0) link Gen5 x8 (5 others: Gen5 x16)");
-  EXPECT_EQ(d[2].words, "node50: IOMMU absent (5 others: identity)");
+  EXPECT_EQ(topo::link_words(32.0, 8), "Gen5 x8");
+  EXPECT_EQ(topo::link_words(16.0, 16), "Gen4 x16");
+  EXPECT_EQ(topo::acs_words(0x0000), "off");
+  EXPECT_EQ(topo::acs_words(0x001d), "SV+RR+CR+UF");
+  EXPECT_EQ(topo::acs_words(0x000c), "RR+CR");
 }
 
 TEST(Fingerprint, NoStrictMajorityJudgesNobody) {
@@ -34,3 +28,59 @@ TEST(Fingerprint, NoStrictMajorityJudgesNobody) {
   EXPECT_TRUE(diff_against_majority({{"n1", &a}, {"n2", &b}}).empty());
   EXPECT_TRUE(diff_against_majority({{"n1", &a}}).empty());
 }
+
+// The HGX text with one edit: a stanza (lspci's blank-line separated block) dropped, or a
+// line of one stanza replaced.
+Fingerprint hgx(const std::string& bdf = "", const std::string& from = "", const std::string& to = "") {
+  std::ifstream in(fs::path(GDSB_TOPO_REAL_FIXTURES) / "hgx-h100-lspci-vvv.txt");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!bdf.empty()) {
+    const auto start = text.find("\n" + bdf + " ") + 1;
+    const auto end = text.find("\n\n", start) + 2;
+    std::string stanza = text.substr(start, end - start);
+    if (from.empty()) stanza.clear();
+    else stanza.replace(stanza.find(from), from.size(), to);
+    text.replace(start, end - start, stanza);
+  }
+  const fs::path tmp = fs::temp_directory_path() / ("gdsb-fp-" + std::to_string(::getpid()) + ".txt");
+  std::ofstream(tmp) << text;
+  topo::CollectOptions o;
+  o.lookup_names = false;
+  Fingerprint f = topo::make_fingerprint(topo::collect_lspci_text(tmp, o), {});
+  fs::remove(tmp);
+  return f;
+}
+
+TEST(Fingerprint, AFleetFromTheHgxRecordingNamesEachFaultOnceByPciAddress) {
+  const Fingerprint good = hgx();
+  ASSERT_EQ(good.at("GPU 0000:19:00.0 link"), "Gen5 x16");
+  const Fingerprint gone = hgx("19:00.0");
+  const Fingerprint narrow = hgx("3b:00.0", "Width x16 (ok)", "Width x8 (downgraded)");
+  const Fingerprint acs = hgx("17:00.0", "ReqRedir- CmpltRedir-", "ReqRedir+ CmpltRedir+");
+  const Fingerprint no_drive = hgx("18:00.0");
+  const std::vector<NamedFingerprint> nodes{{"n1", &good},   {"n2", &gone}, {"n3", &good},     {"n4", &narrow},
+                                            {"n5", &good},   {"n6", &acs},  {"n7", &no_drive}, {"n8", &good}};
+  const auto d = diff_against_majority(nodes);
+  std::vector<std::string> words;
+  for (const auto& x : d) words.push_back(x.words);
+  EXPECT_EQ(words, (std::vector<std::string>{
+                       "n2: GPU 0000:19:00.0 absent; present on the 7 other nodes of its class",
+                       "n4: GPU 0000:3b:00.0 link Gen5 x8 (7 others: Gen5 x16)",
+                       "n6: port 0000:17:00.0 ACS RR+CR (7 others: off)",
+                       "n7: NVMe 0000:18:00.0 absent; present on the 7 other nodes of its class",
+                   }));
+  EXPECT_EQ(nodes[reference_member(nodes)].node, "n1");
+}
+
+TEST(Fingerprint, ADeviceOnlyOneNodeHasIsOneLineToo) {
+  Fingerprint base{{"GPU 0000:19:00.0", "present"}, {"GPU 0000:19:00.0 link", "Gen5 x16"}};
+  Fingerprint extra = base;
+  extra["NIC 0000:1a:00.0"] = "present";
+  extra["NIC 0000:1a:00.0 link"] = "Gen5 x16";
+  const auto d = diff_against_majority({{"a", &base}, {"b", &base}, {"c", &extra}});
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].words, "c: NIC 0000:1a:00.0 present; absent on the 2 other nodes of its class");
+}
+
+}  // namespace
+}  // namespace gdsb::cluster

@@ -7,6 +7,7 @@
 
 #include "gdsb/cluster/fingerprint.hpp"
 #include "gdsb/cluster/node_report.hpp"
+#include "gdsb/topo/fingerprint.hpp"
 #include "gdsb/nvml.hpp"
 
 namespace gdsb::cluster {
@@ -24,21 +25,21 @@ TEST(NvmlVersions, CudaVersionNumberAsNvidiaSmiPrintsIt) {
 TEST(NvmlVersions, ReadThroughTheShimAndNothingMadeUpWhenNvmlDoesNotAnswer) {
   ::unsetenv("GDSB_FAKE_NVML_CUDA");
   ::unsetenv("GDSB_FAKE_NVML_VBIOS");
-  const NvmlVersions silent = read_nvml_versions(GDSB_FAKE_NVML);
+  const topo::GpuSoftware silent = topo::read_gpu_software(GDSB_FAKE_NVML);
   EXPECT_EQ(silent.driver, "580.159.04");
   EXPECT_EQ(silent.cuda_driver, "");
   EXPECT_TRUE(silent.vbios.empty());
 
   ::setenv("GDSB_FAKE_NVML_CUDA", "13000", 1);
   ::setenv("GDSB_FAKE_NVML_VBIOS", "96.00.74.00.01", 1);
-  const NvmlVersions answered = read_nvml_versions(GDSB_FAKE_NVML);
+  const topo::GpuSoftware answered = topo::read_gpu_software(GDSB_FAKE_NVML);
   ::unsetenv("GDSB_FAKE_NVML_CUDA");
   ::unsetenv("GDSB_FAKE_NVML_VBIOS");
   EXPECT_EQ(answered.cuda_driver, "13.0");
   EXPECT_EQ(answered.vbios, (std::map<std::string, std::string>{{kGpu0, "96.00.74.00.01"},
                                                                {kGpu1, "96.00.74.00.01"}}));
 
-  const NvmlVersions none = read_nvml_versions("/nonexistent/libnvidia-ml.so.1");
+  const topo::GpuSoftware none = topo::read_gpu_software("/nonexistent/libnvidia-ml.so.1");
   EXPECT_EQ(none.driver, "");
   EXPECT_EQ(none.cuda_driver, "");
   EXPECT_TRUE(none.vbios.empty());
@@ -56,27 +57,27 @@ topo::Snapshot two_gpus() {
 }
 
 TEST(NvmlVersions, FingerprintSaysNotAvailableWithoutNvml) {
-  const Fingerprint f = make_fingerprint(two_gpus(), {});
+  const Fingerprint f = topo::make_fingerprint(two_gpus(), {});
   EXPECT_EQ(f.at("CUDA driver"), "not available");
-  EXPECT_EQ(f.at("GPU0 VBIOS"), "not available");
-  EXPECT_EQ(f.at("GPU1 VBIOS"), "not available");
+  EXPECT_EQ(f.at("GPU 0000:00:06.0 VBIOS"), "not available");
+  EXPECT_EQ(f.at("GPU 0000:00:07.0 VBIOS"), "not available");
   EXPECT_EQ(f.count("NVIDIA driver"), 0u);
 }
 
 TEST(NvmlVersions, ANodeWithOtherFirmwareOrCudaDriverIsNamed) {
-  FingerprintExtras same;
+  topo::GpuSoftware same;
   same.driver = "580.159.04";
   same.cuda_driver = "13.0";
   same.vbios = {{kGpu0, "96.00.74.00.01"}, {kGpu1, "96.00.74.00.01"}};
-  FingerprintExtras odd = same;
+  topo::GpuSoftware odd = same;
   odd.cuda_driver = "12.8";
   odd.vbios[kGpu1] = "96.00.61.00.01";
-  const Fingerprint a = make_fingerprint(two_gpus(), same);
-  const Fingerprint b = make_fingerprint(two_gpus(), odd);
+  const Fingerprint a = topo::make_fingerprint(two_gpus(), same);
+  const Fingerprint b = topo::make_fingerprint(two_gpus(), odd);
   const auto d = diff_against_majority({{"node01", &a}, {"node02", &a}, {"node03", &b}});
   ASSERT_EQ(d.size(), 2u);
   EXPECT_EQ(d[0].words, "node03: CUDA driver 12.8 (2 others: 13.0)");
-  EXPECT_EQ(d[1].words, "node03: GPU1 VBIOS 96.00.61.00.01 (2 others: 96.00.74.00.01)");
+  EXPECT_EQ(d[1].words, "node03: GPU 0000:00:07.0 VBIOS 96.00.61.00.01 (2 others: 96.00.74.00.01)");
 }
 
 }  // namespace

@@ -3,31 +3,13 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
-#include "topo_app.hpp"
+#include "topo_cli_util.hpp"
 #include "topo_test_util.hpp"
 
 namespace gdsb::topo::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct CliRun {
-  int rc = 0;
-  std::string out, err;
-};
-
-CliRun cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "gdsb-topo");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  CliRun r;
-  r.rc = topo_app::topo_main(static_cast<int>(argv.size()), argv.data());
-  r.out = ::testing::internal::GetCapturedStdout();
-  r.err = ::testing::internal::GetCapturedStderr();
-  return r;
-}
 
 class TopoCli : public ::testing::Test {
  protected:

@@ -15,21 +15,6 @@ std::string mib(uint64_t bytes) {
   return b;
 }
 
-// BAR1 is the second memory BAR, not resource index 1: a 64-bit BAR takes two slots, so
-// on data-center NVIDIA GPUs (64-bit BAR0) BAR1 sits at index 2 (lspci "Region 2").
-int bar1_resource_index(const Device& g) {
-  for (const auto& b : g.bars)
-    if (b.index == 0) return b.is_64bit ? 2 : 1;
-  return 1;  // BAR0 unknown: assume a 32-bit BAR0, the PCI default
-}
-
-const Bar* second_memory_bar(const Device& g) {
-  const int want = bar1_resource_index(g);
-  for (const auto& b : g.bars)
-    if (b.index == want) return &b;
-  return nullptr;
-}
-
 bool translated(const std::string& type) { return type == "DMA" || type == "DMA-FQ"; }
 
 class IommuCheck final : public Check {

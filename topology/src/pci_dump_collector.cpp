@@ -112,6 +112,41 @@ int load_ids(pci_access* acc, LibpciEscape* esc) {
   return ok;
 }
 
+// Names back to IDs, read straight from a plain-text pci.ids: one pass over the file, where
+// asking libpci for every one of 65535 IDs per vendor costs about 0.2 s on a machine with
+// ten vendors (a health check's whole budget). nullopt for a compressed database
+// (pci.ids.gz), which only libpci reads: then the IDs are scanned through it. The first ID
+// of a name wins, as in the scan.
+struct ReverseIds {
+  std::multimap<std::string, uint16_t> vendors;
+  std::map<uint16_t, std::map<std::string, uint16_t>> devices;
+};
+std::optional<ReverseIds> read_reverse_ids(const std::string& path) {
+  if (path.size() >= 3 && path.compare(path.size() - 3, 3, ".gz") == 0) return std::nullopt;
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  ReverseIds r;
+  std::string line;
+  std::optional<uint16_t> vendor;
+  auto id_of = [](const std::string& l, std::size_t at) -> std::optional<uint16_t> {
+    unsigned v = 0;
+    if (l.size() < at + 6 || l[at + 4] != ' ' || std::sscanf(l.c_str() + at, "%4x", &v) != 1) return std::nullopt;
+    return static_cast<uint16_t>(v);
+  };
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line[0] == 'C' && line.size() > 1 && line[1] == ' ') break;  // the class list follows the vendors
+    if (line[0] != '\t') {
+      vendor = id_of(line, 0);
+      if (vendor) r.vendors.emplace(line.substr(line.find_first_not_of(' ', 5)), *vendor);
+      continue;
+    }
+    if (line.size() < 2 || line[1] == '\t' || !vendor) continue;  // subsystems
+    if (const auto dev = id_of(line, 1)) r.devices[*vendor].emplace(line.substr(line.find_first_not_of(' ', 6)), *dev);
+  }
+  return r;
+}
+
 }  // namespace
 
 namespace detail {
@@ -150,16 +185,23 @@ void lookup_names(Snapshot& s, const std::string& ids_file) {
   constexpr int kScan = PCI_LOOKUP_NO_HWDB;
   // Text recorded without -nn names devices only in words: map them back to IDs. One
   // vendor name may stand for several IDs (Red Hat: 1af4 virtio, 1b36 QEMU).
-  std::multimap<std::string, uint16_t> vendor_ids;
   bool need_vendors = false;
   for (const auto& d : s.devices) need_vendors = need_vendors || (d.vendor == 0 && !d.name.empty());
-  if (need_vendors)
+  // libpci drops a ".gz" it could not open, so the name it loaded is known only now.
+  const std::string loaded = acc->id_file_name ? acc->id_file_name : path;
+  std::optional<ReverseIds> from_file = need_vendors ? read_reverse_ids(loaded) : std::nullopt;
+  std::multimap<std::string, uint16_t> vendor_ids;
+  std::map<uint16_t, std::map<std::string, uint16_t>> device_ids;  // filled per vendor on use
+  if (from_file) {
+    vendor_ids = std::move(from_file->vendors);
+    device_ids = std::move(from_file->devices);
+  } else if (need_vendors) {
     for (int v = 1; v < 0xffff; ++v)
       if (auto n = lookup(PCI_LOOKUP_VENDOR | kScan, v, 0)) vendor_ids.emplace(*n, static_cast<uint16_t>(v));
-  std::map<uint16_t, std::map<std::string, uint16_t>> device_ids;  // filled per vendor on use
+  }
   const auto device_id = [&](uint16_t vendor, const std::string& dname) -> std::optional<uint16_t> {
     auto [it, fresh] = device_ids.try_emplace(vendor);
-    if (fresh)
+    if (fresh && !from_file)
       for (int id = 0; id < 0xffff; ++id)
         if (auto n = lookup(PCI_LOOKUP_DEVICE | kScan, vendor, id))
           it->second.emplace(*n, static_cast<uint16_t>(id));

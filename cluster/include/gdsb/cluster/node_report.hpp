@@ -55,16 +55,6 @@ struct NodeFacts {
   std::string version;
 };
 
-// What NVML says about the software and firmware of this node's GPUs: the driver, the CUDA
-// version it supports, each GPU's VBIOS by bdf. Empty fields where NVML is absent or does
-// not answer (never guessed). lib: "" = libnvidia-ml.so.1.
-struct NvmlVersions {
-  std::string driver;
-  std::string cuda_driver;
-  std::map<std::string, std::string> vbios;
-};
-NvmlVersions read_nvml_versions(const std::string& lib);
-
 nlohmann::json topology_phase(const NodeOptions& o, NodeFacts& facts);
 nlohmann::json p2p_phase(const NodeOptions& o, NodeFacts& facts);
 nlohmann::json io_phase(const NodeOptions& o, const NodeFacts& facts);

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# gdsb-topo --health --openmetrics read back by real parsers: prometheus_client's OpenMetrics
+# parser and its Prometheus text-format parser (the format node_exporter's textfile collector
+# reads), from Debian's python3-prometheus-client (ci/install-deps.sh installs it).
+# The known-good file is validated against its JSON schema (python3-jsonschema).
+# Usage: openmetrics_test.sh GDSB_TOPO HGX_LSPCI_TEXT WORKDIR SCHEMA
+set -uo pipefail
+topo=$1 hgx=$2 work=$3 schema=$4
+rm -rf "$work" && mkdir -p "$work" || exit 1
+py=""
+for p in python3 /usr/bin/python3; do
+  if command -v "$p" >/dev/null && "$p" -c "import prometheus_client, jsonschema" 2>/dev/null; then py=$p; break; fi
+done
+if [ -z "$py" ]; then
+  echo "SKIP: no python3 with prometheus_client and jsonschema (Debian: python3-prometheus-client python3-jsonschema; ci/install-deps.sh)"
+  exit 77
+fi
+"$topo" --lspci-text "$hgx" --save-fingerprint "$work/good.json" || exit 1
+"$py" -c "
+import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))
+print('ok: good.json follows', sys.argv[2])" "$work/good.json" "$schema" || { echo "FAIL: schema"; exit 1; }
+# GPU 19:00.0 retrained at x8: one problem.
+sed '/^19:00.0 /,/^$/ s/Width x16 (ok)/Width x8 (downgraded)/' "$hgx" >"$work/x8.txt"
+"$topo" --lspci-text "$work/x8.txt" --health --expect "$work/good.json" --openmetrics "$work/gdsb.prom"
+rc=$?
+[ "$rc" -eq 3 ] || { echo "FAIL: exit $rc, want 3"; exit 1; }
+"$py" - "$work/gdsb.prom" <<'PY'
+import sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families as openmetrics
+from prometheus_client.parser import text_string_to_metric_families as text_format
+
+text = open(sys.argv[1]).read()
+for name, parse in (("OpenMetrics", openmetrics), ("text format", text_format)):
+    fams = {f.name: f for f in parse(text)}
+    def value(metric, **labels):
+        hits = [s.value for s in fams[metric].samples if all(s.labels.get(k) == v for k, v in labels.items())]
+        assert len(hits) == 1, (name, metric, labels, hits)
+        return hits[0]
+    assert value("gdsb_health_problems") == 1, name
+    assert value("gdsb_health_pcie_link_width", bdf="0000:19:00.0", kind="gpu") == 8, name
+    assert value("gdsb_health_expected_pcie_link_width", bdf="0000:19:00.0", kind="gpu") == 16, name
+    assert value("gdsb_health_pcie_link_width", bdf="0000:3b:00.0", kind="gpu") == 16, name
+    assert value("gdsb_health_pcie_link_transfers_per_second", bdf="0000:19:00.0", kind="gpu") == 32e9, name
+    assert value("gdsb_health_devices", kind="gpu") == 8, name
+    assert value("gdsb_health_expected_devices", kind="nvme") == 8, name
+    assert value("gdsb_health_device_present", bdf="0000:19:00.0", kind="gpu") == 1, name
+    problems = fams["gdsb_health_problem_info"].samples
+    assert [(s.labels["bdf"], s.labels["now"], s.labels["expected"]) for s in problems] == \
+        [("0000:19:00.0", "Gen5 x8", "Gen5 x16")], (name, problems)
+    for f in fams.values():
+        assert f.type == "gauge", (name, f.name, f.type)
+        assert f.documentation, (name, f.name)
+    print("ok: %s parser: %d families" % (name, len(fams)))
+PY
