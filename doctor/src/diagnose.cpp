@@ -67,8 +67,8 @@ void add_platform_hops(GpuDiagnosis& g, const Platform& p) {
     g.hops.push_back({h.kind, h.gb_s, h.what, false, h.device,
                       std::string(topo::capacity_source_name(h.source))});
   if (c.gb_s) {
-    g.ceiling_gb_s = c.gb_s;
-    g.binding = c.limited_by;
+    g.ceiling_gb_s = g.topo_ceiling_gb_s = c.gb_s;
+    g.binding = g.topo_binding = c.limited_by;
   }
 }
 
@@ -112,7 +112,12 @@ std::vector<GpuDiagnosis> gpu_hops(const Platform* platform, const Figures& figu
     if (is_gpu_run(r) && r.status == RunStatus::Ok) ensure(r.workload.gpu, "");
 
   Facts facts{platform, figures, out};
-  const RunResult* x1 = facts.best_read(XferType::CpuOnly);
+  // Storage alone: the best -x 1 read with O_DIRECT (a page-cache figure is no storage's).
+  const RunResult* x1 = nullptr;
+  for (const auto& r : figures.runs)
+    if (r.workload.xfer == XferType::CpuOnly && r.workload.odirect && is_read(r.workload) &&
+        r.path.path_used != "page-cache" && run_gb_s(r) && (!x1 || *run_gb_s(r) > *run_gb_s(*x1)))
+      x1 = &r;
   for (auto& g : out) {
     if (x1) {
       Hop h{"storage alone", run_gb_s(*x1), detail::describe_run(*x1) + ", O_DIRECT, no GPU",
@@ -132,6 +137,17 @@ std::vector<GpuDiagnosis> gpu_hops(const Platform* platform, const Figures& figu
     Hop h{"host link", hl.h2d_gb_s, "pinned H2D measured (cudaMemcpy)", true, g->bdf, "measured"};
     bound_by(*g, h);
     g->hops.push_back(std::move(h));
+  }
+  // The path's ceiling without today's storage figure: the topology's and the host link.
+  for (auto& g : out) {
+    g.path_ceiling_gb_s = g.topo_ceiling_gb_s;
+    g.path_binding = g.topo_binding;
+    for (const auto& h : g.hops)
+      if (h.name == "host link" && h.gb_s &&
+          (!g.path_ceiling_gb_s || *h.gb_s < *g.path_ceiling_gb_s)) {
+        g.path_ceiling_gb_s = h.gb_s;
+        g.path_binding = "host link " + detail::gb(*h.gb_s) + " measured (" + h.what + ")";
+      }
   }
   for (auto& g : out) {
     // Best GPU read figure: cuFile types first (what GDS gives), else the bounce paths.
@@ -223,19 +239,21 @@ void cap_expected(Diagnosis& d) {
     std::optional<double> cap;
     const GpuDiagnosis* by = nullptr;
     for (const GpuDiagnosis* g : gpus) {
-      if (!g->ceiling_gb_s) {  // one GPU without a ceiling: nothing bounds the finding
+      const auto& c = f.storage_fix ? g->path_ceiling_gb_s : g->ceiling_gb_s;
+      if (!c) {  // one GPU without a ceiling: nothing bounds the finding
         cap.reset();
         break;
       }
-      if (!cap || *g->ceiling_gb_s > *cap) {
-        cap = g->ceiling_gb_s;
+      if (!cap || *c > *cap) {
+        cap = c;
         by = g;
       }
     }
     if (!cap || *f.expected_gb_s <= *cap) continue;
     const double measured = f.expected_gb_s.value() - f.impact_gb_s;
     f.expected_gb_s = cap;
-    f.expected = "~" + gb(*cap) + ", " + by->label + "'s ceiling set by " + by->binding;
+    f.expected = "~" + gb(*cap) + ", " + by->label + "'s ceiling set by " +
+                 (f.storage_fix ? by->path_binding : by->binding);
     if (f.impact_gb_s > 0) f.impact_gb_s = std::max(0.0, *cap - measured);
   }
 }

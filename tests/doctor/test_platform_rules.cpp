@@ -130,10 +130,17 @@ TEST(DoctorPlatform, RealHgxH100RecordingAtTheDriveCeilingIsNothingWrong) {
   ASSERT_EQ(d.gpus.size(), 8U);
   EXPECT_EQ(d.gpus[0].bdf, "0000:19:00.0");
   ASSERT_TRUE(d.gpus[0].ceiling_gb_s.has_value());
-  EXPECT_NEAR(*d.gpus[0].ceiling_gb_s, 4 * 1.969, 0.01);
+  // The drive's Gen4 x4 (7.876 GB/s) is the path's ceiling; storage alone measured 7.3 GiB/s
+  // (7.84 GB/s) sets the GPU's ceiling, the minimum over every hop (issue 19).
+  EXPECT_NEAR(*d.gpus[0].path_ceiling_gb_s, 4 * 1.969, 0.01);
+  EXPECT_NEAR(*d.gpus[0].ceiling_gb_s, 7.3 * 1.073741824, 0.01);
+  EXPECT_TRUE(d.gpus[0].storage_bound);
   EXPECT_FALSE(d.has_problem()) << d.findings.front().title;
   EXPECT_TRUE(contains(d.nothing_wrong, "GPU0 reads at 7.7 GB/s"));
-  EXPECT_TRUE(contains(d.nothing_wrong, "0000:18:00.0"));
+  EXPECT_TRUE(contains(d.nothing_wrong, "storage alone"));
+  EXPECT_TRUE(contains(d.headline, "storage-bound: GPU0 reads at 7.7 GB/s"));
+  // The hops are the drive's and the GPU's own links (gdsb-topo's ceiling inputs).
+  EXPECT_EQ(d.gpus[0].hops[0].device, "0000:18:00.0");
   EXPECT_EQ(find_rule(d, "acs-redirect"), nullptr);
 }
 

@@ -180,14 +180,24 @@ PathModel::PathModel(const TopologyView& v) : v_(v) {
                      std::to_string(nics) + " data NIC(s)";
     return;
   }
-  if (v.gpus().empty()) {
-    applicability_ = "no NVIDIA GPU in this input";
+  if (v.gpus().empty()) {  // nothing to judge: the checks waive, applicability stays open
+    applicable_ = true;
+    applicability_ = "GDS applicability unknown: no NVIDIA GPU in this input";
     return;
   }
   std::string why;
   std::string virt;
   for (const Device* d : v.virtual_devices())
     if (d->role != Role::Nic) virt += (virt.empty() ? "" : ", ") + d->bdf + names_of(*d);
+  // An offline recording holding only GPUs (a hwloc XML with its I/O filtered, a cut lspci
+  // listing) says nothing about the node's storage: applicability stays open there.
+  const bool whole = s.kind == SourceKind::Live || s.kind == SourceKind::Snapshot ||
+                     s.kind == SourceKind::SysfsRoot;
+  if (virt.empty() && management_nics_.empty() && v.virtual_devices().empty() && !whole) {
+    applicable_ = true;
+    applicability_ = "GDS applicability unknown: no NVMe drive, NIC or virtual disk in this input";
+    return;
+  }
   if (!virt.empty())
     why = "the only storage is virtual (" + virt + ": " +
           virtual_device_reason(*v.virtual_devices().front()) + ")";

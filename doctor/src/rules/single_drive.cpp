@@ -42,7 +42,8 @@ std::vector<Finding> run(const Facts& facts) {
     f.fix = "stripe the data over the drives (mdadm --create /dev/md0 --level=0 --raid-devices=" +
             std::to_string(near.size()) + " ... ; mkfs.xfs or ext4 -o data=ordered), or read "
             "one file per drive (gdsb-io -D per drive)";
-    f.expected_gb_s = g.ceiling_gb_s ? g.ceiling_gb_s : drives;
+    f.storage_fix = true;  // RAID0 changes the storage: today's storage figure is no bound
+    f.expected_gb_s = g.path_ceiling_gb_s ? g.path_ceiling_gb_s : drives;
     f.expected = "~" + detail::gb(*f.expected_gb_s) + " with every drive in use";
     f.impact_gb_s = *f.expected_gb_s - *seen;
     out.push_back(std::move(f));

@@ -25,6 +25,9 @@ struct Finding {
   // GB/s the cause costs now (expected - measured), for ranking; 0 when it does not bind
   // the measured figure (e.g. ACS redirect while cuFile runs in compat mode).
   double impact_gb_s = 0;
+  // The fix changes the storage side itself (more drives, deeper queues): today's storage
+  // alone figure does not bound it, the path's ceiling does (GpuDiagnosis::path_ceiling_gb_s).
+  bool storage_fix = false;
 };
 
 // One hop on the GPU's storage path and what it allows (GB/s, base 1000, per direction).
@@ -53,6 +56,11 @@ struct GpuDiagnosis {
   // when neither is known (no fallback of the doctor's own).
   std::optional<double> ceiling_gb_s;
   std::string binding;                  // the binding hop's name and what
+  // The same without the storage alone measurement: what a storage-side fix can reach.
+  std::optional<double> path_ceiling_gb_s;
+  std::string path_binding;
+  std::optional<double> topo_ceiling_gb_s;  // gdsb-topo's ceiling for the best source
+  std::string topo_binding;
   std::string source_kind;              // best source: "nvme", "nic", "virtual", "" unknown
   bool p2p_possible = false;            // GDS peer-to-peer possible from that source
   std::string virtual_storage;          // "0000:00:01.0 vda (virtio-blk disk)" when virtual

@@ -87,7 +87,10 @@ class PathModel {
   const std::vector<const Device*>& management_nics() const { return management_nics_; }
   bool is_data_nic(const std::string& bdf) const;
 
-  // GDS applies when some GPU has a P2P-capable storage path or data NIC.
+  // GDS applies when some GPU has a P2P-capable storage path or data NIC. It is "not
+  // applicable" only where the input shows the node's devices (live, a snapshot or sysfs
+  // tree, or a recording with virtual disks or management NICs); a GPU-only offline
+  // recording leaves it open (true, with an "unknown" sentence).
   bool gds_applicable() const { return applicable_; }
   // Why GDS does (not) apply, one sentence naming the devices.
   const std::string& applicability() const { return applicability_; }
