@@ -45,66 +45,40 @@ namespace {
 
 using detail::gb;
 
-std::optional<double> own_link_gb_s(const topo::Device& d) {
-  if (!d.link || d.link->cur_width <= 0) return std::nullopt;
-  return topo::link_gb_s(d.link->cur_speed_gts, d.link->cur_width);
+// The GPU's hardware hops: the inputs of gdsb-topo's ceiling for its best source (local
+// NVMe, else a data NIC, else virtual storage), from the one path model.
+void add_platform_hops(GpuDiagnosis& g, const Platform& p) {
+  const auto kind = p.model->best_kind(g.bdf);
+  if (!kind) return;
+  const topo::Ceiling c = p.model->gpu_ceiling(g.bdf, *kind);
+  g.source_kind = std::string(topo::data_source_name(*kind));
+  const auto near = p.model->nearest(g.bdf, *kind);
+  g.p2p_possible = !near.empty() && near.front()->p2p;
+  if (*kind == topo::DataSource::Virtual)
+    for (const topo::DataPath* path : near) {
+      const topo::Device* d = p.snapshot->find(path->source);
+      std::string what = path->source;
+      if (d)
+        for (const auto& b : d->block_devices) what += " " + b;
+      g.virtual_storage += (g.virtual_storage.empty() ? "" : ", ") + what + " (" +
+                           (d ? topo::virtual_device_kind(*d) : std::string("virtual")) + ")";
+    }
+  for (const auto& h : c.hops)
+    g.hops.push_back({h.kind, h.gb_s, h.what, false, h.device,
+                      std::string(topo::capacity_source_name(h.source))});
+  if (c.gb_s) {
+    g.ceiling_gb_s = g.topo_ceiling_gb_s = c.gb_s;
+    g.binding = g.topo_binding = c.limited_by;
+  }
 }
 
-const topo::Device* switch_upstream_of(const topo::TopologyView& v, const topo::Device& d) {
-  for (const topo::Device* a : v.ancestors(d))
-    if (a->role == topo::Role::SwitchUpstream) return a;
-  return nullptr;
-}
-
-void add_platform_hops(GpuDiagnosis& g, const Platform& p, const topo::Device& dev) {
-  const auto& v = *p.view;
-  const auto drives = v.best_for_gpu(dev.bdf, topo::Role::Nvme);
-  if (!drives.empty()) {
-    double sum = 0;
-    bool known = true;
-    std::string what;
-    for (const topo::Pair* pr : drives) {
-      const topo::Device* n = p.snapshot->find(pr->peer);
-      auto bw = n ? own_link_gb_s(*n) : std::nullopt;
-      if (!bw) known = false;
-      sum += bw.value_or(0);
-      what += (what.empty() ? "" : ", ") + pr->peer +
-              (n && !n->block_devices.empty() ? " " + n->block_devices.front() : "") +
-              (n && n->link ? " " + topo::link_text(n->link->cur_speed_gts, n->link->cur_width)
-                            : "");
-    }
-    g.hops.push_back({"drives",
-                      known ? std::optional<double>(sum) : std::nullopt,
-                      std::to_string(drives.size()) + " nearest NVMe (" +
-                          std::string(topo::path_label_name(drives.front()->label)) + "): " + what,
-                      false});
-  }
-  if (const topo::Device* usp = switch_upstream_of(v, dev)) {
-    g.hops.push_back({"switch uplink", own_link_gb_s(*usp),
-                      usp->bdf + (usp->link ? " " + topo::link_text(usp->link->cur_speed_gts,
-                                                                     usp->link->cur_width)
-                                            : std::string(" link unknown")),
-                      false});
-  }
-  if (dev.link) {
-    double speed = dev.link->max_speed_gts;  // idle GPUs downclock: capable speed, as gdsb-topo
-    if (const topo::Device* par = dev.parent.empty() ? nullptr : p.snapshot->find(dev.parent);
-        par && par->link)
-      speed = std::min(speed, par->link->max_speed_gts);
-    g.hops.push_back({"GPU link", topo::link_gb_s(speed, dev.link->cur_width),
-                      dev.bdf + " " + topo::link_text(speed, dev.link->cur_width), false});
-  }
-  const auto nics = v.best_for_gpu(dev.bdf, topo::Role::Nic);
-  if (!nics.empty()) {
-    double sum = 0;
-    std::string what;
-    for (const topo::Pair* pr : nics) {
-      const topo::Device* n = p.snapshot->find(pr->peer);
-      sum += n ? own_link_gb_s(*n).value_or(0) : 0;
-      what += (what.empty() ? "" : ", ") + pr->peer;
-    }
-    g.hops.push_back({"NIC", sum > 0 ? std::optional<double>(sum) : std::nullopt,
-                      std::to_string(nics.size()) + " nearest NIC(s): " + what, false});
+// A measured hop bounds the ceiling like any other: min over the topology ceiling and
+// the measurements (storage alone, host link). Without either the ceiling stays unknown.
+void bound_by(GpuDiagnosis& g, const Hop& h) {
+  if (!h.gb_s) return;
+  if (!g.ceiling_gb_s || *h.gb_s < *g.ceiling_gb_s) {
+    g.ceiling_gb_s = h.gb_s;
+    g.binding = h.name + " " + detail::gb(*h.gb_s) + " measured (" + h.what + ")";
   }
 }
 
@@ -120,7 +94,7 @@ std::vector<GpuDiagnosis> gpu_hops(const Platform* platform, const Figures& figu
       GpuDiagnosis g;
       g.label = "GPU" + std::to_string(i);
       g.bdf = gpus[i]->bdf;
-      add_platform_hops(g, *platform, *gpus[i]);
+      add_platform_hops(g, *platform);
       out.push_back(std::move(g));
     }
   }
@@ -138,29 +112,44 @@ std::vector<GpuDiagnosis> gpu_hops(const Platform* platform, const Figures& figu
     if (is_gpu_run(r) && r.status == RunStatus::Ok) ensure(r.workload.gpu, "");
 
   Facts facts{platform, figures, out};
+  // Storage alone: the best -x 1 read with O_DIRECT (a page-cache figure is no storage's).
+  const RunResult* x1 = nullptr;
+  for (const auto& r : figures.runs)
+    if (r.workload.xfer == XferType::CpuOnly && r.workload.odirect && is_read(r.workload) &&
+        r.path.path_used != "page-cache" && run_gb_s(r) && (!x1 || *run_gb_s(r) > *run_gb_s(*x1)))
+      x1 = &r;
+  for (auto& g : out) {
+    if (x1) {
+      Hop h{"storage alone", run_gb_s(*x1), detail::describe_run(*x1) + ", O_DIRECT, no GPU",
+            true, "", "measured"};
+      g.storage_gb_s = h.gb_s;
+      bound_by(g, h);
+      g.hops.push_back(std::move(h));
+    }
+  }
   for (const auto& hl : figures.host_links) {
     GpuDiagnosis* g = nullptr;
     for (auto& x : out)
       if ((!hl.bdf.empty() && x.bdf == hl.bdf) ||
           (hl.bdf.empty() && x.label == "GPU" + std::to_string(hl.gpu)))
         g = &x;
-    if (g && hl.h2d_gb_s)
-      g->hops.push_back({"host link", hl.h2d_gb_s, "pinned H2D measured (cudaMemcpy)", true});
+    if (!g || !hl.h2d_gb_s) continue;
+    Hop h{"host link", hl.h2d_gb_s, "pinned H2D measured (cudaMemcpy)", true, g->bdf, "measured"};
+    bound_by(*g, h);
+    g->hops.push_back(std::move(h));
+  }
+  // The path's ceiling without today's storage figure: the topology's and the host link.
+  for (auto& g : out) {
+    g.path_ceiling_gb_s = g.topo_ceiling_gb_s;
+    g.path_binding = g.topo_binding;
+    for (const auto& h : g.hops)
+      if (h.name == "host link" && h.gb_s &&
+          (!g.path_ceiling_gb_s || *h.gb_s < *g.path_ceiling_gb_s)) {
+        g.path_ceiling_gb_s = h.gb_s;
+        g.path_binding = "host link " + detail::gb(*h.gb_s) + " measured (" + h.what + ")";
+      }
   }
   for (auto& g : out) {
-    // Ceiling: gdsb-topo's figure where it has one (drives vs GPU side), else the
-    // narrowest hardware hop.
-    const topo::Ceiling* c = platform ? platform->ceiling_of(g.bdf) : nullptr;
-    if (c && c->gb_s) {
-      g.ceiling_gb_s = c->gb_s;
-      g.binding = c->limited_by;
-    } else {
-      for (const auto& h : g.hops)
-        if (h.gb_s && h.name != "NIC" && (!g.ceiling_gb_s || *h.gb_s < *g.ceiling_gb_s)) {
-          g.ceiling_gb_s = h.gb_s;
-          g.binding = h.name + " " + h.what;
-        }
-    }
     // Best GPU read figure: cuFile types first (what GDS gives), else the bounce paths.
     for (bool cufile : {true, false}) {
       if (g.measured_gb_s) break;
@@ -172,6 +161,7 @@ std::vector<GpuDiagnosis> gpu_hops(const Platform* platform, const Figures& figu
         if (!g.measured_gb_s || *v > *g.measured_gb_s) {
           g.measured_gb_s = v;
           g.measured_by = detail::describe_run(r);
+          g.measured_gds = detail::ran_gds(r);
         }
       }
     }
@@ -201,6 +191,15 @@ const RunResult* Facts::best_read(XferType x) const {
 }
 
 std::optional<double> Facts::hop(const GpuDiagnosis& g, const std::string& name) const {
+  if (name == "drives") {  // the nearest drives together: their own links' sum
+    std::optional<double> sum;
+    for (const auto& h : g.hops)
+      if (h.name == "drive link") {
+        if (!h.gb_s) return std::nullopt;
+        sum = sum.value_or(0) + *h.gb_s;
+      }
+    return sum;
+  }
   for (const auto& h : g.hops)
     if (h.name == name) return h.gb_s;
   return std::nullopt;
@@ -213,12 +212,88 @@ void rank(std::vector<Finding>& findings) {
   });
 }
 
+namespace {
+
+// The GPUs a finding names (by label or BDF, alone or as "GPU0 0000:..").
+std::vector<const GpuDiagnosis*> named_gpus(const Diagnosis& d, const Finding& f) {
+  std::vector<const GpuDiagnosis*> out;
+  for (const auto& g : d.gpus)
+    for (const auto& dev : f.devices)
+      if (dev == g.label || (!g.bdf.empty() && dev.find(g.bdf) != std::string::npos) ||
+          dev.rfind(g.label + " ", 0) == 0) {
+        out.push_back(&g);
+        break;
+      }
+  return out;
+}
+
+// No finding promises more than the ceiling of the GPU(s) it is about (or, when it names
+// none, the highest ceiling of any GPU): the ceiling is the minimum over every hop,
+// measured storage included, so a fix cannot lift a read above it.
+void cap_expected(Diagnosis& d) {
+  for (auto& f : d.findings) {
+    if (!f.expected_gb_s) continue;
+    auto gpus = named_gpus(d, f);
+    if (gpus.empty())
+      for (const auto& g : d.gpus) gpus.push_back(&g);
+    std::optional<double> cap;
+    const GpuDiagnosis* by = nullptr;
+    for (const GpuDiagnosis* g : gpus) {
+      const auto& c = f.storage_fix ? g->path_ceiling_gb_s : g->ceiling_gb_s;
+      if (!c) {  // one GPU without a ceiling: nothing bounds the finding
+        cap.reset();
+        break;
+      }
+      if (!cap || *c > *cap) {
+        cap = c;
+        by = g;
+      }
+    }
+    if (!cap || *f.expected_gb_s <= *cap) continue;
+    const double measured = f.expected_gb_s.value() - f.impact_gb_s;
+    f.expected_gb_s = cap;
+    f.expected = "~" + gb(*cap) + ", " + by->label + "'s ceiling set by " +
+                 (f.storage_fix ? by->path_binding : by->binding);
+    if (f.impact_gb_s > 0) f.impact_gb_s = std::max(0.0, *cap - measured);
+  }
+}
+
+// Virtual storage, or a read already at storage speed, decides the diagnosis: say it first.
+void headline(Diagnosis& d) {
+  for (auto& g : d.gpus) {
+    if (g.measured_gb_s && g.storage_gb_s && *g.measured_gb_s >= 0.9 * *g.storage_gb_s)
+      g.storage_bound = true;
+  }
+  std::string text;
+  for (const auto& g : d.gpus) {
+    std::string line;
+    if (g.source_kind == "virtual") {
+      line = "virtual storage: " + g.label + " reads from " + g.virtual_storage +
+             " through the hypervisor, so GDS peer-to-peer does not apply and cuFile's compat "
+             "path is the expected one";
+      if (g.storage_gb_s) line += "; storage alone reads " + gb(*g.storage_gb_s);
+      if (g.measured_gb_s)
+        line += ", " + g.label + " " + gb(*g.measured_gb_s) +
+                (g.storage_bound ? " (storage-bound)" : "");
+    } else if (g.storage_bound) {
+      line = "storage-bound: " + g.label + " reads at " + gb(*g.measured_gb_s) + ", " +
+             detail::pct(*g.measured_gb_s / *g.storage_gb_s) + " of storage alone (" +
+             gb(*g.storage_gb_s) + "): the storage, not the GPU path, sets the figure";
+    }
+    if (!line.empty()) text += (text.empty() ? "" : "; ") + line;
+  }
+  d.headline = text;
+}
+
+}  // namespace
+
 Diagnosis diagnose(const Platform* platform, const Figures& figures) {
   Diagnosis d;
   d.gpus = gpu_hops(platform, figures);
   const Facts facts{platform, figures, d.gpus};
   for (const auto& rule : all_rules())
     for (auto& f : rule.run(facts)) d.findings.push_back(std::move(f));
+  cap_expected(d);
   rank(d.findings);
   if (const RunResult* x1 = facts.best_read(XferType::CpuOnly))
     d.storage = "storage alone reads at " + detail::run_line(*x1, *run_gb_s(*x1));
@@ -228,11 +303,12 @@ Diagnosis diagnose(const Platform* platform, const Figures& figures) {
                                       std::string(run_status_name(r.status)) + ": " + r.reason);
   if (!platform) d.notes.push_back("no topology input: hop ceilings unknown, storage side only");
   if (!figures.host_link_waived.empty()) d.notes.push_back(figures.host_link_waived);
+  headline(d);
   if (d.has_problem()) return d;
   for (const auto& g : d.gpus) {
     if (!g.measured_gb_s || !g.ceiling_gb_s) continue;
     const double ratio = *g.measured_gb_s / *g.ceiling_gb_s;
-    if (ratio >= 0.9) {
+    if (ratio >= 0.9 || g.storage_bound) {
       if (!d.nothing_wrong.empty()) d.nothing_wrong += "; ";
       d.nothing_wrong += g.label + " reads at " + gb(*g.measured_gb_s) + ", " +
                          detail::pct(ratio) + " of the ceiling ~" + gb(*g.ceiling_gb_s) +

@@ -4,12 +4,6 @@
 
 namespace gdsb::doctor {
 
-const topo::Ceiling* Platform::ceiling_of(const std::string& gpu_bdf) const {
-  for (const auto& c : ceilings)
-    if (c.gpu == gpu_bdf) return &c;
-  return nullptr;
-}
-
 std::vector<const topo::CheckResult*> Platform::checks_with(const std::string& id) const {
   std::vector<const topo::CheckResult*> out;
   for (const auto& c : checks)
@@ -21,9 +15,9 @@ Platform platform_from_snapshot(topo::Snapshot s, std::string source) {
   Platform p;
   p.snapshot = std::make_unique<topo::Snapshot>(std::move(s));
   p.view = std::make_unique<topo::TopologyView>(*p.snapshot);
-  topo::Report r = topo::evaluate(*p.snapshot, *p.view);
+  p.model = std::make_unique<topo::PathModel>(*p.view);
+  topo::Report r = topo::evaluate(*p.snapshot, *p.view, *p.model);
   p.checks = std::move(r.checks);
-  p.ceilings = std::move(r.ceilings);
   p.source = std::move(source);
   return p;
 }

@@ -22,13 +22,18 @@ json to_json(const Diagnosis& d, const Figures& f, const DocumentMeta& meta) {
     json hops = json::array();
     for (const auto& h : g.hops)
       hops.push_back({{"name", h.name}, {"gb_s", opt(h.gb_s)}, {"what", h.what},
-                      {"measured", h.measured}});
+                      {"measured", h.measured}, {"device", h.device}, {"source", h.source}});
     j["gpus"].push_back({{"gpu", g.label},
                          {"bdf", g.bdf.empty() ? json(nullptr) : json(g.bdf)},
                          {"measured_gb_s", opt(g.measured_gb_s)},
                          {"measured_by", g.measured_by},
                          {"ceiling_gb_s", opt(g.ceiling_gb_s)},
                          {"binding", g.binding},
+                         {"source_kind", g.source_kind},
+                         {"p2p_possible", g.p2p_possible},
+                         {"virtual_storage", g.virtual_storage},
+                         {"storage_gb_s", opt(g.storage_gb_s)},
+                         {"storage_bound", g.storage_bound},
                          {"hops", hops}});
   }
   j["findings"] = json::array();
@@ -50,6 +55,7 @@ json to_json(const Diagnosis& d, const Figures& f, const DocumentMeta& meta) {
                           {"gb_s", opt(s.gb_s)}, {"detail", s.detail}});
   j["notes"] = d.notes;
   j["storage"] = d.storage.empty() ? json(nullptr) : json(d.storage);
+  j["headline"] = d.headline.empty() ? json(nullptr) : json(d.headline);
   j["nothing_wrong"] = d.nothing_wrong.empty() ? json(nullptr) : json(d.nothing_wrong);
   j["verdict"] = d.has_problem() ? "problem" : d.nothing_wrong.empty() ? "unexplained" : "ok";
   j["runs"] = json::array();

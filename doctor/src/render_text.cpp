@@ -8,6 +8,7 @@ namespace gdsb::doctor {
 using detail::gb;
 
 void render_text(std::ostream& out, const Diagnosis& d) {
+  if (!d.headline.empty()) out << "Diagnosis: " << d.headline << ".\n";
   if (d.gpus.empty())
     out << "Diagnosis: no GPU figure from these inputs (see the steps and notes)"
         << (d.storage.empty() ? std::string() : "; " + d.storage) << ".\n";
@@ -26,7 +27,9 @@ void render_text(std::ostream& out, const Diagnosis& d) {
     out << ".\n";
     for (const auto& h : g.hops)
       out << "  hop " << h.name << ": " << (h.gb_s ? gb(*h.gb_s) : std::string("unknown"))
-          << (h.measured ? " measured" : "") << " - " << h.what << '\n';
+          << (h.measured ? " measured" : "")
+          << (h.source.empty() || h.measured ? "" : " (" + h.source + ")") << " - " << h.what
+          << '\n';
   }
   if (!d.steps.empty()) {
     out << "Steps:\n";

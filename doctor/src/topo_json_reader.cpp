@@ -134,21 +134,13 @@ Platform platform_from_topo_json(const json& doc, const std::string& name) {
       p.checks.push_back(std::move(r));
     }
   }
-  if (doc.contains("ceilings") && doc.at("ceilings").is_array())
-    for (const auto& c : doc.at("ceilings")) {
-      if (!c.is_object()) continue;
-      topo::Ceiling ceiling;
-      ceiling.gpu = str(c, "gpu");
-      if (c.contains("gb_s") && c.at("gb_s").is_number()) ceiling.gb_s = c.at("gb_s").get<double>();
-      ceiling.limited_by = str(c, "limited_by");
-      p.ceilings.push_back(std::move(ceiling));
-    }
   if (doc.contains("pairs") && doc.at("pairs").is_array())
     for (const auto& pr : doc.at("pairs"))
       if (pr.is_object())
         p.recorded_p2pdma[str(pr, "gpu") + " " + str(pr, "peer")] = str(pr, "p2pdma");
   p.snapshot = std::move(snap);
   p.view = std::make_unique<topo::TopologyView>(*p.snapshot);
+  p.model = std::make_unique<topo::PathModel>(*p.view);
   return p;
 }
 

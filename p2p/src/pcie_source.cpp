@@ -1,5 +1,6 @@
 #include "gdsb/p2p/pcie_source.hpp"
 
+#include <algorithm>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -53,9 +54,14 @@ std::vector<PciePair> pairs_from_topo_json(const nlohmann::json& doc) {
     }
     out.push_back(std::move(p));
   }
-  // Peer names (nvme0, eth0) come from the document's device list when present.
+  // Peer names (nvme0, eth0) come from the document's device list when present; NICs the
+  // document calls management NICs (gdsb-topo's nic_role) are no GDS peers.
   for (const auto& d : doc.value("devices", nlohmann::json::array())) {
     const std::string bdf = nvml::normalize_bus_id(d.value("bdf", ""));
+    if (d.value("nic_role", "") == "management")
+      out.erase(std::remove_if(out.begin(), out.end(),
+                               [&](const PciePair& p) { return p.peer == bdf; }),
+                out.end());
     std::string name;
     for (const auto& key : {"block_devices", "net_devices"}) {
       const auto list = d.value(key, nlohmann::json::array());

@@ -5,6 +5,7 @@
 
 #include "gdsb/error.hpp"
 #include "gdsb/topo/nvlink.hpp"
+#include "gdsb/topo/path_model.hpp"
 
 namespace gdsb::p2p {
 namespace {
@@ -28,8 +29,8 @@ class SnapshotSource final : public PcieTopologySource {
     tree_ = gpu_tree_from_topology(view);
     if (view.gpus().empty()) {
       why_empty_ = description_ + ": no NVIDIA GPU on the PCIe bus";
-    } else if (view.peers().empty()) {
-      why_empty_ = description_ + ": no NVMe drive or NIC on the PCIe bus";
+    } else if (pairs_.empty()) {
+      why_empty_ = description_ + ": no NVMe drive or data NIC on the PCIe bus";
     }
   }
   Availability probe() override {
@@ -123,13 +124,18 @@ GpuTree gpu_tree_from_topology(const topo::TopologyView& view) {
 }
 
 std::vector<PciePair> pairs_from_topology(const topo::TopologyView& view) {
+  // The pairs GDS can use, from the one path model: every GPU with each PCIe NVMe drive
+  // and each data NIC (management NICs and virtual disks are no GDS peers).
   const topo::Snapshot& s = view.snapshot();
+  const topo::PathModel model(view);
   std::vector<PciePair> out;
-  for (const topo::Pair& p : view.pairs()) {
+  for (const topo::DataPath& path : model.paths()) {
+    if (!path.pair) continue;  // virtual storage: no PCIe pair
+    const topo::Pair& p = *path.pair;
     PciePair q;
     q.gpu = p.gpu;
     q.peer = p.peer;
-    q.role = p.peer_role == topo::Role::Nic ? PeerRole::Nic : PeerRole::Nvme;
+    q.role = path.kind == topo::DataSource::DataNic ? PeerRole::Nic : PeerRole::Nvme;
     q.label = std::string(topo::path_label_name(p.label));
     q.p2pdma = map_type(p.p2pdma);
     q.distance = p.distance;

@@ -29,7 +29,10 @@ std::string gpus_section(const json& doc) {
     for (const auto& h : g.value("hops", json::array()))
       rows.push_back({"<tr>", "<td>" + esc(str(h, "name")) + "</td>",
                       "<td class=\"n\">" + esc(gb(h.value("gb_s", json()))) + "</td>",
-                      "<td>" + std::string(flag(h, "measured") ? "measured" : "link") + "</td>",
+                      "<td>" + esc(flag(h, "measured") ? std::string("measured")
+                                   : str(h, "source").empty() ? std::string("link")
+                                                              : str(h, "source")) +
+                          "</td>",
                       "<td>" + esc(str(h, "what")) + "</td>"});
     inner += table({"hop", "allows", "from", "what"}, rows);
   }
@@ -83,6 +86,8 @@ std::string render_doctor(const json& doc) {
   std::string summary = str(doc, "nothing_wrong");
   const auto findings = doc.value("findings", json::array());
   if (!findings.empty()) summary = "first cause: " + str(findings.front(), "title");
+  // Virtual storage or a storage-bound read decides the diagnosis: said first, as in text.
+  if (!str(doc, "headline").empty()) summary = str(doc, "headline") + "; " + summary;
   const std::string verdict = badge("diagnosis: " + v, kind) + " " + esc(summary);
   const std::string body = gpus_section(doc) + findings_section(doc) + steps_section(doc) +
                            context_section(doc);

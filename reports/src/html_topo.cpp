@@ -279,6 +279,9 @@ std::string render_topo(const json& doc) {
   }
   std::string verdict =
       "<span class=\"badge big b-" + verdict_kind(v) + "\">" + esc("overall: " + v) + "</span>";
+  // The path model's applicability (gdsb-topo's verdict line when GDS does not apply).
+  if (!doc.value("gds_applicable", true))
+    verdict += " " + esc(str(doc, "applicability"));
   const json src = doc.value("source", json::object());
   std::string intro =
       "<p class=\"note\">" + std::to_string(fails) + " failed, " + std::to_string(warns) +

@@ -92,6 +92,22 @@ TEST_F(DoctorCli, CompareAndGateReadDoctorDocumentsBeforeAndAfterTheFix) {
   EXPECT_TRUE(contains(report::gate_text(regressed), "new: [certain] ACS redirect"));
 }
 
+// The H100 VM's own recorded reports (fixtures/real/h100-vm, SOURCES.md; topo.json from the
+// old gdsb-topo): storage alone reads ~1.1 GB/s from virtio vda. The first line names the
+// virtual storage; no certain or likely cause: exit 0 as docs/gdsb-doctor.md says.
+TEST_F(DoctorCli, RecordedH100VmNamesVirtualStorageAndExits0) {
+  const std::string vm = std::string(GDSB_DOCTOR_FIXTURES) + "/real/h100-vm/";
+  const auto r = doctor({"--topo", vm + "topo.json", "--io", vm + "io-x1-I0.json",
+                         vm + "io-x0-I0.json", vm + "io-x2-I0.json", "--p2p", vm + "p2p.json"});
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("Diagnosis: virtual storage: GPU0 reads from 0000:00:01.0 vda", 0), 0U)
+      << r.out;
+  EXPECT_NE(r.out.find("storage alone reads 1.1 GB/s"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("~54.6"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("~55"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("modprobe nvidia-fs"), std::string::npos) << r.out;
+}
+
 TEST_F(DoctorCli, UsageErrors) {
   auto r = doctor({});
   EXPECT_EQ(r.rc, 2);

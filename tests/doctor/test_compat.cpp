@@ -22,7 +22,10 @@ TEST(DoctorCompat, NvidiaFsNotLoadedIsCertainWithTheModprobeFix) {
   EXPECT_TRUE(any_contains(f.evidence, "nvidia-fs not loaded (/proc/driver/nvidia-fs absent)"));
   EXPECT_TRUE(any_contains(f.evidence, "storage alone"));
   ASSERT_TRUE(f.expected_gb_s.has_value());
-  EXPECT_NEAR(*f.expected_gb_s, 2 * 7.876, 0.01);  // the two Gen4 x4 drives by the GPU
+  // The two Gen4 x4 drives by the GPU allow 15.75 GB/s, but storage alone measured 13.5
+  // GiB/s (14.5 GB/s): a GDS fix cannot beat the storage (issue 19: the ceiling is the
+  // minimum over every hop, measured storage included; it was the drives' 15.75 before).
+  EXPECT_NEAR(*f.expected_gb_s, 13.5 * 1.073741824, 0.01);
   EXPECT_TRUE(d.has_problem());
 }
 

@@ -80,6 +80,31 @@ TEST(DoctorPlatform, SharedUplinkOversubscribedOnTheBouncePath) {
   EXPECT_TRUE(any_contains(f->evidence, "200% oversubscribed"));
 }
 
+// A GPU the runs and the p2p document name (CUDA index 1, bus 0000:99:00.0) that the
+// snapshot lacks: the shared-uplink rule dereferenced the snapshot's lookup unchecked and
+// crashed; now that GPU is skipped and the known GPU is still diagnosed.
+TEST(DoctorPlatform, SharedUplinkSurvivesAGpuTheSnapshotLacks) {
+  auto m = fx::make_box(1, 1, 1, 4, 0);
+  auto* usp = fx::find(m, "0000:01:00.0");
+  usp->max_width = usp->cur_width = 4;
+  auto* rp = fx::find(m, "0000:00:01.0");
+  rp->max_width = rp->cur_width = 4;
+  RunResult other = run(XferType::CpuGpu, 13.9);
+  other.workload.gpu = 1;
+  auto p2p = p2p_doc(50.0, 50.0, "0000:99:00.0");
+  p2p["gpus"][0]["index"] = 1;
+  p2p["measurements"]["h2d"][0]["gpu"] = 1;
+  p2p["measurements"]["d2h"][0]["gpu"] = 1;
+  const auto d = diagnose_with(m, {run(XferType::CpuOnly, 14.2), run(XferType::CpuGpu, 13.9),
+                                   other},
+                               p2p);
+  ASSERT_EQ(d.gpus.size(), 2U);
+  EXPECT_EQ(d.gpus[1].bdf, "0000:99:00.0");
+  const Finding* f = find_rule(d, "shared-uplink");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(contains(f->title, "GPU0"));
+}
+
 TEST(DoctorPlatform, Bar1TooSmall) {
   auto m = fx::make_box(1, 1, 1, 2, 0);
   fx::find(m, "0000:03:00.0")->bars = {{0, 16ULL << 20}, {1, 256ULL << 20}, {3, 32ULL << 20}};
@@ -130,10 +155,17 @@ TEST(DoctorPlatform, RealHgxH100RecordingAtTheDriveCeilingIsNothingWrong) {
   ASSERT_EQ(d.gpus.size(), 8U);
   EXPECT_EQ(d.gpus[0].bdf, "0000:19:00.0");
   ASSERT_TRUE(d.gpus[0].ceiling_gb_s.has_value());
-  EXPECT_NEAR(*d.gpus[0].ceiling_gb_s, 4 * 1.969, 0.01);
+  // The drive's Gen4 x4 (7.876 GB/s) is the path's ceiling; storage alone measured 7.3 GiB/s
+  // (7.84 GB/s) sets the GPU's ceiling, the minimum over every hop (issue 19).
+  EXPECT_NEAR(*d.gpus[0].path_ceiling_gb_s, 4 * 1.969, 0.01);
+  EXPECT_NEAR(*d.gpus[0].ceiling_gb_s, 7.3 * 1.073741824, 0.01);
+  EXPECT_TRUE(d.gpus[0].storage_bound);
   EXPECT_FALSE(d.has_problem()) << d.findings.front().title;
   EXPECT_TRUE(contains(d.nothing_wrong, "GPU0 reads at 7.7 GB/s"));
-  EXPECT_TRUE(contains(d.nothing_wrong, "0000:18:00.0"));
+  EXPECT_TRUE(contains(d.nothing_wrong, "storage alone"));
+  EXPECT_TRUE(contains(d.headline, "storage-bound: GPU0 reads at 7.7 GB/s"));
+  // The hops are the drive's and the GPU's own links (gdsb-topo's ceiling inputs).
+  EXPECT_EQ(d.gpus[0].hops[0].device, "0000:18:00.0");
   EXPECT_EQ(find_rule(d, "acs-redirect"), nullptr);
 }
 

@@ -142,7 +142,8 @@ TEST(P2pTopoPipeline, NoGpuOrNoPeerWaivesTheMatrixWithTheReason) {
   EXPECT_NE(r.waived.back().reason.find("no NVIDIA GPU"), std::string::npos);
   r = from_tree(fx::make_box(1, 1, 1, 0, 0));
   EXPECT_EQ(r.matrix("p2pdma"), nullptr);
-  EXPECT_NE(r.waived.back().reason.find("no NVMe drive or NIC"), std::string::npos);
+  // Management NICs are no GDS peers: the reason names data NICs (the path model's pairs).
+  EXPECT_NE(r.waived.back().reason.find("no NVMe drive or data NIC"), std::string::npos);
 }
 
 TEST(P2pTopoPipeline, RecordedInputThatCannotBeReadThrowsNamingIt) {

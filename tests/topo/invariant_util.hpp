@@ -34,7 +34,8 @@ inline std::vector<Subject> subjects() {
   for (RecordingKind k : {RecordingKind::LspciText, RecordingKind::PciDump, RecordingKind::HwlocXml,
                           RecordingKind::Snapshot})
     for (const auto& p : corpus(kReal, k))
-      out.push_back({p.filename().string(), k, read(k == RecordingKind::Snapshot ? p / "snapshot.json" : p)});
+      out.push_back({(p.filename() == "snapshot" ? p.parent_path().filename() / p.filename() : p.filename()).string(),
+                     k, read(k == RecordingKind::Snapshot ? p / "snapshot.json" : p)});
   auto box = fixture::make_box(2, 2, 2, 2, 1);
   out.push_back({"generated box dump", RecordingKind::PciDump, fixture::lspci_dump(box, 4096)});
   out.push_back({"generated VM dump", RecordingKind::PciDump, fixture::lspci_dump(fixture::make_flat_vm(), 4096)});

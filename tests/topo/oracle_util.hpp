@@ -29,6 +29,10 @@ inline std::vector<std::filesystem::path> corpus(const std::filesystem::path& di
     const bool dump = lspci && n.find("xxx") != std::string::npos;
     const bool xml = e.path().extension() == ".xml";
     const bool snapshot = e.is_directory() && std::filesystem::exists(e.path() / "snapshot.json");
+    // A machine's recorded reports (h100-vm/) keep its snapshot in snapshot/.
+    if (kind == RecordingKind::Snapshot && e.is_directory() &&
+        std::filesystem::exists(e.path() / "snapshot" / "snapshot.json"))
+      out.push_back(e.path() / "snapshot");
     if ((kind == RecordingKind::Snapshot && snapshot) ||
         (kind == RecordingKind::PciDump && dump) ||
         (kind == RecordingKind::LspciText && lspci && !dump) ||

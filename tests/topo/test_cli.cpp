@@ -182,6 +182,29 @@ TEST_F(TopoCli, RealHgxH100LspciTextExitsZeroWithNamesAndNodeCeiling) {
   EXPECT_EQ(j["nic_ceilings"].size(), 8U);
 }
 
+// The project's H100 VM snapshot (fixtures/real/h100-vm, SOURCES.md): storage only virtio
+// vda/vdb, a virtio NIC, no nvidia-fs. GDS does not apply: exit 0, and the verdict says why.
+TEST_F(TopoCli, H100VmSnapshotIsNotApplicableAndExitsZero) {
+  const std::string snap = std::string(GDSB_TOPO_REAL_FIXTURES) + "/h100-vm/snapshot";
+  CliRun r = cli({"--from-snapshot", snap});
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("Platform verification: GDS not applicable on this node: the only "
+                       "storage is virtual (0000:00:01.0 vda, 0000:00:02.0 vdb"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("[FAIL]"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("(/dev/vda): GDS-capable"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(/dev/vda): on virtual storage 0000:00:01.0 vda"), std::string::npos);
+  fs::path out = dir.path() / "vm.json";
+  ASSERT_EQ(cli({"--from-snapshot", snap, "--json", out.string(), "-q"}).rc, 0);
+  auto j = nlohmann::json::parse(std::ifstream(out));
+  EXPECT_EQ(j["gds_applicable"], false);
+  EXPECT_EQ(j["verdict"], "pass");
+  EXPECT_EQ(j["data_paths"].size(), 2U);  // GPU0 x vda, vdb
+  EXPECT_EQ(j["data_paths"][0]["kind"], "virtual");
+  EXPECT_EQ(j["data_paths"][0]["p2p"], false);
+}
+
 TEST_F(TopoCli, NothingVerifiedIsSaidWhenEveryCheckIsWaived) {
   // A recording with only a GPU and no config space detail: every check waives.
   fs::path f = dir.path() / "gpu-only.txt";

@@ -175,19 +175,17 @@ const Pair* TopologyView::pair(const std::string& gpu, const std::string& peer) 
   return nullptr;
 }
 
-namespace {
-bool better(const Pair& a, const Pair& b) {
+bool closer(const Pair& a, const Pair& b) {
   if (a.label != b.label) return a.label < b.label;
   if (a.acs_redirect_ports.empty() != b.acs_redirect_ports.empty())
     return a.acs_redirect_ports.empty();
   return a.distance < b.distance;
 }
-}  // namespace
 
 const Pair* TopologyView::best_for_peer(const std::string& peer) const {
   const Pair* best = nullptr;
   for (const auto& p : pairs_)
-    if (p.peer == peer && (!best || better(p, *best))) best = &p;
+    if (p.peer == peer && (!best || closer(p, *best))) best = &p;
   return best;
 }
 
@@ -195,9 +193,9 @@ std::vector<const Pair*> TopologyView::best_for_gpu(const std::string& gpu, Role
   std::vector<const Pair*> out;
   for (const auto& p : pairs_) {
     if (p.gpu != gpu || p.peer_role != peer_role) continue;
-    if (out.empty() || better(p, *out.front()))
+    if (out.empty() || closer(p, *out.front()))
       out.assign(1, &p);
-    else if (!better(*out.front(), p))
+    else if (!closer(*out.front(), p))
       out.push_back(&p);
   }
   return out;

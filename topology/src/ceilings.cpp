@@ -1,72 +1,19 @@
-// Throughput ceilings from link widths and speeds: per GPU for the drives below its own
-// switch, per GPU for remote GDS through its nearest NIC(s), and node-wide for every
-// drive and every NIC at once. Each transfer is a flow along the links it crosses (its
-// own link, switch uplinks, root ports); a link shared by several flows caps their sum.
-// What the inputs never hold (the socket interconnect, a root complex's internal P2P
-// rate) is named, not invented.
+// The ceiling computation over the path model (path_model.hpp): per GPU for its nearest
+// sources of a kind, node-wide for every source at once, each read by its nearest GPU.
+// Each transfer is a flow along its chain's hops (own link, switch uplinks, root ports,
+// a NIC's network rate); a hop shared by several flows caps their sum. What the inputs
+// never hold (the socket interconnect, a root complex's internal P2P rate, a hypervisor's
+// disk) is named, not invented.
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
 
 #include "gdsb/topo/checks.hpp"
-#include "gdsb/topo/pci_config.hpp"
+#include "gdsb/topo/path_model.hpp"
 
 namespace gdsb::topo {
 namespace {
-
-struct Edge {
-  std::string key;  // device BDF + direction: a PCIe link is full duplex
-  double gb_s = 0;
-  std::string what;
-};
-
-struct FlowPath {
-  std::vector<Edge> edges;
-  bool crosses_socket = false;  // SYS: the socket interconnect (bandwidth not in any input)
-  bool crosses_host_bridge = false;
-  bool acs_redirect = false;
-  bool unknown_link = false;
-};
-
-// The link of x towards its parent; a GPU counts at its capable speed (idle GPUs
-// downclock, see the link check).
-std::optional<Edge> link_edge(const Snapshot& s, const Device& x, const char* dir) {
-  if (!x.link || x.role == Role::RootPort || x.role == Role::SwitchDownstream) return std::nullopt;
-  double speed = x.link->cur_speed_gts;
-  if (x.role == Role::Gpu) {
-    speed = x.link->max_speed_gts;
-    if (const Device* p = x.parent.empty() ? nullptr : s.find(x.parent); p && p->link)
-      speed = std::min(speed, p->link->max_speed_gts);
-  }
-  std::string role(role_name(x.role));
-  bool own = x.role == Role::Gpu || x.role == Role::Nvme || x.role == Role::Nic;
-  // Functions of one multi-function card (two NIC ports) share its link: key by slot.
-  return Edge{x.bdf.substr(0, x.bdf.size() - 2) + dir, link_gb_s(speed, x.link->cur_width),
-              (own ? "" : "uplink ") + x.bdf + " (" + role + ") " +
-                  link_text(speed, x.link->cur_width)};
-}
-
-FlowPath flow_path(const Snapshot& s, const TopologyView& v, const Pair& p) {
-  FlowPath f;
-  f.crosses_socket = p.label == PathLabel::Sys;
-  f.crosses_host_bridge = p.label >= PathLabel::Phb;
-  f.acs_redirect = !p.acs_redirect_ports.empty();
-  auto side = [&](const Device& d, const char* dir) {
-    std::vector<const Device*> chain{&d};
-    for (const Device* a : v.ancestors(d)) chain.push_back(a);
-    for (const Device* x : chain) {
-      if (x->bdf == p.common_bridge) break;
-      if (auto e = link_edge(s, *x, dir))
-        f.edges.push_back(*e);
-      else if (x == &d)
-        f.unknown_link = true;
-    }
-  };
-  side(*s.find(p.peer), ":up");
-  side(*s.find(p.gpu), ":down");
-  return f;
-}
 
 struct FlowResult {
   double gb_s = 0;
@@ -74,46 +21,55 @@ struct FlowResult {
   bool unknown = false, socket = false, host_bridge = false, acs = false;
 };
 
-// Each flow starts at its narrowest link; every link carrying more than it can is scaled
-// down proportionally, until no link is over capacity (a few rounds suffice).
-FlowResult solve(const std::vector<FlowPath>& flows) {
+// Each flow starts at its narrowest hop; every hop carrying more than it can is scaled
+// down proportionally, until no hop is over capacity (a few rounds suffice). Hops of unknown
+// capacity other than a source's own link (a bridge without a link capability) bound
+// nothing; an unknown own link leaves the whole ceiling unknown.
+FlowResult solve(const std::vector<const DataPath*>& flows, std::vector<PathHop>& inputs) {
   FlowResult r;
   std::vector<double> rate(flows.size(), 0);
-  std::map<std::string, Edge> edges;
+  std::map<std::string, const PathHop*> hops;
+  std::set<std::string> seen;
   for (size_t i = 0; i < flows.size(); ++i) {
-    const FlowPath& f = flows[i];
-    r.unknown = r.unknown || f.unknown_link;
+    const DataPath& f = *flows[i];
+    for (const auto& h : f.hops)
+      if (seen.insert(h.key).second) inputs.push_back(h);
+    r.unknown = r.unknown || f.unknown_capacity;
     r.socket = r.socket || f.crosses_socket;
     r.host_bridge = r.host_bridge || f.crosses_host_bridge;
     r.acs = r.acs || f.acs_redirect;
-    if (f.unknown_link || f.edges.empty()) continue;
-    rate[i] = f.edges.front().gb_s;
-    for (const auto& e : f.edges) {
-      rate[i] = std::min(rate[i], e.gb_s);
-      edges.emplace(e.key, e);
+    if (f.unknown_capacity) continue;
+    bool any = false;
+    for (const auto& h : f.hops) {
+      if (!h.gb_s) continue;
+      rate[i] = any ? std::min(rate[i], *h.gb_s) : *h.gb_s;
+      any = true;
+      hops.emplace(h.key, &h);
     }
+    r.unknown = r.unknown || !any;
   }
   if (r.unknown) return r;
   std::map<std::string, double> load;
   const auto compute_load = [&] {
     load.clear();
     for (size_t i = 0; i < flows.size(); ++i)
-      for (const auto& e : flows[i].edges) load[e.key] += rate[i];
+      for (const auto& h : flows[i]->hops)
+        if (h.gb_s) load[h.key] += rate[i];
   };
   compute_load();
   for (int round = 0; round < 256; ++round) {
-    // Scale the flows of the most oversubscribed link, then look again.
+    // Scale the flows of the most oversubscribed hop, then look again.
     std::string worst;
     double ratio = 1.0001;
     for (const auto& [key, l] : load)
-      if (l / edges[key].gb_s > ratio) {
-        ratio = l / edges[key].gb_s;
+      if (l / *hops[key]->gb_s > ratio) {
+        ratio = l / *hops[key]->gb_s;
         worst = key;
       }
     if (worst.empty()) break;
     for (size_t i = 0; i < flows.size(); ++i)
-      for (const auto& e : flows[i].edges)
-        if (e.key == worst) {
+      for (const auto& h : flows[i]->hops)
+        if (h.key == worst) {
           rate[i] /= ratio;
           break;
         }
@@ -121,11 +77,11 @@ FlowResult solve(const std::vector<FlowPath>& flows) {
   }
   for (double x : rate) r.gb_s += x;
   for (const auto& [key, l] : load)
-    if (l >= edges[key].gb_s * 0.999) r.binding.push_back(edges[key].what);
+    if (l >= *hops[key]->gb_s * 0.999) r.binding.push_back(hops[key]->what);
   return r;
 }
 
-// "8 drives' own links (8x Gen4 x4)" or the named uplinks that run full.
+// "8 nearest NVMe (PIX): <the hops that run full>" and what no input bounds.
 std::string describe(const FlowResult& r, size_t n, const std::string& what,
                      const std::string& label) {
   std::string out = std::to_string(n) + " " + what + (label.empty() ? "" : " (" + label + ")");
@@ -143,74 +99,97 @@ std::string describe(const FlowResult& r, size_t n, const std::string& what,
   return out;
 }
 
-Ceiling ceiling_for(const Snapshot& s, const TopologyView& v, const std::string& gpu,
-                    const std::vector<const Pair*>& pairs, const std::string& what,
-                    const std::string& label) {
+// Which rate bounded the NICs counted: their network link where recorded, else PCIe.
+std::string nic_basis(const std::vector<const DataPath*>& flows) {
+  size_t net = 0;
+  for (const DataPath* f : flows)
+    net += std::any_of(f->hops.begin(), f->hops.end(),
+                       [](const PathHop& h) { return h.source == CapacitySource::NetworkRate; });
+  if (net == flows.size()) return "network rate";
+  if (net == 0) return "PCIe line rate";
+  return "network rate where recorded, else PCIe line rate";
+}
+
+Ceiling ceiling_for(const std::string& gpu, const std::vector<const DataPath*>& flows,
+                    DataSource kind, const std::string& what, const std::string& label) {
   Ceiling c;
   c.gpu = gpu;
-  std::vector<FlowPath> flows;
-  for (const Pair* p : pairs) {
-    flows.push_back(flow_path(s, v, *p));
-    c.peers.push_back(p->peer);
+  for (const DataPath* f : flows) c.peers.push_back(f->source);
+  if (kind == DataSource::DataNic) c.basis = nic_basis(flows);
+  const std::string full = kind == DataSource::DataNic ? what + " at " + c.basis : what;
+  FlowResult r = solve(flows, c.hops);
+  if (kind == DataSource::Virtual) {
+    std::string names;
+    for (const DataPath* f : flows) names += (names.empty() ? "" : ", ") + f->hops.front().what;
+    c.limited_by = "virtual storage (" + names +
+                   "): measure it (gdsb-io -x 1); GDS peer-to-peer does not apply";
+    return c;
   }
-  FlowResult r = solve(flows);
   if (r.unknown) {
     c.limited_by = "link width/speed of a drive, NIC or GPU unknown in this input";
     return c;
   }
   c.gb_s = r.gb_s;
-  c.limited_by = describe(r, pairs.size(), what, label);
+  c.limited_by = describe(r, flows.size(), full, label);
   return c;
 }
 
-std::string no_peer_text(const TopologyView& v, Role role) {
-  std::string what = role == Role::Nvme ? "NVMe drive" : "NIC";
+std::string no_source_text(const TopologyView& v, DataSource kind) {
+  const bool nic = kind == DataSource::DataNic;
+  const std::string what = nic ? "data NIC" : "NVMe drive";
   for (const Device* d : v.virtual_devices())
-    if ((role == Role::Nvme) == (d->role != Role::Nic))
-      return "no PCIe " + what + ": storage here is virtual (" + d->bdf + " " +
-             virtual_device_reason(*d) + ")";
+    if (nic == (d->role == Role::Nic))
+      return "no PCIe " + what + ": " + (nic ? "networking" : "storage") + " here is virtual (" +
+             d->bdf + " " + virtual_device_reason(*d) + ")";
   return "no " + what + " in this input";
 }
 
 }  // namespace
 
-std::vector<Ceiling> compute_ceilings(const Snapshot& s, const TopologyView& v) {
-  return compute_peer_ceilings(s, v, Role::Nvme);
-}
-
-std::vector<Ceiling> compute_peer_ceilings(const Snapshot& s, const TopologyView& v, Role role) {
-  std::vector<Ceiling> out;
-  const std::string what = role == Role::Nvme ? "nearest NVMe" : "nearest NIC(s) at PCIe line rate";
-  for (const Device* g : v.gpus()) {
-    auto best = v.best_for_gpu(g->bdf, role);
-    if (best.empty()) {
-      Ceiling c;
-      c.gpu = g->bdf;
-      c.limited_by = no_peer_text(v, role);
-      out.push_back(std::move(c));
-      continue;
-    }
-    std::string label(path_label_name(best.front()->label));
-    if (best.front()->label > PathLabel::Pxb) label += ", none below this GPU's switch";
-    out.push_back(ceiling_for(s, v, g->bdf, best, what, label));
-  }
-  return out;
-}
-
-Ceiling compute_node_ceiling(const Snapshot& s, const TopologyView& v, Role role) {
-  std::vector<const Pair*> pairs;
-  for (const Device* p : v.peers())
-    if (p->role == role)
-      if (const Pair* b = v.best_for_peer(p->bdf)) pairs.push_back(b);
-  if (pairs.empty()) {
+Ceiling PathModel::gpu_ceiling(const std::string& gpu, DataSource kind) const {
+  const auto best = nearest(gpu, kind);
+  if (best.empty()) {
     Ceiling c;
-    c.limited_by = v.gpus().empty() ? "no GPU in this input" : no_peer_text(v, role);
+    c.gpu = gpu;
+    c.limited_by = no_source_text(v_, kind);
     return c;
   }
-  return ceiling_for(s, v, "", pairs,
-                     role == Role::Nvme ? "NVMe drives, each read by its nearest GPU"
-                                        : "NICs at PCIe line rate, each into its nearest GPU",
+  std::string label;
+  if (kind != DataSource::Virtual) {
+    label = path_label_name(best.front()->pair->label);
+    if (best.front()->pair->label > PathLabel::Pxb) label += ", none below this GPU's switch";
+  }
+  const std::string what = kind == DataSource::LocalNvme ? "nearest NVMe"
+                           : kind == DataSource::DataNic ? "nearest data NIC(s)"
+                                                         : "virtual disk(s)";
+  return ceiling_for(gpu, best, kind, what, label);
+}
+
+Ceiling PathModel::node_ceiling(DataSource kind) const {
+  std::vector<const DataPath*> flows;
+  if (kind != DataSource::Virtual)
+    for (const Device* p : v_.peers()) {
+      const Pair* b = v_.best_for_peer(p->bdf);
+      if (!b) continue;
+      for (const auto& path : paths_)
+        if (path.pair == b && path.kind == kind) flows.push_back(&path);
+    }
+  if (flows.empty()) {
+    Ceiling c;
+    c.limited_by = v_.gpus().empty() ? "no GPU in this input" : no_source_text(v_, kind);
+    return c;
+  }
+  return ceiling_for("", flows, kind,
+                     kind == DataSource::LocalNvme ? "NVMe drives, each read by its nearest GPU"
+                                                   : "data NICs, each into its nearest GPU",
                      "");
+}
+
+std::vector<Ceiling> compute_ceilings(const Snapshot&, const TopologyView& v) {
+  const PathModel m(v);
+  std::vector<Ceiling> out;
+  for (const Device* g : v.gpus()) out.push_back(m.gpu_ceiling(g->bdf, DataSource::LocalNvme));
+  return out;
 }
 
 }  // namespace gdsb::topo

@@ -58,12 +58,21 @@ inline std::string no_peer_reason(const TopologyView& v) {
          virtual_device_reason(*v.virtual_devices().front());
 }
 
+// Waived when no GPU has a P2P-capable path (PCIe NVMe or data NIC): the path model's
+// applicability sentence says why.
 inline std::optional<CheckResult> waive_without_pairs(const CheckContext& ctx,
                                                       const std::string& id,
                                                       const std::string& title) {
   if (ctx.view.gpus().empty()) return waived(id, title, "no NVIDIA GPU found");
   if (ctx.view.peers().empty()) return waived(id, title, no_peer_reason(ctx.view));
+  if (!ctx.model.gds_applicable()) return waived(id, title, ctx.model.applicability());
   return std::nullopt;
+}
+
+// A pair GDS can use: a GPU with an NVMe drive or a data NIC (management NICs are listed,
+// never judged).
+inline bool judged_pair(const CheckContext& ctx, const Pair& p) {
+  return p.peer_role == Role::Nvme || ctx.model.is_data_nic(p.peer);
 }
 
 inline std::string acs_evidence(const Device& d) {

@@ -4,6 +4,7 @@
 
 #include "check_util.hpp"
 #include "gdsb/topo/checks.hpp"
+#include "gdsb/topo/path_model.hpp"
 
 namespace gdsb::topo {
 namespace {
@@ -42,6 +43,33 @@ std::string fs_incapable(const Mount& m) {
       m.fstype == "wekafs" || m.fstype == "gpfs" || m.fstype == "beegfs")
     return "";
   return m.fstype + " is not supported by GDS (cuFile uses compat mode or fails with 5008)";
+}
+
+bool network_fs(const std::string& fs) {
+  return fs.rfind("nfs", 0) == 0 || fs == "lustre" || fs == "wekafs" || fs == "gpfs" ||
+         fs == "beegfs";
+}
+
+// The storage a mount sits on, as the path model sees it: "" when GDS can reach it (a
+// PCIe NVMe drive, or a network file system with a data NIC), else why not. `note` gets
+// what is unknown (a backing device this input does not show).
+std::string unreachable(const CheckContext& ctx, const Mount& m, std::string& note) {
+  if (network_fs(m.fstype))
+    return ctx.model.data_nics().empty()
+               ? "a network file system, and no data NIC here carries GDS (RDMA) traffic"
+               : "";
+  if (m.source.rfind("/dev/", 0) != 0) return "";
+  const std::string dev = m.source.substr(5);
+  for (const Device& d : ctx.snapshot.devices)
+    for (const auto& b : d.block_devices)
+      if (!b.empty() && dev.rfind(b, 0) == 0) {
+        if (std::string v = virtual_device_kind(d); !v.empty())
+          return "on virtual storage " + d.bdf + " " + b + " (" + v +
+                 "): GDS cannot reach it, cuFile reads it in compat mode";
+        return "";
+      }
+  note = " (its drive is not identified in this input)";
+  return "";
 }
 
 class GdsStackCheck final : public Check {
@@ -145,10 +173,12 @@ class GdsStackCheck final : public Check {
     for (const auto& mt : m.mounts) {
       if (!is_data_mount(mt)) continue;
       ++total;
+      std::string note;
       std::string why = fs_incapable(mt);
+      if (why.empty()) why = unreachable(ctx, mt, note);
       capable += why.empty() ? 1 : 0;
       fsr.evidence.push_back(mt.target + " " + mt.fstype + " (" + mt.source +
-                             "): " + (why.empty() ? "GDS-capable" : why));
+                             "): " + (why.empty() ? "GDS-capable" + note : why));
     }
     if (total == 0) {
       fsr.verdict = Verdict::Waived;
@@ -161,6 +191,14 @@ class GdsStackCheck final : public Check {
           "system";
     }
     out.push_back(std::move(fsr));
+    // Without a P2P-capable path the stack's state changes nothing: facts, not failures.
+    if (!ctx.model.gds_applicable())
+      for (auto& r : out)
+        if (r.verdict == Verdict::Fail || r.verdict == Verdict::Warn) {
+          r.verdict = Verdict::Waived;
+          r.reason = "fact only: " + ctx.model.applicability();
+          r.remedy.clear();
+        }
     return out;
   }
 };

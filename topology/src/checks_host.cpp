@@ -50,7 +50,8 @@ class IommuCheck final : public Check {
     r.evidence.push_back("/sys/kernel/iommu_groups/*/type: " + types);
     // What matters is the groups of the devices GDS moves data between.
     std::vector<const Device*> subjects = ctx.view.gpus();
-    for (const Device* p : ctx.view.peers()) subjects.push_back(p);
+    for (const Device* p : ctx.view.peers())
+      if (p->role == Role::Nvme || ctx.model.is_data_nic(p->bdf)) subjects.push_back(p);
     bool any_translated = false;
     for (const Device* d : subjects) {
       if (!d->iommu_group) continue;
@@ -189,8 +190,10 @@ class NumaCheck final : public Check {
                                " with remote drives/NICs",
                            Verdict::Warn);
       r.devices.push_back(g->bdf);
-      for (Role role : {Role::Nvme, Role::Nic})
-        for (const Pair* p : ctx.view.best_for_gpu(g->bdf, role)) {
+      for (DataSource kind : {DataSource::LocalNvme, DataSource::DataNic})
+        for (const DataPath* path : ctx.model.nearest(g->bdf, kind)) {
+          const Pair* p = path->pair;
+          const Role role = p->peer_role;
           auto pn = ctx.view.numa_of(*s.find(p->peer));
           std::string line = p->peer + " (" + std::string(role_name(role)) + ") on node " +
                              (pn ? std::to_string(*pn) : std::string("?"));

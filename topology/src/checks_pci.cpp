@@ -6,6 +6,7 @@
 
 #include "check_util.hpp"
 #include "gdsb/topo/checks.hpp"
+#include "gdsb/topo/nic_role.hpp"
 #include "gdsb/topo/pci_config.hpp"
 
 namespace gdsb::topo {
@@ -22,7 +23,7 @@ class AcsCheck final : public Check {
     std::set<std::string> unknown;
     size_t sharing = 0;
     for (const auto& p : ctx.view.pairs()) {
-      if (p.common_bridge.empty()) continue;
+      if (p.common_bridge.empty() || !judged_pair(ctx, p)) continue;
       ++sharing;
       for (const auto& b : p.acs_redirect_ports) redirect[b].push_back(&p);
       for (const auto& b : p.acs_unknown_ports) unknown.insert(b);
@@ -111,10 +112,14 @@ class PairCheck final : public Check {
         m.proc_known && !m.nvidia_fs_loaded && m.cufile.use_pci_p2pdma.value_or(false);
     for (const Device* g : ctx.view.gpus())
       for (Role role : {Role::Nvme, Role::Nic}) {
-        auto best = ctx.view.best_for_gpu(g->bdf, role);
+        // The path model's nearest sources: data NICs only (management NICs: see below).
+        std::vector<const Pair*> best;
+        for (const DataPath* d : ctx.model.nearest(
+                 g->bdf, role == Role::Nvme ? DataSource::LocalNvme : DataSource::DataNic))
+          best.push_back(d->pair);
         if (best.empty()) continue;
         const Pair& p = *best.front();
-        std::string what = role == Role::Nvme ? "NVMe" : "NIC";
+        std::string what = role == Role::Nvme ? "NVMe" : "data NIC";
         CheckResult r =
             make(id(), ctx.view.gpu_label(g->bdf) + " and its nearest " + what, Verdict::Pass);
         r.devices.push_back(g->bdf);
@@ -160,6 +165,17 @@ class PairCheck final : public Check {
                                  std::string(path_label_name(bp->label)) + ")");
         out.push_back(std::move(r));
       }
+    if (!ctx.model.management_nics().empty()) {
+      CheckResult r = waived(id(), "management NICs (not judged for GPU locality)",
+                             "management NICs carry no GPUDirect data: listed, not judged");
+      for (const Device* n : ctx.model.management_nics()) {
+        r.devices.push_back(n->bdf);
+        std::string names;
+        for (const auto& x : n->net_devices) names += " " + x;
+        r.evidence.push_back(n->bdf + names + ": " + classify_nic(*n).why);
+      }
+      out.push_back(std::move(r));
+    }
     return out;
   }
 };
@@ -210,7 +226,8 @@ class LinkCheck final : public Check {
       return {waived(id(), title(), "hwloc XML records no link width or speed")};
     std::set<std::string> subjects;
     for (const Device* d : ctx.view.gpus()) subjects.insert(d->bdf);
-    for (const Device* d : ctx.view.peers()) subjects.insert(d->bdf);
+    for (const Device* d : ctx.view.peers())
+      if (d->role == Role::Nvme || ctx.model.is_data_nic(d->bdf)) subjects.insert(d->bdf);
     for (const auto& bdf : std::set<std::string>(subjects))
       for (const Device* a : ctx.view.ancestors(*s.find(bdf))) subjects.insert(a->bdf);
     if (subjects.empty()) return {waived(id(), title(), "no GPU, NVMe drive or NIC found")};

@@ -206,6 +206,8 @@ Snapshot collect_lspci_text(const std::filesystem::path& file) {
         d.device = ids->second;
       } else if (h->rest.rfind("NVIDIA", 0) == 0) {
         d.vendor = 0x10de;  // without -nn only the vendor's name identifies a GPU
+      } else if (h->rest.rfind("Mellanox", 0) == 0) {
+        d.vendor = 0x15b3;  // and a ConnectX/BlueField as a data NIC (nic_role.hpp)
       }
       d.name = device_name(h->rest);
       p.s.devices.push_back(std::move(d));

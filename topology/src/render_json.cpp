@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gdsb/topo/collect.hpp"
+#include "gdsb/topo/nic_role.hpp"
 #include "gdsb/topo/pci_config.hpp"
 #include "gdsb/topo/render.hpp"
 
@@ -38,10 +39,28 @@ nlohmann::json device_json(const Device& d) {
   j["root_complex"] = d.root_complex;
   j["driver"] = d.driver;
   if (!d.ext_config_readable) j["acs_unknown_reason"] = d.acs_note;
+  if (d.recorded_link_gb_s) j["recorded_link_gb_s"] = *d.recorded_link_gb_s;
+  if (d.net_speed_mbps) j["net_speed_mbps"] = *d.net_speed_mbps;
+  if (d.role == Role::Nic) {
+    const NicClass c = classify_nic(d);
+    j["nic_role"] = nic_role_name(c.role);
+    j["nic_role_reason"] = c.why;
+  }
   return j;
 }
 
 }  // namespace
+
+nlohmann::json hops_json(const std::vector<PathHop>& hops) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& h : hops)
+    out.push_back({{"kind", h.kind},
+                   {"device", h.device},
+                   {"gb_s", h.gb_s ? nlohmann::json(*h.gb_s) : nlohmann::json(nullptr)},
+                   {"source", capacity_source_name(h.source)},
+                   {"what", h.what}});
+  return out;
+}
 
 nlohmann::json to_json(const Snapshot& s, const TopologyView& v, const Report& r,
                        const RunContext& ctx) {
@@ -77,8 +96,10 @@ nlohmann::json to_json(const Snapshot& s, const TopologyView& v, const Report& r
   const auto ceiling = [](const Ceiling& c) {
     nlohmann::json o{{"gb_s", c.gb_s ? nlohmann::json(*c.gb_s) : nlohmann::json(nullptr)},
                      {"limited_by", c.limited_by},
-                     {"peers", c.peers}};
+                     {"peers", c.peers},
+                     {"hops", hops_json(c.hops)}};
     if (!c.gpu.empty()) o["gpu"] = c.gpu;
+    if (!c.basis.empty()) o["basis"] = c.basis;
     return o;
   };
   j["ceilings"] = nlohmann::json::array();
@@ -90,6 +111,16 @@ nlohmann::json to_json(const Snapshot& s, const TopologyView& v, const Report& r
   j["virtual_devices"] = nlohmann::json::array();
   for (const Device* d : v.virtual_devices())
     j["virtual_devices"].push_back({{"bdf", d->bdf}, {"reason", virtual_device_reason(*d)}});
+  // Additive: the path model's sources per GPU and whether GDS applies at all.
+  j["gds_applicable"] = r.gds_applicable;
+  j["applicability"] = r.applicability;
+  j["data_paths"] = nlohmann::json::array();
+  for (const auto& p : r.data_paths)
+    j["data_paths"].push_back({{"gpu", p.gpu},
+                               {"source", p.source},
+                               {"kind", data_source_name(p.kind)},
+                               {"p2p", p.p2p},
+                               {"why", p.why}});
   j["verdict"] = verdict_name(r.verdict);
   j["notes"] = s.notes;
   // Additive: every fact the checks and gdsb-doctor's rules read (BARs, bridge buses, host

@@ -155,6 +155,9 @@ std::string platform_verification_line(const Report& r) {
   for (size_t i = 0; i < reasons.size() && i < 3; ++i) why += (i ? "; " : "") + reasons[i];
   if (reasons.size() > 3) why += "; and " + std::to_string(reasons.size() - 3) + " more reason(s)";
   const std::string total = std::to_string(r.checks.size());
+  if (!r.gds_applicable)
+    return "Platform verification: " + r.applicability +
+           (fails ? " (" + std::to_string(fails) + " check(s) failed)" : std::string());
   const std::string waived_text =
       waived ? ", " + std::to_string(waived) + " waived: " + why : std::string();
   if (fails)
@@ -234,7 +237,7 @@ void render_text(std::ostream& out, const Snapshot& s, const TopologyView& v, co
     if (c.gb_s) figure(c, "Remote GDS (RDMA) into " + v.gpu_label(c.gpu) + " (" + c.gpu + ")");
   if (!r.ceilings.empty()) {
     figure(r.node_nvme, "Node-wide GDS reads from all NVMe drives");
-    if (r.node_nic.gb_s) figure(r.node_nic, "Node-wide remote GDS through all NICs");
+    if (r.node_nic.gb_s) figure(r.node_nic, "Node-wide remote GDS through all data NICs");
   }
   if (!v.virtual_devices().empty()) {
     out << " Virtual devices (no GDS P2P):\n";

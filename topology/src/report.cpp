@@ -34,18 +34,28 @@ std::vector<std::unique_ptr<Check>> all_checks() {
 }
 
 Report evaluate(const Snapshot& s, const TopologyView& view) {
+  const PathModel model(view);
+  return evaluate(s, view, model);
+}
+
+Report evaluate(const Snapshot& s, const TopologyView& view, const PathModel& model) {
   Report r;
-  CheckContext ctx{s, view};
+  CheckContext ctx{s, view, model};
   for (const auto& check : all_checks())
     for (auto& res : check->run(ctx)) r.checks.push_back(std::move(res));
   for (const auto& c : r.checks) {
     if (c.verdict == Verdict::Fail) r.verdict = Verdict::Fail;
     if (c.verdict == Verdict::Warn && r.verdict == Verdict::Pass) r.verdict = Verdict::Warn;
   }
-  r.ceilings = compute_peer_ceilings(s, view, Role::Nvme);
-  r.nic_ceilings = compute_peer_ceilings(s, view, Role::Nic);
-  r.node_nvme = compute_node_ceiling(s, view, Role::Nvme);
-  r.node_nic = compute_node_ceiling(s, view, Role::Nic);
+  for (const Device* g : view.gpus()) {
+    r.ceilings.push_back(model.gpu_ceiling(g->bdf, DataSource::LocalNvme));
+    r.nic_ceilings.push_back(model.gpu_ceiling(g->bdf, DataSource::DataNic));
+  }
+  r.node_nvme = model.node_ceiling(DataSource::LocalNvme);
+  r.node_nic = model.node_ceiling(DataSource::DataNic);
+  r.gds_applicable = model.gds_applicable();
+  r.applicability = model.applicability();
+  r.data_paths = model.paths();
   return r;
 }
 

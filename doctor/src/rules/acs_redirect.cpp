@@ -62,7 +62,7 @@ std::vector<Finding> run(const Facts& facts) {
         return std::find(nearest.begin(), nearest.end(), pr) != nearest.end();
       });
       // In compat mode the data crosses the host anyway: the redirect binds once GDS runs.
-      bool gds = g.measured_by.find("(gds-") != std::string::npos;
+      const bool gds = g.measured_gds;
       detail::expect_ceiling(f, &g, binds && gds ? g.measured_gb_s : std::nullopt);
       if (!gds && g.measured_gb_s)
         f.expected += " (matters once cuFile runs GDS; the measured run did not)";

@@ -134,6 +134,24 @@ std::vector<Finding> run(const Facts& facts) {
     if (std::find(seen.begin(), seen.end(), g) != seen.end()) continue;
     seen.push_back(g);
     const auto measured = run_gb_s(r);
+    if (g && g->source_kind == "virtual") {
+      // No GDS fix applies: the hypervisor moves the data, compat is the expected path.
+      Finding f;
+      f.rule = "compat-mode";
+      f.title = "cuFile in compat mode, as expected: the storage is virtual (" +
+                g->virtual_storage + ")";
+      f.confidence = Confidence::Possible;
+      f.devices.push_back(g->label + (g->bdf.empty() ? "" : " " + g->bdf));
+      f.evidence.push_back(detail::run_line(r, measured.value_or(0)) +
+                           " (path_used compat: POSIX I/O through cuFile's bounce buffers)");
+      if (const RunResult* x1 = facts.best_read(XferType::CpuOnly))
+        f.evidence.push_back("storage alone " + detail::run_line(*x1, *run_gb_s(*x1)));
+      f.fix = "none on this node: GDS peer-to-peer needs a PCIe NVMe drive or a data NIC (a VM "
+              "with NVMe passthrough, or bare metal)";
+      detail::expect_ceiling(f, g, std::nullopt);
+      out.push_back(std::move(f));
+      continue;
+    }
     for (auto& c : causes_of(r, facts.platform)) {
       Finding f;
       f.rule = "compat-mode";

@@ -1,5 +1,6 @@
 // Reads faster than the drives can deliver come from the page cache, not from storage:
 // the figure says nothing about the storage path.
+#include "gdsb/topo/path_model.hpp"
 #include "rule_util.hpp"
 
 namespace gdsb::doctor {
@@ -11,8 +12,9 @@ std::optional<double> all_drives_gb_s(const Platform* p) {
   double sum = 0;
   int n = 0;
   for (const topo::Device* d : p->snapshot->with_role(topo::Role::Nvme)) {
-    if (!d->link || d->link->cur_width <= 0) return std::nullopt;
-    sum += topo::link_gb_s(d->link->cur_speed_gts, d->link->cur_width);
+    const auto hop = topo::link_hop(*p->snapshot, *d);  // the path model's drive link
+    if (!hop || !hop->gb_s) return std::nullopt;
+    sum += *hop->gb_s;
     ++n;
   }
   return n > 0 ? std::optional<double>(sum) : std::nullopt;

@@ -12,22 +12,32 @@ std::vector<Finding> run(const Facts& facts) {
   const Platform& p = *facts.platform;
   std::vector<Finding> out;
   for (const auto& g : facts.gpus) {
-    const auto uplink = facts.hop(g, "switch uplink");
+    // The GPU's own switch uplink (the model's hop on the GPU side of its drive paths) and
+    // the drives below: the hop's device is the switch's upstream port.
+    std::optional<double> uplink;
+    std::string usp;
+    const topo::Device* dev = p.snapshot->find(g.bdf);
+    if (!dev) continue;  // a GPU the runs name but the snapshot lacks
+    for (const topo::Device* a : p.view->ancestors(*dev))
+      if (a->role == topo::Role::SwitchUpstream) {
+        usp = a->bdf;
+        if (auto h = topo::link_hop(*p.snapshot, *a)) uplink = h->gb_s;
+        break;
+      }
     const auto drives = facts.hop(g, "drives");
-    if (!uplink || !drives || *drives <= *uplink) continue;
-    const auto near = p.view->best_for_gpu(g.bdf, topo::Role::Nvme);
-    const bool crosses =
-        g.measured_by.find("(gds-") == std::string::npos ||  // bounce or compat: via the host
-        (!near.empty() && (!near.front()->acs_redirect_ports.empty() ||
-                           near.front()->label >= topo::PathLabel::Phb));
+    if (usp.empty() || !uplink || !drives || *drives <= *uplink) continue;
+    const auto near = p.model->nearest(g.bdf, topo::DataSource::LocalNvme);
+    const bool crosses = !g.measured_gds ||  // bounce or compat: via the host
+                         (!near.empty() && (near.front()->acs_redirect ||
+                                            near.front()->crosses_host_bridge));
     if (!crosses) continue;
     int gpus_below = 0;
-    std::string usp;
-    for (const auto& h : g.hops)
-      if (h.name == "switch uplink") usp = h.what.substr(0, h.what.find(' '));
-    for (const auto& other : facts.gpus)
-      for (const topo::Device* a : p.view->ancestors(*p.snapshot->find(other.bdf)))
+    for (const auto& other : facts.gpus) {
+      const topo::Device* o = p.snapshot->find(other.bdf);
+      if (!o) continue;
+      for (const topo::Device* a : p.view->ancestors(*o))
         if (a->bdf == usp) ++gpus_below;
+    }
     Finding f;
     f.rule = "shared-uplink";
     f.title = "switch uplink " + usp + " (" + detail::gb(*uplink) + ") is narrower than the " +

@@ -1,6 +1,7 @@
 // The GPU has several nearest drives, but storage delivers what one of them can: the data
 // lives on one drive (no striping) where several were expected.
 #include "gdsb/topo/pci_config.hpp"
+#include "gdsb/topo/path_model.hpp"
 #include "rule_util.hpp"
 
 namespace gdsb::doctor {
@@ -15,8 +16,9 @@ std::vector<Finding> run(const Facts& facts) {
     const auto drives = facts.hop(g, "drives");
     if (near.size() < 2 || !drives) continue;
     const topo::Device* one = facts.platform->snapshot->find(near.front()->peer);
-    if (!one || !one->link) continue;
-    const double single = topo::link_gb_s(one->link->cur_speed_gts, one->link->cur_width);
+    const auto hop = one ? topo::link_hop(*facts.platform->snapshot, *one) : std::nullopt;
+    if (!hop || !hop->gb_s) continue;
+    const double single = *hop->gb_s;  // the path model's drive link
     // The best storage figure reaching this GPU (or storage alone).
     std::optional<double> seen = g.measured_gb_s;
     std::string by = g.measured_by;
@@ -34,15 +36,14 @@ std::vector<Finding> run(const Facts& facts) {
     f.devices.push_back(g.bdf);
     for (const auto* pr : near) f.devices.push_back(pr->peer);
     f.evidence.push_back(by + ": " + detail::gb(*seen) + " = " + detail::pct(*seen / single) +
-                         " of one drive (" + near.front()->peer + " " +
-                         topo::link_text(one->link->cur_speed_gts, one->link->cur_width) + ", " +
-                         detail::gb(single) + ")");
+                         " of one drive (" + hop->what + ", " + detail::gb(single) + ")");
     f.evidence.push_back("the " + std::to_string(near.size()) + " nearest drives allow " +
                          detail::gb(*drives));
     f.fix = "stripe the data over the drives (mdadm --create /dev/md0 --level=0 --raid-devices=" +
             std::to_string(near.size()) + " ... ; mkfs.xfs or ext4 -o data=ordered), or read "
             "one file per drive (gdsb-io -D per drive)";
-    f.expected_gb_s = g.ceiling_gb_s ? g.ceiling_gb_s : drives;
+    f.storage_fix = true;  // RAID0 changes the storage: today's storage figure is no bound
+    f.expected_gb_s = g.path_ceiling_gb_s ? g.path_ceiling_gb_s : drives;
     f.expected = "~" + detail::gb(*f.expected_gb_s) + " with every drive in use";
     f.impact_gb_s = *f.expected_gb_s - *seen;
     out.push_back(std::move(f));

@@ -25,14 +25,23 @@ struct Finding {
   // GB/s the cause costs now (expected - measured), for ranking; 0 when it does not bind
   // the measured figure (e.g. ACS redirect while cuFile runs in compat mode).
   double impact_gb_s = 0;
+  // The fix changes the storage side itself (more drives, deeper queues): today's storage
+  // alone figure does not bound it, the path's ceiling does (GpuDiagnosis::path_ceiling_gb_s).
+  bool storage_fix = false;
 };
 
 // One hop on the GPU's storage path and what it allows (GB/s, base 1000, per direction).
+// The hardware hops are the inputs of gdsb-topo's ceiling for the GPU's best source (the
+// path model's hops, topo/path_model.hpp); the measured ones are added by the doctor.
 struct Hop {
-  std::string name;  // "drives", "drive path", "switch uplink", "GPU link", "host link", "NIC"
+  // The path model's kinds ("drive link", "NIC link", "network", "switch uplink", "bridge
+  // link", "GPU link", "hypervisor") and the measured "storage alone" and "host link".
+  std::string name;
   std::optional<double> gb_s;
-  std::string what;  // the devices and links
-  bool measured = false;  // host link from a pinned-copy measurement
+  std::string what;       // the devices and links
+  bool measured = false;  // storage alone (-x 1) or host link (pinned H2D)
+  std::string device;     // BDF of the link's device ("" for a measurement)
+  std::string source;     // where gb_s came from: "pcie-link", "recorded-link", "measured", ...
 };
 
 struct GpuDiagnosis {
@@ -40,9 +49,23 @@ struct GpuDiagnosis {
   std::string bdf;
   std::optional<double> measured_gb_s;  // best storage -> this GPU read
   std::string measured_by;              // "cuFile -x 0 (compat), 4 threads, 1 MiB"
+  // Run whose figure is measured_gb_s used GDS peer-to-peer (its path_used, not its text).
+  bool measured_gds = false;
   std::vector<Hop> hops;
-  std::optional<double> ceiling_gb_s;   // the binding hop's figure
+  // Minimum over the topology ceiling of the best source and the measured hops; unknown
+  // when neither is known (no fallback of the doctor's own).
+  std::optional<double> ceiling_gb_s;
   std::string binding;                  // the binding hop's name and what
+  // The same without the storage alone measurement: what a storage-side fix can reach.
+  std::optional<double> path_ceiling_gb_s;
+  std::string path_binding;
+  std::optional<double> topo_ceiling_gb_s;  // gdsb-topo's ceiling for the best source
+  std::string topo_binding;
+  std::string source_kind;              // best source: "nvme", "nic", "virtual", "" unknown
+  bool p2p_possible = false;            // GDS peer-to-peer possible from that source
+  std::string virtual_storage;          // "0000:00:01.0 vda (virtio-blk disk)" when virtual
+  std::optional<double> storage_gb_s;   // storage alone (-x 1, O_DIRECT) measured
+  bool storage_bound = false;           // measured read >= 90% of storage alone
 };
 
 struct Step {
@@ -59,6 +82,9 @@ struct Diagnosis {
   std::vector<Step> steps;        // live ladder (empty for recorded inputs)
   std::vector<std::string> notes;
   std::string storage;  // "storage alone reads at ..." when a -x 1 read ran
+  // The first line when the storage decides it: virtual storage (named, with the measured
+  // figure) or a read already at storage speed ("storage-bound"); empty otherwise.
+  std::string headline;
   // Set when no certain or likely finding exists and a measured figure lies within 10%
   // of its ceiling: "GPU0 reads at X GB/s, within 10% of ~Y GB/s set by ...".
   std::string nothing_wrong;

@@ -16,22 +16,24 @@
 #include "gdsb/topo/analysis.hpp"
 #include "gdsb/topo/checks.hpp"
 #include "gdsb/topo/model.hpp"
+#include "gdsb/topo/path_model.hpp"
 
 namespace gdsb::doctor {
 
-// The topology side. The snapshot lives on the heap so the view's reference stays valid
-// when a Platform is moved.
+// The topology side. The snapshot lives on the heap so the view's and the model's
+// references stay valid when a Platform is moved. Ceilings and hops come from the path
+// model of the snapshot (also for a gdsb-topo JSON input: its devices are the snapshot),
+// so the doctor and gdsb-topo compute them one way.
 struct Platform {
   std::unique_ptr<topo::Snapshot> snapshot;
   std::unique_ptr<topo::TopologyView> view;
+  std::unique_ptr<topo::PathModel> model;
   std::vector<topo::CheckResult> checks;  // gdsb-topo's check results
-  std::vector<topo::Ceiling> ceilings;    // gdsb-topo's per-GPU ceilings
   std::string source;                     // "gdsb-topo JSON topo.json", "live", ...
   // The recorded pairs' P2PDMA map type when the input carried it (gdsb-topo JSON), keyed
   // "gpu peer"; otherwise the view's classification applies.
   std::map<std::string, std::string> recorded_p2pdma;
 
-  const topo::Ceiling* ceiling_of(const std::string& gpu_bdf) const;
   std::vector<const topo::CheckResult*> checks_with(const std::string& id) const;
 };
 

@@ -58,5 +58,7 @@ class TopologyView {
 };
 
 bool acs_redirects(const Device& d);  // kernel's pci_bridge_has_acs_redir()
+// Ranking of pairs for "nearest": lower PIX..SYS label, then no ACS redirect, then distance.
+bool closer(const Pair& a, const Pair& b);
 
 }  // namespace gdsb::topo

@@ -9,6 +9,7 @@
 
 #include "gdsb/topo/analysis.hpp"
 #include "gdsb/topo/model.hpp"
+#include "gdsb/topo/path_model.hpp"
 
 namespace gdsb::topo {
 
@@ -29,6 +30,7 @@ struct CheckResult {
 struct CheckContext {
   const Snapshot& snapshot;
   const TopologyView& view;
+  const PathModel& model;
 };
 
 class Check {
@@ -51,30 +53,25 @@ std::unique_ptr<Check> make_bar1_check();
 std::unique_ptr<Check> make_numa_check();
 std::unique_ptr<Check> make_gds_stack_check();
 
-// A throughput ceiling from PCIe link rates (GB/s = 1e9 bytes/s, per direction): every
-// transfer is bounded by each link it crosses (drive, switch uplink, root port); a link
-// shared by several transfers bounds their sum. The socket interconnect and a host
-// bridge's P2P rate are in no input: paths crossing them say so in limited_by.
-struct Ceiling {
-  std::string gpu;  // empty for a node-wide ceiling
-  std::optional<double> gb_s;
-  std::string limited_by;
-  std::vector<std::string> peers;  // the drives or NICs counted
-};
-
 // Everything a renderer needs, computed once.
 struct Report {
   std::vector<CheckResult> checks;
   std::vector<Ceiling> ceilings;      // per GPU: its nearest NVMe drives (own switch first)
-  std::vector<Ceiling> nic_ceilings;  // per GPU: remote GDS (RDMA) through its nearest NICs
+  std::vector<Ceiling> nic_ceilings;  // per GPU: remote GDS (RDMA) through its nearest data NICs
   Ceiling node_nvme;                  // every NVMe drive at once, each into its nearest GPU
-  Ceiling node_nic;                   // every NIC at once, each into its nearest GPU
+  Ceiling node_nic;                   // every data NIC at once, each into its nearest GPU
   Verdict verdict = Verdict::Pass;    // Pass, Warn or Fail (waived results do not count)
+  // Whether some GPU has a P2P-capable storage path or data NIC, and why (not): when not,
+  // the platform verdict is "GDS not applicable on this node: <why>" (PathModel).
+  bool gds_applicable = true;
+  std::string applicability;
+  std::vector<DataPath> data_paths;  // the model's paths (pair pointers: into the view)
 };
 
-Report evaluate(const Snapshot& s, const TopologyView& view);
-std::vector<Ceiling> compute_ceilings(const Snapshot& s, const TopologyView& view);  // NVMe
-std::vector<Ceiling> compute_peer_ceilings(const Snapshot& s, const TopologyView& view, Role role);
-Ceiling compute_node_ceiling(const Snapshot& s, const TopologyView& view, Role role);
+// Checks and ceilings, all read from one path model of the snapshot.
+Report evaluate(const Snapshot& s, const TopologyView& view, const PathModel& model);
+Report evaluate(const Snapshot& s, const TopologyView& view);  // builds the model
+// Per GPU, its nearest NVMe drives (PathModel::gpu_ceiling), for callers without a model.
+std::vector<Ceiling> compute_ceilings(const Snapshot& s, const TopologyView& view);
 
 }  // namespace gdsb::topo

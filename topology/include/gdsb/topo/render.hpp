@@ -32,6 +32,9 @@ void render_matrix(std::ostream& out, const TopologyView& v);
 void render_nvlink(std::ostream& out, const TopologyView& v);
 std::string platform_verification_line(const Report& r);
 
+// A ceiling's hops as JSON ({kind, device, gb_s, source, what}); gdsb-doctor writes its own
+// hops the same way.
+nlohmann::json hops_json(const std::vector<PathHop>& hops);
 // The gdsbench.topo/1 document.
 nlohmann::json to_json(const Snapshot& s, const TopologyView& v, const Report& r,
                        const RunContext& ctx);

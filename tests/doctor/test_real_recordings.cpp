@@ -1,0 +1,152 @@
+// gdsb-doctor on recordings of real machines (fixtures/SOURCES.md, tests/topo/fixtures/real/
+// SOURCES.md): the H100 VM's own reports offline, and the cross-tool consistency of the doctor
+// with gdsb-topo on every recording of the corpus (one path model, so the doctor's hardware
+// hops are the inputs of gdsb-topo's ceilings, and no doctor finding contradicts a check).
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "doctor_test_util.hpp"
+#include "gdsb/doctor/topo_json_reader.hpp"
+#include "gdsb/topo/path_model.hpp"
+
+namespace gdsb::doctor::testing {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kDoc = GDSB_DOCTOR_FIXTURES;
+const fs::path kTopo = GDSB_TOPO_REAL_FIXTURES;
+
+topo::CollectOptions offline() {
+  topo::CollectOptions o;
+  o.lookup_names = false;
+  o.use_hwloc = false;
+  return o;
+}
+
+nlohmann::json load(const fs::path& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+// The H100 VM's recorded reports (real/h100-vm, written by the old gdsb-topo of tree
+// 5beabe2). Read off them: io-x1-I0.json storage alone (-x 1, O_DIRECT) reads ~1.1 GB/s;
+// topo.json holds one H100 at 00:06.0 (Gen5 x16) and only virtio disks vda (00:01.0) and
+// vdb (00:02.0); p2p.json pinned H2D ~54.6 GB/s.
+Diagnosis h100_vm(Figures& f) {
+  Platform p = platform_from_topo_json(load(kDoc / "real/h100-vm/topo.json"), "topo.json");
+  for (const char* io : {"io-x1-I0.json", "io-x0-I0.json", "io-x2-I0.json"})
+    add_io_document(f, load(kDoc / "real/h100-vm" / io), io);
+  add_p2p_document(f, load(kDoc / "real/h100-vm/p2p.json"), "p2p.json");
+  return diagnose(&p, f);
+}
+
+TEST(DoctorRealH100Vm, CeilingAndExpectedFiguresStayAtTheMeasuredStorage) {
+  Figures f;
+  const Diagnosis d = h100_vm(f);
+  const double storage = 1.1 * 1.3;  // the measured storage alone, 30% tolerance
+  ASSERT_EQ(d.gpus.size(), 1U);
+  const GpuDiagnosis& g = d.gpus[0];
+  ASSERT_TRUE(g.ceiling_gb_s);
+  EXPECT_LE(*g.ceiling_gb_s, storage) << g.binding;
+  EXPECT_EQ(g.source_kind, "virtual");
+  EXPECT_FALSE(g.p2p_possible);
+  bool storage_hop = false, hypervisor = false;
+  for (const auto& h : g.hops) {
+    storage_hop = storage_hop || (h.name == "storage alone" && h.measured);
+    hypervisor = hypervisor || (h.name == "hypervisor" && h.device == "0000:00:01.0");
+  }
+  EXPECT_TRUE(storage_hop);
+  EXPECT_TRUE(hypervisor);
+  for (const auto& x : d.findings) {
+    EXPECT_EQ(x.fix.find("modprobe nvidia-fs"), std::string::npos) << x.title;
+    if (x.expected_gb_s) {
+      EXPECT_LE(*x.expected_gb_s, storage) << x.title;
+    }
+  }
+  // The first line names the virtual storage and the measured figure.
+  EXPECT_NE(d.headline.find("virtual storage"), std::string::npos) << d.headline;
+  EXPECT_NE(d.headline.find("0000:00:01.0 vda"), std::string::npos) << d.headline;
+  EXPECT_NE(d.headline.find("storage alone reads 1.1 GB/s"), std::string::npos) << d.headline;
+  EXPECT_FALSE(d.has_problem());  // exit 0 (docs/gdsb-doctor.md: no certain/likely cause)
+}
+
+struct Recording {
+  std::string name;
+  topo::Snapshot snapshot;
+};
+
+std::vector<Recording> corpus() {
+  std::vector<Recording> out;
+  out.push_back({"hgx", topo::collect_lspci_text(kTopo / "hgx-h100-lspci-vvv.txt", offline())});
+  out.push_back({"qemu", topo::collect_lspci_text(kTopo / "qemu-vm-virtio-lspci-v.txt", offline())});
+  out.push_back({"h100-vm", topo::load_snapshot(kTopo / "h100-vm" / "snapshot")});
+  if (fs::exists(kTopo / "dgx2-hwloc.xml"))
+    out.push_back({"dgx2", topo::collect_hwloc_xml(kTopo / "dgx2-hwloc.xml")});
+  return out;
+}
+
+// The doctor's hardware hops of a GPU equal the hops gdsb-topo's ceiling of that GPU's best
+// source read (kind, device, figure), computed independently from the same snapshot.
+TEST(DoctorCrossTool, HopsAreTheInputsOfGdsbTopoCeilingsOnEveryRecording) {
+  for (auto& rec : corpus()) {
+    const topo::Snapshot copy = rec.snapshot;
+    const topo::TopologyView view(copy);
+    const topo::PathModel model(view);
+    Platform p = platform_from_snapshot(std::move(rec.snapshot), rec.name);
+    const Diagnosis d = diagnose(&p, Figures{});
+    for (const auto& g : d.gpus) {
+      std::vector<Hop> hw;
+      for (const auto& h : g.hops)
+        if (!h.measured) hw.push_back(h);
+      const auto kind = model.best_kind(g.bdf);
+      if (!kind) {
+        EXPECT_TRUE(hw.empty()) << rec.name << " " << g.bdf;
+        continue;
+      }
+      const topo::Ceiling c = model.gpu_ceiling(g.bdf, *kind);
+      ASSERT_EQ(hw.size(), c.hops.size()) << rec.name << " " << g.bdf;
+      for (size_t i = 0; i < hw.size(); ++i) {
+        EXPECT_EQ(hw[i].name, c.hops[i].kind) << rec.name;
+        EXPECT_EQ(hw[i].device, c.hops[i].device) << rec.name;
+        EXPECT_EQ(hw[i].gb_s, c.hops[i].gb_s) << rec.name << " " << hw[i].what;
+      }
+      EXPECT_EQ(g.ceiling_gb_s, c.gb_s) << rec.name << " " << g.bdf;
+    }
+  }
+}
+
+// A doctor finding about the platform names a device that gdsb-topo's matching check also
+// flags (fail or warn) on the same input; a topo check that passes is never contradicted.
+TEST(DoctorCrossTool, NoFindingContradictsAGdsbTopoCheck) {
+  const std::map<std::string, std::string> kCheckOf{{"acs-redirect", "acs-redirect"},
+                                                    {"link", "link"},
+                                                    {"locality", "pair-locality"},
+                                                    {"iommu", "iommu"},
+                                                    {"bar1", "bar1"}};
+  for (auto& rec : corpus()) {
+    Platform p = platform_from_snapshot(std::move(rec.snapshot), rec.name);
+    Figures f = figures_of({cufile_run(1.0, nvfs_facts(true), 16)});
+    const Diagnosis d = diagnose(&p, f);
+    for (const auto& x : d.findings) {
+      auto it = kCheckOf.find(x.rule);
+      if (it == kCheckOf.end()) continue;
+      bool flagged = false;
+      for (const auto* c : p.checks_with(it->second)) {
+        if (c->verdict != topo::Verdict::Fail && c->verdict != topo::Verdict::Warn) continue;
+        for (const auto& dev : x.devices)
+          flagged = flagged || std::find(c->devices.begin(), c->devices.end(), dev) !=
+                                   c->devices.end();
+      }
+      EXPECT_TRUE(flagged) << rec.name << ": doctor " << x.rule << " (" << x.title
+                           << ") without a failing gdsb-topo " << it->second << " check";
+    }
+    // Not applicable on gdsb-topo's side: the doctor never promises GDS fixes.
+    if (p.model->gds_applicable()) continue;
+    for (const auto& x : d.findings)
+      EXPECT_EQ(x.fix.find("modprobe nvidia-fs"), std::string::npos) << rec.name << x.title;
+  }
+}
+
+}  // namespace
+}  // namespace gdsb::doctor::testing

@@ -1,0 +1,175 @@
+// The path model (gdsb/topo/path_model.hpp) and the verdicts that read it, on recordings of
+// real machines (tests/topo/fixtures/real, origins in SOURCES.md there). Every expectation
+// was written by reading the recording, not from the tool's output.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gdsb/topo/path_model.hpp"
+#include "gdsb/topo/render.hpp"
+#include "topo_test_util.hpp"
+
+namespace gdsb::topo::testing {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kReal = GDSB_TOPO_REAL_FIXTURES;
+
+// GPU, its drive and its ConnectX-7 on the HGX board, read off the lspci text (see
+// test_real_machines.cpp for the reading): each GPU shares a PEX890xx switch with one
+// Gen4 x4 NVMe; 01:00.0 and 01:00.1 are the BCM5720 gigabit LOM ports under root port
+// 00:1c.? of socket 0.
+struct HgxGpu {
+  const char *gpu, *nvme, *nic;
+};
+constexpr HgxGpu kHgx[] = {{"0000:19:00.0", "0000:18:00.0", "0000:1a:00.0"},
+                           {"0000:3b:00.0", "0000:3a:00.0", "0000:3c:00.0"},
+                           {"0000:4c:00.0", "0000:4b:00.0", "0000:4d:00.0"},
+                           {"0000:5d:00.0", "0000:5c:00.0", "0000:5e:00.0"},
+                           {"0000:9b:00.0", "0000:9a:00.0", "0000:9c:00.0"},
+                           {"0000:bb:00.0", "0000:ba:00.0", "0000:bc:00.0"},
+                           {"0000:cb:00.0", "0000:ca:00.0", "0000:cc:00.0"},
+                           {"0000:db:00.0", "0000:da:00.0", "0000:dc:00.0"}};
+constexpr const char* kBcm[] = {"0000:01:00.0", "0000:01:00.1"};
+
+// The recording with every Mellanox (ConnectX-7 and ConnectX-6 Dx) stanza removed: the
+// only NICs left are the two BCM5720 gigabit ports.
+fs::path hgx_without_connectx(const fs::path& dir) {
+  std::ifstream in(kReal / "hgx-h100-lspci-vvv.txt");
+  std::stringstream all;
+  all << in.rdbuf();
+  std::string text = all.str(), out, stanza;
+  std::istringstream lines(text);
+  std::string line;
+  const auto flush = [&] {
+    if (stanza.find("Mellanox") == std::string::npos ||
+        stanza.find("Ethernet controller") == std::string::npos)
+      out += stanza;
+    stanza.clear();
+  };
+  while (std::getline(lines, line)) {
+    if (!line.empty() && line[0] != ' ' && line[0] != '\t') flush();  // a new device header
+    stanza += line + "\n";
+  }
+  flush();
+  fs::path p = dir / "hgx-no-connectx.txt";
+  std::ofstream(p) << out;
+  return p;
+}
+
+bool names(const CheckResult& r, const std::string& bdf) {
+  return std::find(r.devices.begin(), r.devices.end(), bdf) != r.devices.end();
+}
+
+TEST(PathModelHgx, WithoutConnectXTheGigabitPortsAreNeverJudged) {
+  fixture::TempDir dir;
+  auto o = evaluate_snapshot(collect_lspci_text(hgx_without_connectx(dir.path()), offline()));
+  ASSERT_EQ(o.view->gpus().size(), 8U);
+  EXPECT_EQ(o.snapshot.with_role(Role::Nic).size(), 2U);  // the two BCM5720 ports
+  const PathModel m(*o.view);
+  EXPECT_TRUE(m.data_nics().empty());
+  ASSERT_EQ(m.management_nics().size(), 2U);
+  EXPECT_TRUE(m.gds_applicable()) << m.applicability();
+  // No FAIL or WARN comes from (or names) a BCM5720 port.
+  for (const auto& c : o.report.checks) {
+    if (c.verdict != Verdict::Fail && c.verdict != Verdict::Warn) continue;
+    for (const char* bcm : kBcm) EXPECT_FALSE(names(c, bcm)) << c.id << ": " << c.title;
+  }
+  // The ports are listed as information.
+  const CheckResult* mgmt = o.titled("pair-locality", "management NICs");
+  ASSERT_NE(mgmt, nullptr);
+  EXPECT_EQ(mgmt->verdict, Verdict::Waived);
+  for (const char* bcm : kBcm) EXPECT_TRUE(names(*mgmt, bcm));
+  // GDS from the local NVMe is still judged: each GPU and the drive below its switch, PIX.
+  for (const auto& g : kHgx) {
+    const CheckResult* r = nullptr;
+    for (const auto* c : o.results("pair-locality"))
+      if (c->title.find("nearest NVMe") != std::string::npos && c->devices.front() == g.gpu)
+        r = c;
+    ASSERT_NE(r, nullptr) << g.gpu;
+    EXPECT_EQ(r->verdict, Verdict::Pass) << g.gpu;
+    EXPECT_TRUE(names(*r, g.nvme)) << g.gpu;
+    EXPECT_EQ(o.titled("pair-locality", "nearest data NIC"), nullptr);
+  }
+  EXPECT_EQ(o.report.verdict, Verdict::Pass);
+  // No remote ceiling from management ports.
+  for (const auto& c : o.report.nic_ceilings) EXPECT_FALSE(c.gb_s) << c.limited_by;
+  EXPECT_FALSE(o.report.node_nic.gb_s);
+  EXPECT_NE(o.report.node_nic.limited_by.find("no data NIC"), std::string::npos);
+}
+
+TEST(PathModelHgx, FullRecordingPathsHopsAndNicBasis) {
+  auto o = evaluate_snapshot(collect_lspci_text(kReal / "hgx-h100-lspci-vvv.txt", offline()));
+  const PathModel m(*o.view);
+  EXPECT_TRUE(m.gds_applicable());
+  // Eight ConnectX-7 and four ConnectX-6 Dx functions are data NICs; the BCM5720 ports are not.
+  EXPECT_EQ(m.data_nics().size(), 12U);
+  EXPECT_EQ(m.management_nics().size(), 2U);
+  for (const auto& g : kHgx) {
+    auto near = m.nearest(g.gpu, DataSource::LocalNvme);
+    ASSERT_EQ(near.size(), 1U) << g.gpu;
+    const DataPath& p = *near.front();
+    EXPECT_EQ(p.source, g.nvme);
+    EXPECT_TRUE(p.p2p);
+    // Drive (Gen4 x4) and GPU (Gen5 x16) own links; the common bridge is the PEX downstream
+    // side, so no uplink is crossed.
+    ASSERT_EQ(p.hops.size(), 2U) << g.gpu;
+    EXPECT_EQ(p.hops[0].kind, "drive link");
+    EXPECT_EQ(p.hops[0].source, CapacitySource::PcieLink);
+    EXPECT_NEAR(*p.hops[0].gb_s, 4 * 1.969, 0.01);
+    EXPECT_EQ(p.hops[1].kind, "GPU link");
+    EXPECT_NEAR(*p.hops[1].gb_s, 16 * 3.938, 0.05);
+    // The ceiling's inputs are exactly these hops.
+    const Ceiling c = m.gpu_ceiling(g.gpu, DataSource::LocalNvme);
+    ASSERT_EQ(c.hops.size(), 2U);
+    EXPECT_EQ(c.hops[0].device, g.nvme);
+    EXPECT_EQ(c.hops[1].device, g.gpu);
+    EXPECT_TRUE(m.is_data_nic(g.nic));
+  }
+  // lspci text records no network speed: the remote ceiling says it used the PCIe rate.
+  EXPECT_EQ(o.report.node_nic.basis, "PCIe line rate");
+  EXPECT_NE(o.report.node_nic.limited_by.find("PCIe line rate"), std::string::npos);
+}
+
+// The project's H100 VM (h100-vm/snapshot, SOURCES.md): one H100 at 00:06.0, storage only
+// virtio-blk vda (00:01.0, the ext4 root) and vdb (00:02.0, squashfs), a virtio-net eth0,
+// no nvidia-fs.
+TEST(PathModelH100Vm, VirtualStorageMakesGdsNotApplicable) {
+  auto o = evaluate_snapshot(load_snapshot(kReal / "h100-vm" / "snapshot"));
+  const PathModel m(*o.view);
+  EXPECT_FALSE(m.gds_applicable());
+  EXPECT_EQ(m.applicability().rfind("GDS not applicable on this node: ", 0), 0U);
+  EXPECT_NE(m.applicability().find("0000:00:01.0 vda"), std::string::npos) << m.applicability();
+  EXPECT_NE(m.applicability().find("virtio-blk"), std::string::npos);
+  const auto virt = m.nearest("0000:00:06.0", DataSource::Virtual);
+  ASSERT_EQ(virt.size(), 2U);
+  EXPECT_FALSE(virt.front()->p2p);
+  EXPECT_EQ(virt.front()->hops.front().kind, "hypervisor");
+  EXPECT_FALSE(virt.front()->hops.front().gb_s);
+  EXPECT_EQ(m.best_kind("0000:00:06.0"), DataSource::Virtual);
+  // nvidia-fs absent is a fact, not a failure; nothing fails; the verdict line says why.
+  EXPECT_FALSE(o.report.gds_applicable);
+  for (const auto& c : o.report.checks) EXPECT_NE(c.verdict, Verdict::Fail) << c.title;
+  const CheckResult* nvfs = o.titled("gds-stack", "nvidia-fs");
+  ASSERT_NE(nvfs, nullptr);
+  EXPECT_EQ(nvfs->verdict, Verdict::Waived);
+  const std::string line = platform_verification_line(o.report);
+  EXPECT_EQ(line.rfind("Platform verification: GDS not applicable on this node: ", 0), 0U) << line;
+  // The ext4 root on virtio vda is not called GDS-capable.
+  const CheckResult* fsr = o.titled("gds-stack", "file systems");
+  ASSERT_NE(fsr, nullptr);
+  bool root = false;
+  for (const auto& e : fsr->evidence)
+    if (e.rfind("/ ext4 (/dev/vda)", 0) == 0) {
+      root = true;
+      EXPECT_EQ(e.find("GDS-capable"), std::string::npos) << e;
+      EXPECT_NE(e.find("virtual storage 0000:00:01.0 vda"), std::string::npos) << e;
+    }
+  EXPECT_TRUE(root);
+}
+
+}  // namespace
+}  // namespace gdsb::topo::testing
