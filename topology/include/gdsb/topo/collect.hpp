@@ -44,8 +44,9 @@ Snapshot collect_pci_dump(const std::filesystem::path& file, const CollectOption
 // Plain `lspci -vvv` (optionally -nn) text as pasted into support tickets.
 Snapshot collect_lspci_text(const std::filesystem::path& file);
 Snapshot collect_lspci_text(const std::filesystem::path& file, const CollectOptions& opt);
-// hwloc XML export (lstopo --of xml), loaded with every I/O object kept.
-Snapshot collect_hwloc_xml(const std::filesystem::path& file);
+// hwloc XML export (lstopo --of xml), loaded with every I/O object kept; names hwloc did
+// not record come from pci.ids (opt.lookup_names, opt.pci_ids_path).
+Snapshot collect_hwloc_xml(const std::filesystem::path& file, const CollectOptions& opt = {});
 
 // Live-mode enrichment from hwloc: NUMA node of each PCI device (where sysfs says -1),
 // OS device names, NUMA node count. Returns a note when hwloc could not be used.

@@ -190,6 +190,11 @@ struct Snapshot {
   std::vector<const Device*> with_role(Role r) const;
 };
 
+// The name every tool shows for a device: a GPU's product name from its facts (NVML, or
+// hwloc's GPUModel), else the device name (pci.ids through libpci, or as recorded), else
+// "[vendor:device]".
+std::string display_name(const Snapshot& s, const Device& d);
+
 // Fills GPU facts for every GPU from a provider (e.g. NVML); absent facts stay unknown.
 void apply_gpu_facts(Snapshot& s, const GpuFactsProvider& provider);
 
