@@ -145,6 +145,29 @@ TEST(DoctorCompat, ODirectRefused) {
   EXPECT_TRUE(any_contains(f->evidence, "O_DIRECT failed"));
 }
 
+TEST(DoctorCompat, ODirectNamedWithoutARefusalIsNoCause) {
+  auto facts = nvfs_facts(false);
+  facts.log_lines = {"an O_DIRECT open of /raid/f succeeded here, so the file system accepts "
+                     "O_DIRECT"};
+  for (const auto& f : diagnose_with(box(), {cufile_run(2.0, facts)}).findings)
+    EXPECT_EQ(f.title.find("refused O_DIRECT"), std::string::npos) << f.title;
+}
+
+// gdsb-io's hint after it checked the file's device (gdsb/gpu/cufile_errors.hpp).
+TEST(DoctorCompat, FailedRegistrationOnNoBlockDevice) {
+  const RunResult x0 = not_run(
+      XferType::GpuDirect, RunStatus::Failed,
+      "cuFileHandleRegister on /mnt/ram/f failed: CU_FILE_HANDLE_NOT_REGISTERED (5027)\n  hint: "
+      "/mnt/ram/f lies on device 0:45 (tmpfs), which is no block device (/sys/dev/block/0:45 "
+      "does not exist): cuFile finds a file's file system through the udev record of its block "
+      "device, so it cannot register this file");
+  const auto d = diagnose_with(box(), {run(XferType::CpuOnly, 13.0), x0});
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings.front().title, "cuFile failed to open the file: it lies on no block device");
+  EXPECT_EQ(find_titled(d, "udev database is missing"), nullptr);
+  EXPECT_EQ(find_titled(d, "O_DIRECT"), nullptr);
+}
+
 TEST(DoctorCompat, ApplicationWithoutCufile) {
   const RunResult x0 = not_run(
       XferType::GpuDirect, RunStatus::Waived,

@@ -67,7 +67,9 @@ std::vector<Cause> causes_of(const RunResult& r, const Platform* p) {
     out.push_back({"the udev database is missing", Confidence::Certain, udev,
                    "expose /run/udev to the process (containers: -v /run/udev:/run/udev:ro) or "
                    "start systemd-udevd so /run/udev/data/b<major>:<minor> exists"});
-  const auto odirect = lines_with(r, {"O_DIRECT"});
+  // Only where an O_DIRECT open was tried and refused (gdsb-io's hint, cuFile's log), not
+  // every line that names O_DIRECT.
+  const auto odirect = lines_with(r, {"refuses O_DIRECT", "O_DIRECT failed"});
   if (!odirect.empty())
     out.push_back({"the file system refused O_DIRECT", Confidence::Certain, odirect,
                    "put the data on a file system that supports O_DIRECT (ext4, xfs) on NVMe"});
@@ -119,15 +121,25 @@ std::vector<Finding> run(const Facts& facts) {
   // compat mode: the same cause, named from the failure.
   for (const auto& r : facts.figures.runs) {
     if (!xfer_uses_cufile(r.workload.xfer) || r.status != RunStatus::Failed) continue;
+    // gdsb-io checked the file's device: a file on no block device (tmpfs, overlay) has no
+    // udev record to find, whatever the database holds.
+    const auto no_block = lines_with(r, {"which is no block device"});
     const auto udev = lines_with(r, {"udev"});
-    if (udev.empty()) continue;
+    if (udev.empty() && no_block.empty()) continue;
     Finding f;
     f.rule = "compat-mode";
-    f.title = "cuFile failed to open the file: the udev database is missing";
     f.confidence = Confidence::Certain;
-    f.evidence = udev;
-    f.fix = "expose /run/udev to the process (containers: -v /run/udev:/run/udev:ro) or start "
-            "systemd-udevd so /run/udev/data/b<major>:<minor> exists";
+    if (!no_block.empty()) {
+      f.title = "cuFile failed to open the file: it lies on no block device";
+      f.evidence = no_block;
+      f.fix = "put the file on ext4 or xfs on a block device (NVMe) for cuFile, or read it "
+              "through a CPU path (-x 1, -x 2)";
+    } else {
+      f.title = "cuFile failed to open the file: the udev database is missing";
+      f.evidence = udev;
+      f.fix = "expose /run/udev to the process (containers: -v /run/udev:/run/udev:ro) or start "
+              "systemd-udevd so /run/udev/data/b<major>:<minor> exists";
+    }
     const GpuDiagnosis* g = facts.gpu_of(r);
     if (g) f.devices.push_back(g->label);
     detail::expect_ceiling(f, g, std::nullopt);
