@@ -37,7 +37,8 @@ Snapshot collect_from(const InputSources& sources, const CollectOptions& opt);
 // This machine: sysfs + /proc + libpci names + hwloc locality.
 Snapshot collect_live(const CollectOptions& opt);
 // A recorded tree laid out like / (DIR/sys/bus/pci/devices, DIR/sys/devices/pci*,
-// DIR/sys/kernel/iommu_groups, and optionally DIR/proc, DIR/run/udev, DIR/etc/cufile.json).
+// DIR/sys/kernel/iommu_groups, and optionally DIR/proc, DIR/run/udev, DIR/etc/cufile.json;
+// ext4 data modes from DIR/proc/fs/ext4/<dev>/options and DIR/proc/fs/jbd2).
 Snapshot collect_sysfs_root(const std::filesystem::path& root, const CollectOptions& opt);
 // `lspci -xxxx` (or -xxx / -xx) output, read through libpci's dump method.
 Snapshot collect_pci_dump(const std::filesystem::path& file, const CollectOptions& opt);
