@@ -223,7 +223,8 @@ RunFiles open_run_files(const Workload& w, bool odirect) {
         std::string msg = "cannot open " + p.path +
                           (needs_writes(w) ? " for writing: " : " for reading: ") + sys_error(err);
         if (err == EINVAL && odirect)
-          msg += " (the file system refuses O_DIRECT; add -O 1 or use -x 4)";
+          msg += " (this open asked for O_DIRECT, and EINVAL is how a file system refuses it; add "
+                 "-O 1 or use -x 4)";
         throw RuntimeError(msg);
       }
       files.set.paths.push_back(p.path);

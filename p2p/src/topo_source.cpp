@@ -1,6 +1,5 @@
 #include "gdsb/p2p/topo_source.hpp"
 
-#include <cstdio>
 #include <utility>
 
 #include "gdsb/error.hpp"
@@ -63,12 +62,7 @@ TreeGpu tree_gpu(const topo::TopologyView& view, const topo::Device& d) {
   g.nvlinks = topo::nvlinks_active(s, d.bdf);
   const auto f = s.gpu_facts.find(d.bdf);
   const topo::GpuFacts* facts = f == s.gpu_facts.end() ? nullptr : &f->second;
-  g.name = facts && !facts->name.empty() ? facts->name : d.name;
-  if (g.name.empty()) {
-    char id[32];
-    std::snprintf(id, sizeof id, "[%04x:%04x]", d.vendor, d.device);
-    g.name = id;
-  }
+  g.name = topo::display_name(s, d);
   if (facts && facts->pcie_max_gen && facts->pcie_max_width)
     g.link = PcieLink{*facts->pcie_max_gen, *facts->pcie_max_width};
   else if (d.link && d.link->max_width > 0)

@@ -81,20 +81,51 @@ TEST(DoctorCompat, FailedRegistrationWithoutUdevRecord) {
   EXPECT_TRUE(any_contains(d.findings.front().evidence, "/run/udev/data/b259:0"));
 }
 
-TEST(DoctorCompat, Ext4WithoutDataOrdered) {
+// /proc/mounts prints data= only when it differs from the default; the mode is the one
+// /proc/fs/ext4/<dev>/options states (gdsb/topo/ext4_mode.hpp).
+TEST(DoctorCompat, Ext4DataModeFromTheKernelsOptionsFile) {
   auto m = box();
   m.host.mounts = {"/dev/md0 /raid ext4 rw,relatime 0 0", "proc /proc proc rw 0 0"};
+  m.host.jbd2 = {"md0-8"};
+  m.host.ext4_options = {{"md0", "rw\nerrors=continue\ncommit=5\ndata=ordered\nstripe=0\n"}};
+  for (const auto& x : diagnose_with(m, {cufile_run(2.0, nvfs_facts(false))}).findings) {
+    EXPECT_EQ(x.title.find("data="), std::string::npos) << x.title;
+    EXPECT_EQ(x.title.find("ext4"), std::string::npos) << x.title;
+  }
+  m.host.ext4_options = {{"md0", "rw\nerrors=continue\ncommit=5\ndata=writeback\n"}};
   const auto d = diagnose_with(m, {cufile_run(2.0, nvfs_facts(false))});
-  const Finding* f = find_titled(d, "lacks data=ordered");
+  const Finding* f = find_titled(d, "data=writeback");
   ASSERT_NE(f, nullptr);
-  EXPECT_EQ(f->title, "cuFile in compat mode: ext4 mount /raid lacks data=ordered");
-  EXPECT_EQ(f->confidence, Confidence::Possible);  // no cuFile line says so: a lead only
+  EXPECT_EQ(f->title,
+            "cuFile in compat mode: ext4 mount /raid uses data=writeback, GDS supports ext4 in "
+            "ordered mode only");
+  EXPECT_EQ(f->confidence, Confidence::Likely);
+  EXPECT_TRUE(any_contains(f->evidence, "/proc/fs/ext4/md0/options: data=writeback"));
   EXPECT_TRUE(contains(f->fix, "data=ordered"));
   EXPECT_TRUE(contains(f->fix, "/etc/fstab"));
-  // The same mount with data=ordered: no such finding.
-  m.host.mounts = {"/dev/md0 /raid ext4 rw,relatime,data=ordered 0 0"};
+}
+
+TEST(DoctorCompat, Ext4WithoutTheOptionsFileIsNeverLackingDataOrdered) {
+  auto m = box();
+  m.host.mounts = {"/dev/md0 /raid ext4 rw,relatime 0 0", "proc /proc proc rw 0 0"};
   for (const auto& x : diagnose_with(m, {cufile_run(2.0, nvfs_facts(false))}).findings)
-    EXPECT_FALSE(contains(x.title, "data=ordered"));
+    EXPECT_EQ(x.title.find("data="), std::string::npos) << x.title;
+  // /proc/mounts names a non-default mode.
+  m.host.mounts = {"/dev/md0 /raid ext4 rw,relatime,data=journal 0 0"};
+  EXPECT_NE(find_titled(diagnose_with(m, {cufile_run(2.0, nvfs_facts(false))}),
+                        "uses data=journal"),
+            nullptr);
+}
+
+TEST(DoctorCompat, Ext4WithoutJournalIsAFactNotACause) {
+  auto m = box();
+  m.host.mounts = {"/dev/vda /raid ext4 rw,relatime 0 0"};
+  m.host.ext4_options = {{"vda", "rw\nerrors=continue\ncommit=5\nstripe=0\n"}};
+  const auto d = diagnose_with(m, {cufile_run(2.0, nvfs_facts(false))});
+  for (const auto& x : d.findings) EXPECT_EQ(x.title.find("ext4"), std::string::npos) << x.title;
+  const Finding* f = find_rule(d, "compat-mode");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(any_contains(f->evidence, "is ext4 without a journal"));
 }
 
 TEST(DoctorCompat, FileSystemNotGdsCapable) {
@@ -115,6 +146,29 @@ TEST(DoctorCompat, ODirectRefused) {
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->confidence, Confidence::Certain);
   EXPECT_TRUE(any_contains(f->evidence, "O_DIRECT failed"));
+}
+
+TEST(DoctorCompat, ODirectNamedWithoutARefusalIsNoCause) {
+  auto facts = nvfs_facts(false);
+  facts.log_lines = {"an O_DIRECT open of /raid/f succeeded here, so the file system accepts "
+                     "O_DIRECT"};
+  for (const auto& f : diagnose_with(box(), {cufile_run(2.0, facts)}).findings)
+    EXPECT_EQ(f.title.find("refused O_DIRECT"), std::string::npos) << f.title;
+}
+
+// gdsb-io's hint after it checked the file's device (gdsb/gpu/cufile_errors.hpp).
+TEST(DoctorCompat, FailedRegistrationOnNoBlockDevice) {
+  const RunResult x0 = not_run(
+      XferType::GpuDirect, RunStatus::Failed,
+      "cuFileHandleRegister on /mnt/ram/f failed: CU_FILE_HANDLE_NOT_REGISTERED (5027)\n  hint: "
+      "/mnt/ram/f lies on device 0:45 (tmpfs), which is no block device (/sys/dev/block/0:45 "
+      "does not exist): cuFile finds a file's file system through the udev record of its block "
+      "device, so it cannot register this file");
+  const auto d = diagnose_with(box(), {run(XferType::CpuOnly, 13.0), x0});
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings.front().title, "cuFile failed to open the file: it lies on no block device");
+  EXPECT_EQ(find_titled(d, "udev database is missing"), nullptr);
+  EXPECT_EQ(find_titled(d, "O_DIRECT"), nullptr);
 }
 
 TEST(DoctorCompat, ApplicationWithoutCufile) {

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <set>
 
 #include "gdsb/gpu/cufile_errors.hpp"
@@ -64,16 +65,52 @@ TEST(CufileHints, FileSystemNotSupported) {
   EXPECT_FALSE(has_hint(select_hints(c), "fs-not-supported"));
 }
 
-TEST(CufileHints, ODirectRefused) {
+TEST(CufileHints, ODirectRefusedOnlyWhereAnOpenOfTheFileWasRefused) {
   FailureContext c;
   c.call = "cuFileHandleRegister";
   c.code = 5020;
-  EXPECT_TRUE(has_hint(select_hints(c), "odirect-refused"));
+  c.file = "/data/f";
+  // Neither cuFile's code nor a file system's name says the file system refuses O_DIRECT.
+  EXPECT_FALSE(has_hint(select_hints(c), "odirect-refused"));
+  c.odirect_open_errno = 0;
+  EXPECT_FALSE(has_hint(select_hints(c), "odirect-refused"));
+  ASSERT_TRUE(has_hint(select_hints(c), "odirect-accepted"));
+  c.odirect_open_errno = EINVAL;
+  ASSERT_TRUE(has_hint(select_hints(c), "odirect-refused"));
+  EXPECT_NE(select_hints(c)[0].text.find("an O_DIRECT open of /data/f failed here with EINVAL"),
+            std::string::npos);
   FailureContext t;
   t.call = "cuFileRead";
-  t.errno_value = 22;
-  t.fs_type = "tmpfs";
-  EXPECT_TRUE(has_hint(select_hints(t), "odirect-refused"));
+  t.errno_value = EINVAL;
+  t.fs_type = "tmpfs";  // accepts O_DIRECT on newer kernels (6.18 on the test VMs)
+  EXPECT_FALSE(has_hint(select_hints(t), "odirect-refused"));
+  t.odirect_open_errno = 0;
+  EXPECT_EQ(describe_failure(t).find("refuses O_DIRECT"), std::string::npos);
+  FailureContext o;  // the failed call was itself the O_DIRECT open
+  o.call = "open";
+  o.errno_value = EINVAL;
+  EXPECT_TRUE(has_hint(select_hints(o), "odirect-refused"));
+}
+
+TEST(CufileHints, FileOnNoBlockDeviceIsNamedInsteadOfTheUdevDatabase) {
+  FailureContext c;
+  c.call = "cuFileHandleRegister";
+  c.code = 5027;
+  c.file = "/mnt/ram/f";
+  c.fs_type = "tmpfs";
+  c.device = "0:45";
+  c.block_device = false;
+  c.odirect_open_errno = 0;
+  c.udev_record = "/run/udev/data/b0:45";
+  c.udev_record_present = false;
+  c.log_lines = {"ERROR cufio-fs:441 unable to get volume attributes"};
+  const auto h = select_hints(c);
+  ASSERT_TRUE(has_hint(h, "no-block-device"));
+  EXPECT_FALSE(has_hint(h, "no-udev"));
+  EXPECT_FALSE(has_hint(h, "odirect-refused"));
+  EXPECT_NE(h[0].text.find("/mnt/ram/f lies on device 0:45 (tmpfs), which is no block device"),
+            std::string::npos)
+      << h[0].text;
 }
 
 TEST(CufileHints, Bar1GpuMemoryAndDriver) {

@@ -1,13 +1,18 @@
 // Compat detection from fixture files: nvidia-fs stats, cufile.json, cuFile's log,
 // mountinfo and the udev database.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "drive.hpp"
+#include "gdsb/gpu/cufile_errors.hpp"
 #include "gdsb/gpu/path_evidence.hpp"
 
 namespace gdsb::gpu {
@@ -82,6 +87,51 @@ TEST(FileFacts, FindsFileSystemAndUdevRecord) {
   std::ofstream(ff.udev_record) << "E:ID_FS_USAGE=filesystem\n";
   EXPECT_TRUE(file_facts(f, d.file("mountinfo"), d.file("udev")).udev_record_present);
   EXPECT_FALSE(file_facts(f, d.file("mountinfo"), d.file("none")).udev_database_present);
+}
+
+// What the hints say about O_DIRECT comes from an O_DIRECT open of the file itself. Both
+// outcomes on this machine: files of the temp directory and of /dev/shm (a tmpfs, which
+// accepts O_DIRECT on newer kernels), and a /proc file (procfs refuses it with EINVAL).
+TEST(FileFacts, ODirectClaimsComeFromAnOpenOfTheFile) {
+  testing::TempDir d;
+  std::vector<std::string> paths = {d.file("data"), "/proc/self/status"};
+  std::ofstream(paths[0]) << std::string(4096, 'x');
+  std::string shm_dir = "/dev/shm/gdsb-odirect-XXXXXX";
+  const bool have_shm = ::mkdtemp(shm_dir.data()) != nullptr;
+  if (have_shm) {
+    paths.push_back(shm_dir + "/f");
+    std::ofstream(paths.back()) << std::string(4096, 'x');
+  }
+  int accepted = 0, refused = 0;
+  for (const auto& p : paths) {
+    const int fd = ::open(p.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);  // the oracle
+    const int err = fd < 0 ? errno : 0;
+    if (fd >= 0) ::close(fd);
+    const FileFacts ff = file_facts(p);
+    ASSERT_TRUE(ff.odirect_open_errno.has_value()) << p;
+    EXPECT_EQ(*ff.odirect_open_errno, err) << p;
+    cufile::FailureContext c;
+    c.call = "cuFileHandleRegister";
+    c.code = 5027;
+    c.file = p;
+    c.fs_type = ff.fs_type;
+    c.device = ff.device;
+    c.block_device = ff.block_device;
+    c.odirect_open_errno = ff.odirect_open_errno;
+    const std::string msg = cufile::describe_failure(c);
+    EXPECT_EQ(msg.find("refuses O_DIRECT") != std::string::npos, err == EINVAL) << p << ": " << msg;
+    if (ff.fs_type == "tmpfs") {
+      EXPECT_EQ(ff.block_device, std::optional<bool>(false)) << p;
+      EXPECT_NE(msg.find("which is no block device"), std::string::npos) << msg;
+    }
+    (err == 0 ? accepted : refused) += 1;
+  }
+  if (have_shm) {
+    std::error_code ec;
+    std::filesystem::remove_all(shm_dir, ec);
+  }
+  EXPECT_GT(accepted, 0);
+  EXPECT_GT(refused, 0);
 }
 
 PathFacts base_facts() {

@@ -170,6 +170,9 @@ void write_sysfs(const Machine& m, const fs::path& root) {
   std::string mounts;
   for (const auto& l : h.mounts) mounts += l + "\n";
   write_file(root / "proc/mounts", mounts);
+  for (const auto& [dev, text] : h.ext4_options)
+    write_file(root / "proc/fs/ext4" / dev / "options", text);
+  for (const auto& j : h.jbd2) fs::create_directories(root / "proc/fs/jbd2" / j);
   if (h.nvidia_fs) write_file(root / "proc/driver/nvidia-fs/version", "version: 2.20.5\n");
   if (h.udev) fs::create_directories(root / "run/udev/data");
   if (!h.cufile_json.empty()) write_file(root / "etc/cufile.json", h.cufile_json);

@@ -40,6 +40,10 @@ struct Host {
   bool udev = true;
   std::string cufile_json;  // empty: no /etc/cufile.json
   std::vector<std::string> mounts;
+  // <dev> -> the text of /proc/fs/ext4/<dev>/options (one option per line, as the kernel
+  // prints it); /proc/fs/jbd2 entries ("nvme0n1p1-8"), written only when not empty.
+  std::map<std::string, std::string> ext4_options;
+  std::vector<std::string> jbd2;
   int numa_nodes = 1;
 };
 

@@ -38,6 +38,26 @@ TEST_F(TopoCli, ExitCodesFollowTheVerdict) {
   EXPECT_EQ(cli({"--sysfs-root", t.string(), "--warn-as-error"}).rc, 3);
 }
 
+// Issue 19 acceptance: a recorded root whose /proc/mounts says only "ext4 rw,relatime" and
+// whose /proc/fs/ext4/<dev>/options says data=ordered gives no data-mode finding; the same
+// root with data=writeback names it.
+TEST_F(TopoCli, Ext4DataModeFromTheKernelsOptionsFile) {
+  auto m = fixture::make_box(1, 1, 1, 1, 0);
+  m.host.mounts = {"/dev/nvme0n1p1 /data ext4 rw,relatime 0 0", "proc /proc proc rw 0 0"};
+  m.host.jbd2 = {"nvme0n1p1-8"};
+  m.host.ext4_options = {{"nvme0n1p1", "rw\nerrors=remount-ro\ncommit=5\ndata=ordered\n"}};
+  CliRun ok = cli({"--sysfs-root", tree(m, "ordered").string()});
+  EXPECT_EQ(ok.rc, 0) << ok.out;
+  EXPECT_EQ(ok.out.find("lacks data=ordered"), std::string::npos) << ok.out;
+  EXPECT_EQ(ok.out.find("ext4 data="), std::string::npos) << ok.out;
+  m.host.ext4_options = {{"nvme0n1p1", "rw\nerrors=remount-ro\ncommit=5\ndata=writeback\n"}};
+  CliRun wb = cli({"--sysfs-root", tree(m, "writeback").string()});
+  EXPECT_EQ(wb.rc, 3) << wb.out;  // the only data mount cannot serve GDS
+  EXPECT_NE(wb.out.find("ext4 data=writeback: GDS supports ext4 in ordered mode only"),
+            std::string::npos)
+      << wb.out;
+}
+
 TEST_F(TopoCli, UsageAndCollectionErrors) {
   EXPECT_EQ(cli({"--no-such-option"}).rc, 2);
   EXPECT_EQ(cli({"--pci-dump", "a", "--lspci-text", "b"}).rc, 2);

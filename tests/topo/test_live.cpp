@@ -6,11 +6,14 @@
 #include <nlohmann/json.hpp>
 
 #include "gdsb/error.hpp"
+#include "gdsb/topo/ext4_mode.hpp"
 #include "gdsb/topo/render.hpp"
 #include "topo_test_util.hpp"
 
 namespace gdsb::topo::testing {
 namespace {
+
+namespace fs = std::filesystem;
 
 nlohmann::json report_json(const Outcome& o) {
   auto j = to_json(o.snapshot, *o.view, o.report, RunContext{});
@@ -64,6 +67,36 @@ TEST(TopoLive, HwlocXmlExportOfThisMachineHasItsPciDevices) {
   }
   EXPECT_EQ(o.worst("link"), Verdict::Waived);
   EXPECT_THROW(collect_hwloc_xml(dir.path() / "missing.xml"), Error);
+}
+
+// Each ext4 mount of this machine: the kernel's options file is found (the device name
+// resolved from the mount point) and the data mode read from it, never left unknown.
+TEST(TopoLive, Ext4DataModeOfThisMachinesMounts) {
+  const Machine m = collect_machine("/", true, CollectOptions{});
+  int ext4 = 0;
+  for (const auto& mt : m.mounts) {
+    if (mt.fstype != "ext4") continue;
+    const fs::path file = fs::path("/proc/fs/ext4") / mt.ext4_dev / "options";
+    if (mt.ext4_dev.empty() || !fs::exists(file)) continue;  // e.g. a bind mount's source
+    ++ext4;
+    ASSERT_TRUE(mt.ext4_options.has_value()) << mt.target;
+    std::ifstream in(file);
+    std::string line, data;
+    while (std::getline(in, line))
+      if (line.rfind("data=", 0) == 0) data = line.substr(5);
+    const Ext4Mode mode = ext4_data_mode(mt);
+    if (!data.empty()) {
+      EXPECT_EQ(ext4_data_mode_name(mode.mode), data) << mt.target;
+    } else {
+      EXPECT_TRUE(mode.mode == Ext4DataMode::NoJournal || mode.mode == Ext4DataMode::Ordered)
+          << mt.target << ": " << mode.evidence;
+    }
+  }
+  if (ext4 == 0 && fs::is_directory("/proc/fs/ext4") && !fs::is_empty("/proc/fs/ext4")) {
+    bool mounted = false;
+    for (const auto& mt : m.mounts) mounted = mounted || mt.fstype == "ext4";
+    EXPECT_FALSE(mounted) << "ext4 mounted, but no mount's /proc/fs/ext4/<dev> was found";
+  }
 }
 
 }  // namespace

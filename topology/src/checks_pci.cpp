@@ -222,8 +222,23 @@ class LinkCheck final : public Check {
   std::string title() const override { return "PCIe link width and speed"; }
   std::vector<CheckResult> run(const CheckContext& ctx) const override {
     const Snapshot& s = ctx.snapshot;
-    if (s.kind == SourceKind::HwlocXml)
-      return {waived(id(), title(), "hwloc XML records no link width or speed")};
+    if (s.kind == SourceKind::HwlocXml) {
+      // No speed or width, so no trained-below-capability verdict; the bandwidth hwloc
+      // recorded (pci_link_speed, from the link status) is shown for what it is.
+      CheckResult r = waived(id(), title(),
+                             "hwloc XML records no link width or speed, only each link's "
+                             "current bandwidth (pci_link_speed)");
+      std::vector<const Device*> subjects = ctx.view.gpus();
+      subjects.insert(subjects.end(), ctx.view.peers().begin(), ctx.view.peers().end());
+      for (const Device* d : subjects) {
+        if (!d->recorded_link_gb_s) continue;
+        char b[96];
+        std::snprintf(b, sizeof b, "%.2f GB/s per direction (hwloc pci_link_speed)",
+                      *d->recorded_link_gb_s);
+        r.evidence.push_back(d->bdf + " (" + std::string(role_name(d->role)) + "): " + b);
+      }
+      return {r};
+    }
     std::set<std::string> subjects;
     for (const Device* d : ctx.view.gpus()) subjects.insert(d->bdf);
     for (const Device* d : ctx.view.peers())

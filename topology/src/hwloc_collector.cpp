@@ -88,16 +88,32 @@ std::string bdf_of_object(hwloc_obj_t o) {
                 o->attr->pcidev.func);
 }
 
+// hwloc's GPUModel: on the PCI object itself, or on the GPU's OS devices (NVML, CUDA,
+// OpenCL: the DGX-2 file has it on nvml<N> only). Kept as the GPU's product name, which
+// display_name() prefers over the pci.ids name.
 void gpu_names(hwloc_topology_t t, Snapshot& s) {
-  for (hwloc_obj_t o = hwloc_get_next_osdev(t, nullptr); o; o = hwloc_get_next_osdev(t, o)) {
+  auto keep = [&](hwloc_obj_t o) {
     const char* model = hwloc_obj_get_info_by_name(o, "GPUModel");
     const std::string bdf = bdf_of_object(o);
     const Device* d = s.find(bdf);
-    if (!model || !d || d->role != Role::Gpu) continue;
+    if (!model || !*model || !d || d->role != Role::Gpu) return;
     GpuFacts& f = s.gpu_facts[bdf];
+    if (!f.name.empty()) return;  // the PCI object's own, seen first
     f.source = "hwloc";
     f.name = model;
-  }
+  };
+  for (hwloc_obj_t o = hwloc_get_next_pcidev(t, nullptr); o; o = hwloc_get_next_pcidev(t, o))
+    keep(o);
+  for (hwloc_obj_t o = hwloc_get_next_osdev(t, nullptr); o; o = hwloc_get_next_osdev(t, o))
+    keep(o);
+}
+
+// pci_link_speed: hwloc computes it from the link status (LnkSta: current speed and width)
+// as the data rate after line encoding, in GB/s per direction (hwloc's
+// hwloc_pcidisc_find_linkspeed: lanes x GT/s x 8b/10b or 128b/130b / 8). 0: not recorded.
+std::optional<double> link_gb_s_of(float linkspeed) {
+  if (!(linkspeed > 0)) return std::nullopt;
+  return static_cast<double>(linkspeed);
 }
 
 // hwloc 2.x stores NVLink as a heterogeneous distance matrix named NVLinkBandwidth (GPU OS
@@ -168,7 +184,7 @@ std::string enrich_with_hwloc(Snapshot& s) {
   return {};
 }
 
-Snapshot collect_hwloc_xml(const std::filesystem::path& file) {
+Snapshot collect_hwloc_xml(const std::filesystem::path& file, const CollectOptions& opt) {
   std::string error;
   auto topo = load(file.c_str(), error);
   if (!topo)
@@ -188,6 +204,7 @@ Snapshot collect_hwloc_xml(const std::filesystem::path& file) {
     d.numa_node = numa_of(t, o);
     d.acs_note = "hwloc XML carries no config space";
     add_os_devices(o, d);
+    d.recorded_link_gb_s = link_gb_s_of(o->attr->pcidev.linkspeed);
     if (const char* n = hwloc_obj_get_info_by_name(o, "PCIDevice")) d.name = n;
     if (is_nvswitch(o)) d.role = Role::NvSwitch;  // kept over classify_role below
     s.devices.push_back(std::move(d));
@@ -200,6 +217,8 @@ Snapshot collect_hwloc_xml(const std::filesystem::path& file) {
     d.vendor = pa->vendor_id;
     d.device = pa->device_id;
     d.class_code = static_cast<uint32_t>(pa->class_id) << 8;
+    d.recorded_link_gb_s = link_gb_s_of(pa->linkspeed);
+    if (const char* n = hwloc_obj_get_info_by_name(o, "PCIDevice")) d.name = n;
     d.secondary_bus = o->attr->bridge.downstream.pci.secondary_bus;
     d.subordinate_bus = o->attr->bridge.downstream.pci.subordinate_bus;
     d.numa_node = numa_of(t, o);
@@ -215,7 +234,14 @@ Snapshot collect_hwloc_xml(const std::filesystem::path& file) {
     if (d.role != Role::NvSwitch) d.role = classify_role(d);
   gpu_names(t, s);
   nvlink_bandwidth(t, s);
-  s.notes.push_back("hwloc XML has no link width/speed, ACS or host facts");
+  // Names hwloc did not record (files exported without PCIVendor/PCIDevice, as the DGX-2
+  // one) come from pci.ids, as for every other input.
+  if (opt.lookup_names) detail::lookup_names(s, opt.pci_ids_path);
+  const bool any_speed = std::any_of(s.devices.begin(), s.devices.end(),
+                                     [](const Device& d) { return d.recorded_link_gb_s; });
+  s.notes.push_back(any_speed ? "hwloc XML records each link's bandwidth (pci_link_speed, GB/s "
+                                "per direction) but no link width/speed, ACS or host facts"
+                              : "hwloc XML has no link width/speed, ACS or host facts");
   return s;
 }
 

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "gdsb/topo/collect.hpp"
+#include "gdsb/topo/ext4_mode.hpp"
 #include "internal.hpp"
 
 namespace fs = std::filesystem;
@@ -135,6 +136,7 @@ Machine collect_machine(const fs::path& root, bool live, const CollectOptions& o
       Mount mt;
       if (f >> mt.source >> mt.target >> mt.fstype >> mt.options) m.mounts.push_back(mt);
     }
+    read_ext4_modes(root, live, m.mounts);
   }
   fs::path groups = root / "sys/kernel/iommu_groups";
   m.iommu_known = fs::is_directory(root / "sys/kernel", ec);

@@ -115,6 +115,15 @@ Role classify_role(const Device& d) {
   return Role::Other;
 }
 
+std::string display_name(const Snapshot& s, const Device& d) {
+  const auto f = s.gpu_facts.find(d.bdf);
+  if (f != s.gpu_facts.end() && !f->second.name.empty()) return f->second.name;
+  if (!d.name.empty()) return d.name;
+  char id[32];
+  std::snprintf(id, sizeof id, "[%04x:%04x]", d.vendor, d.device);
+  return id;
+}
+
 std::string virtual_device_reason(const Device& d) {
   struct Known {
     uint16_t vendor, device;  // device 0: any device of the vendor

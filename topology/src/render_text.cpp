@@ -30,6 +30,11 @@ std::string tag(Verdict v) {
 
 std::string marks(const Snapshot& s, const Device& d) {
   std::string m = " [" + std::string(role_name(d.role)) + "]";
+  if (!d.link && d.recorded_link_gb_s) {  // hwloc XML: bandwidth only, no speed or width
+    char b[48];
+    std::snprintf(b, sizeof b, " %.2f GB/s link", *d.recorded_link_gb_s);
+    m += b;
+  }
   if (d.link) {
     m += ' ';  // appended piecewise: GCC 12 -O3 reports a false -Wrestrict on " " + string
     m += link_text(d.link->cur_speed_gts, d.link->cur_width);
@@ -79,7 +84,7 @@ void tree_node(std::ostream& out, const Snapshot& s,
                const std::map<std::string, std::vector<const Device*>>& kids, const Device& d,
                const std::string& prefix, bool last, int depth) {
   out << prefix << (last ? "\\-" : "+-") << d.bdf.substr(5) << ' '
-      << d.name << marks(s, d) << '\n';
+      << display_name(s, d) << marks(s, d) << '\n';
   auto it = kids.find(d.bdf);
   if (it == kids.end() || depth > 32) return;
   for (size_t i = 0; i < it->second.size(); ++i)

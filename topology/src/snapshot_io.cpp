@@ -133,7 +133,15 @@ Device device_from(const json& j) {
 json machine_json(const Machine& m) {
   const auto& c = m.cufile;
   json mounts = json::array();
-  for (const auto& mt : m.mounts) mounts.push_back({mt.source, mt.target, mt.fstype, mt.options});
+  for (const auto& mt : m.mounts) {
+    json row = {mt.source, mt.target, mt.fstype, mt.options};
+    // ext4's own options file, where read (absent in snapshots before it was recorded).
+    if (mt.ext4_options)
+      row.push_back({{"ext4_dev", mt.ext4_dev},
+                     {"ext4_options", *mt.ext4_options},
+                     {"ext4_journal", opt(mt.ext4_journal)}});
+    mounts.push_back(std::move(row));
+  }
   json groups = json::object();
   for (const auto& [g, type] : m.iommu_group_types) groups[std::to_string(g)] = type;
   return {{"proc_known", m.proc_known},
@@ -189,9 +197,19 @@ Machine machine_from(const json& j) {
   m.cufile.use_pci_p2pdma = get_opt<bool>(c, "use_pci_p2pdma");
   m.cufile.use_poll_mode = get_opt<bool>(c, "use_poll_mode");
   m.cufile.max_direct_io_size_kb = get_opt<int64_t>(c, "max_direct_io_size_kb");
-  for (const auto& mt : j.at("mounts"))
-    m.mounts.push_back(Mount{mt.at(0).get<std::string>(), mt.at(1).get<std::string>(),
-                             mt.at(2).get<std::string>(), mt.at(3).get<std::string>()});
+  for (const auto& mt : j.at("mounts")) {
+    Mount mount;
+    mount.source = mt.at(0).get<std::string>();
+    mount.target = mt.at(1).get<std::string>();
+    mount.fstype = mt.at(2).get<std::string>();
+    mount.options = mt.at(3).get<std::string>();
+    if (mt.size() > 4 && mt[4].is_object()) {  // older snapshots: the data mode is unknown
+      mount.ext4_dev = mt[4].at("ext4_dev").get<std::string>();
+      mount.ext4_options = mt[4].at("ext4_options").get<std::string>();
+      mount.ext4_journal = get_opt<bool>(mt[4], "ext4_journal");
+    }
+    m.mounts.push_back(std::move(mount));
+  }
   m.numa_nodes = j.at("numa_nodes").get<int>();
   return m;
 }

@@ -23,7 +23,7 @@ Snapshot collect_from(const InputSources& in, const CollectOptions& opt) {
   if (!in.sysfs_root.empty()) return collect_sysfs_root(in.sysfs_root, opt);
   if (!in.pci_dump.empty()) return collect_pci_dump(in.pci_dump, opt);
   if (!in.lspci_text.empty()) return collect_lspci_text(in.lspci_text, opt);
-  if (!in.hwloc_xml.empty()) return collect_hwloc_xml(in.hwloc_xml);
+  if (!in.hwloc_xml.empty()) return collect_hwloc_xml(in.hwloc_xml, opt);
   if (!in.from_snapshot.empty()) return load_snapshot(in.from_snapshot);
   Snapshot s = collect_live(opt);
   if (opt.use_nvml && !s.with_role(Role::Gpu).empty()) {

@@ -2,6 +2,7 @@
 // configuration, nvidia-fs not loaded, P2PDMA configured but unusable, udev database
 // missing, file system not GDS-capable, O_DIRECT refused. Evidence comes from the run's
 // own path evidence (gdsb-io's decide_path and cuFile's log) and the platform's facts.
+#include "gdsb/topo/ext4_mode.hpp"
 #include "rule_util.hpp"
 
 namespace gdsb::doctor {
@@ -66,24 +67,33 @@ std::vector<Cause> causes_of(const RunResult& r, const Platform* p) {
     out.push_back({"the udev database is missing", Confidence::Certain, udev,
                    "expose /run/udev to the process (containers: -v /run/udev:/run/udev:ro) or "
                    "start systemd-udevd so /run/udev/data/b<major>:<minor> exists"});
-  const auto odirect = lines_with(r, {"O_DIRECT"});
+  // Only where an O_DIRECT open was tried and refused (gdsb-io's hint, cuFile's log), not
+  // every line that names O_DIRECT.
+  const auto odirect = lines_with(r, {"refuses O_DIRECT", "O_DIRECT failed"});
   if (!odirect.empty())
     out.push_back({"the file system refused O_DIRECT", Confidence::Certain, odirect,
                    "put the data on a file system that supports O_DIRECT (ext4, xfs) on NVMe"});
+  std::string info;  // a fact about the file's mount that is no cause
   auto fs_lines = lines_with(r, {"filesystem not supported", "file system not supported",
                                  "fs-not-supported", "data=ordered"});
   if (const topo::Mount* m = mount_of(p, r.workload.file.empty() ? r.workload.directory
                                                                  : r.workload.file)) {
     const std::string where = m->source + " on " + m->target + " type " + m->fstype + " (" +
                               m->options + ")";
-    if (m->fstype == "ext4" && m->options.find("data=ordered") == std::string::npos) {
-      fs_lines.push_back("mount: " + where + " lacks data=ordered");
-      out.push_back({"ext4 mount " + m->target + " lacks data=ordered",
-                     fs_lines.size() > 1 ? Confidence::Likely : Confidence::Possible, fs_lines,
-                     "add data=ordered to the mount options of " + m->target +
-                         " in /etc/fstab, then umount and mount it (ext4 cannot change the data "
-                         "mode on remount)"});
+    const topo::Ext4Mode mode = topo::ext4_data_mode(*m);
+    if (const std::string why = topo::ext4_mode_refusal(mode); !why.empty()) {
+      fs_lines.push_back("mount: " + where + "; " + mode.evidence);
+      out.push_back({"ext4 mount " + m->target + " uses data=" +
+                         std::string(topo::ext4_data_mode_name(mode.mode)) +
+                         ", GDS supports ext4 in ordered mode only",
+                     Confidence::Likely, fs_lines,
+                     "mount " + m->target + " with data=ordered (in /etc/fstab), then umount "
+                         "and mount it (ext4 cannot change the data mode on remount)"});
       fs_lines.clear();
+    } else if (mode.mode == topo::Ext4DataMode::NoJournal) {
+      // What it is, not a cause: the GDS documents neither list nor exclude it.
+      info = "mount: " + where + " is ext4 without a journal (" + mode.evidence +
+             "); the GDS documents name ext4 in ordered mode only";
     } else if (!gds_fs(m->fstype)) {
       fs_lines.push_back("mount: " + where);
       out.push_back({"file system " + m->fstype + " is not GDS-capable", Confidence::Likely,
@@ -101,6 +111,7 @@ std::vector<Cause> causes_of(const RunResult& r, const Platform* p) {
                    Confidence::Likely, ev,
                    "run gdsb-io -x 0 --require-gds and read the quoted cuFile log lines"});
   }
+  if (!info.empty()) out.front().evidence.push_back(info);
   return out;
 }
 
@@ -110,15 +121,25 @@ std::vector<Finding> run(const Facts& facts) {
   // compat mode: the same cause, named from the failure.
   for (const auto& r : facts.figures.runs) {
     if (!xfer_uses_cufile(r.workload.xfer) || r.status != RunStatus::Failed) continue;
+    // gdsb-io checked the file's device: a file on no block device (tmpfs, overlay) has no
+    // udev record to find, whatever the database holds.
+    const auto no_block = lines_with(r, {"which is no block device"});
     const auto udev = lines_with(r, {"udev"});
-    if (udev.empty()) continue;
+    if (udev.empty() && no_block.empty()) continue;
     Finding f;
     f.rule = "compat-mode";
-    f.title = "cuFile failed to open the file: the udev database is missing";
     f.confidence = Confidence::Certain;
-    f.evidence = udev;
-    f.fix = "expose /run/udev to the process (containers: -v /run/udev:/run/udev:ro) or start "
-            "systemd-udevd so /run/udev/data/b<major>:<minor> exists";
+    if (!no_block.empty()) {
+      f.title = "cuFile failed to open the file: it lies on no block device";
+      f.evidence = no_block;
+      f.fix = "put the file on ext4 or xfs on a block device (NVMe) for cuFile, or read it "
+              "through a CPU path (-x 1, -x 2)";
+    } else {
+      f.title = "cuFile failed to open the file: the udev database is missing";
+      f.evidence = udev;
+      f.fix = "expose /run/udev to the process (containers: -v /run/udev:/run/udev:ro) or start "
+              "systemd-udevd so /run/udev/data/b<major>:<minor> exists";
+    }
     const GpuDiagnosis* g = facts.gpu_of(r);
     if (g) f.devices.push_back(g->label);
     detail::expect_ceiling(f, g, std::nullopt);

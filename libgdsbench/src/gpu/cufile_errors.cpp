@@ -110,7 +110,20 @@ std::vector<Hint> select_hints(const FailureContext& c) {
   const int code = c.code > 0 && c.code < 5000 ? c.code + 5000 : c.code;
   const bool registering = c.call == "cuFileHandleRegister";
   const bool udev_in_log = any_line_has(c.log_lines, "udev");
-  if (registering && (is_one_of(code, {5027, 5030, 5008}) || udev_in_log) &&
+  const std::string fs = c.fs_type.empty() ? std::string() : " (" + c.fs_type + ")";
+  const std::string file = c.file.empty() ? std::string("the file") : c.file;
+  // Checked on this file, not inferred from a file system's name.
+  const bool no_block_device = c.block_device.has_value() && !*c.block_device;
+  if (registering && no_block_device) {
+    out.push_back({"no-block-device",
+                   file + " lies on device " + c.device + fs +
+                       ", which is no block device (/sys/dev/block/" + c.device +
+                       " does not exist): cuFile finds a file's file system through the udev "
+                       "record of its block device, so it cannot register this file. Put the "
+                       "file on ext4 or xfs on a block device (NVMe), or read it through a CPU "
+                       "path (-x 1, -x 2)"});
+  }
+  if (registering && !no_block_device && (is_one_of(code, {5027, 5030, 5008}) || udev_in_log) &&
       (!c.udev_database_present || !c.udev_record_present || udev_in_log)) {
     std::string where = c.udev_record.empty() ? "/run/udev/data" : c.udev_record;
     out.push_back({"no-udev",
@@ -119,12 +132,19 @@ std::vector<Hint> select_hints(const FailureContext& c) {
                        "; handle registration fails without it. Expose the host's /run/udev "
                        "(e.g. docker -v /run/udev:/run/udev:ro) or run where udev runs."});
   }
-  if (c.fs_type == "tmpfs" || is_one_of(code, {5019, 5020}) ||
-      (c.errno_value == EINVAL && c.call == "open")) {
+  // An O_DIRECT open that failed with EINVAL is the file system refusing O_DIRECT (open(2));
+  // either the failed call was that open, or the open tried on the file here.
+  const bool open_refused = c.call == "open" && c.errno_value == EINVAL;
+  if (open_refused || c.odirect_open_errno == EINVAL) {
     out.push_back({"odirect-refused",
-                   "the file system" + (c.fs_type.empty() ? std::string() : " (" + c.fs_type + ")") +
-                       " refuses O_DIRECT or the open flags cuFile needs; put the file on ext4 "
-                       "or xfs, or use -x 4 (page cache) or -O 1 for a CPU path"});
+                   "an O_DIRECT open of " + file + " failed here with EINVAL: the file system" +
+                       fs + " refuses O_DIRECT; put the file on ext4 or xfs, or use -x 4 (page "
+                       "cache) or -O 1 for a CPU path"});
+  } else if (is_one_of(code, {5019, 5020}) && c.odirect_open_errno == 0) {
+    out.push_back({"odirect-accepted",
+                   "an O_DIRECT open of " + file + " succeeded here, so the file system" + fs +
+                       " accepts O_DIRECT: the descriptor handed to cuFile lacked it or had "
+                       "flags cuFile refuses"});
   }
   if (is_one_of(code, {5008, 5018}) && !c.fs_type.empty() && !gds_capable_fs(c.fs_type)) {
     out.push_back({"fs-not-supported",

@@ -142,6 +142,9 @@ cufile::FailureContext CufileSession::context(const std::string& call, int code,
     c.udev_record = ff.udev_record;
     c.udev_database_present = ff.udev_database_present;
     c.udev_record_present = ff.udev_record_present;
+    c.device = ff.device;
+    c.block_device = ff.block_device;
+    c.odirect_open_errno = ff.odirect_open_errno;
   }
   return c;
 }

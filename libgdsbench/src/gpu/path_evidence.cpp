@@ -1,10 +1,13 @@
 #include "gdsb/gpu/path_evidence.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <sys/sysmacros.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -249,8 +252,15 @@ std::vector<std::string> relevant_log_lines(const std::string& dir, std::size_t 
   return filter_log_lines(lines, max_lines);
 }
 
+int try_odirect_open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+  if (fd < 0) return errno;
+  ::close(fd);
+  return 0;
+}
+
 FileFacts file_facts(const std::string& path, const std::string& mountinfo,
-                     const std::string& udev_root) {
+                     const std::string& udev_root, const std::string& sys_root) {
   FileFacts f;
   std::error_code ec;
   f.udev_database_present = std::filesystem::is_directory(udev_root + "/data", ec);
@@ -258,6 +268,10 @@ FileFacts file_facts(const std::string& path, const std::string& mountinfo,
   if (::stat(path.c_str(), &st) != 0) return f;
   const unsigned maj = major(st.st_dev), min = minor(st.st_dev);
   const std::string dev = std::to_string(maj) + ":" + std::to_string(min);
+  f.device = dev;
+  if (std::filesystem::is_directory(sys_root + "/dev/block", ec))
+    f.block_device = std::filesystem::exists(sys_root + "/dev/block/" + dev, ec);
+  if (S_ISREG(st.st_mode)) f.odirect_open_errno = try_odirect_open(path);
   f.udev_record = udev_root + "/data/b" + dev;
   f.udev_record_present = std::filesystem::exists(f.udev_record, ec);
   std::ifstream in(mountinfo);

@@ -3,6 +3,7 @@
 // the file system, the udev database, cuFile's own log).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,11 @@ struct FailureContext {
   bool udev_database_present = true;   // /run/udev/data exists
   bool udev_record_present = true;
   bool nvfs_loaded = false;
+  // Checked on this file (gdsb/gpu/path_evidence.hpp FileFacts): its device "maj:min",
+  // whether that is a block device, and what an O_DIRECT open of it gave (0: it opened).
+  std::string device;
+  std::optional<bool> block_device;
+  std::optional<int> odirect_open_errno;
 };
 
 struct Hint {

@@ -54,9 +54,21 @@ struct FileFacts {
   std::string udev_record;   // "<udev_root>/data/b<maj>:<min>"
   bool udev_database_present = false;
   bool udev_record_present = false;
+  // The file's st_dev "maj:min", and whether that is a block device (<sys_root>/dev/block/
+  // <maj:min> exists). tmpfs, overlay and NFS files have none, and cuFile finds a file's
+  // file system through the udev record of its block device.
+  std::string device;
+  std::optional<bool> block_device;
+  // What an O_DIRECT open of the file, tried here, gave: 0 when it opened, else its errno;
+  // nullopt when the file could not be examined. Hints claim that a file system refuses
+  // O_DIRECT only from this, never from the file system's name.
+  std::optional<int> odirect_open_errno;
 };
 FileFacts file_facts(const std::string& path, const std::string& mountinfo = "/proc/self/mountinfo",
-                     const std::string& udev_root = "/run/udev");
+                     const std::string& udev_root = "/run/udev",
+                     const std::string& sys_root = "/sys");
+// 0 when `path` opens read-only with O_DIRECT (closed again at once), else the errno.
+int try_odirect_open(const std::string& path);
 
 struct DriverProps {
   bool known = false;

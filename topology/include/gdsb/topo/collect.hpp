@@ -38,15 +38,17 @@ Snapshot collect_from(const InputSources& sources, const CollectOptions& opt);
 // This machine: sysfs + /proc + libpci names + hwloc locality.
 Snapshot collect_live(const CollectOptions& opt);
 // A recorded tree laid out like / (DIR/sys/bus/pci/devices, DIR/sys/devices/pci*,
-// DIR/sys/kernel/iommu_groups, and optionally DIR/proc, DIR/run/udev, DIR/etc/cufile.json).
+// DIR/sys/kernel/iommu_groups, and optionally DIR/proc, DIR/run/udev, DIR/etc/cufile.json;
+// ext4 data modes from DIR/proc/fs/ext4/<dev>/options and DIR/proc/fs/jbd2).
 Snapshot collect_sysfs_root(const std::filesystem::path& root, const CollectOptions& opt);
 // `lspci -xxxx` (or -xxx / -xx) output, read through libpci's dump method.
 Snapshot collect_pci_dump(const std::filesystem::path& file, const CollectOptions& opt);
 // Plain `lspci -vvv` (optionally -nn) text as pasted into support tickets.
 Snapshot collect_lspci_text(const std::filesystem::path& file);
 Snapshot collect_lspci_text(const std::filesystem::path& file, const CollectOptions& opt);
-// hwloc XML export (lstopo --of xml), loaded with every I/O object kept.
-Snapshot collect_hwloc_xml(const std::filesystem::path& file);
+// hwloc XML export (lstopo --of xml), loaded with every I/O object kept; names hwloc did
+// not record come from pci.ids (opt.lookup_names, opt.pci_ids_path).
+Snapshot collect_hwloc_xml(const std::filesystem::path& file, const CollectOptions& opt = {});
 
 // Live-mode enrichment from hwloc: NUMA node of each PCI device (where sysfs says -1),
 // OS device names, NUMA node count. Returns a note when hwloc could not be used.

@@ -93,7 +93,15 @@ struct Device {
 };
 
 struct Mount {
-  std::string source, target, fstype, options;
+  std::string source, target, fstype, options;  // a line of /proc/mounts
+  // ext4 only: the kernel's own statement of the mount, /proc/fs/ext4/<dev>/options (one
+  // option per line there, joined with ',' here). /proc/mounts prints data= only when it
+  // differs from the default; this file names it for every journaled mount. nullopt: not
+  // read (not ext4, older snapshot, device not found). gdsb/topo/ext4_mode.hpp decides.
+  std::string ext4_dev;  // <dev> of /proc/fs/ext4/<dev>: "nvme0n1p1", "dm-0", "vda"
+  std::optional<std::string> ext4_options;
+  // A jbd2 journal of <dev> is listed in /proc/fs/jbd2 (<dev>-<inode>); nullopt: unread.
+  std::optional<bool> ext4_journal;
 };
 
 // Effective cufile.json settings; unset optionals mean "key absent: library default".
@@ -181,6 +189,11 @@ struct Snapshot {
   const Device* find(std::string_view bdf) const;
   std::vector<const Device*> with_role(Role r) const;
 };
+
+// The name every tool shows for a device: a GPU's product name from its facts (NVML, or
+// hwloc's GPUModel), else the device name (pci.ids through libpci, or as recorded), else
+// "[vendor:device]".
+std::string display_name(const Snapshot& s, const Device& d);
 
 // Fills GPU facts for every GPU from a provider (e.g. NVML); absent facts stay unknown.
 void apply_gpu_facts(Snapshot& s, const GpuFactsProvider& provider);
