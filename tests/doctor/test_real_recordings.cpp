@@ -2,6 +2,7 @@
 // SOURCES.md): the H100 VM's own reports offline, and the cross-tool consistency of the doctor
 // with gdsb-topo on every recording of the corpus (one path model, so the doctor's hardware
 // hops are the inputs of gdsb-topo's ceilings, and no doctor finding contradicts a check).
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
@@ -76,13 +77,31 @@ struct Recording {
   topo::Snapshot snapshot;
 };
 
+// Every recording of the corpus, by the kind its name says (as tests/topo's oracles walk
+// it): `*-lspci-*xxx*` dumps, other `*-lspci-*` text, `*.xml` hwloc, snapshot directories.
+// A recording added to tests/topo/fixtures/real is covered without a code change.
 std::vector<Recording> corpus() {
   std::vector<Recording> out;
-  out.push_back({"hgx", topo::collect_lspci_text(kTopo / "hgx-h100-lspci-vvv.txt", offline())});
-  out.push_back({"qemu", topo::collect_lspci_text(kTopo / "qemu-vm-virtio-lspci-v.txt", offline())});
-  out.push_back({"h100-vm", topo::load_snapshot(kTopo / "h100-vm" / "snapshot")});
-  if (fs::exists(kTopo / "dgx2-hwloc.xml"))
-    out.push_back({"dgx2", topo::collect_hwloc_xml(kTopo / "dgx2-hwloc.xml")});
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(kTopo)) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    const std::string n = f.filename().string();
+    const bool lspci = n.find("-lspci-") != std::string::npos;
+    if (lspci && n.find("xxx") != std::string::npos)
+      out.push_back({n, topo::collect_pci_dump(f, offline())});
+    else if (lspci)
+      out.push_back({n, topo::collect_lspci_text(f, offline())});
+    else if (f.extension() == ".xml")
+      out.push_back({n, topo::collect_hwloc_xml(f)});
+    else if (fs::exists(f / "snapshot" / "snapshot.json"))
+      out.push_back({n, topo::load_snapshot(f / "snapshot")});
+    else if (fs::exists(f / "snapshot.json"))
+      out.push_back({n, topo::load_snapshot(f)});
+  }
+  // The corpus this test was written against: the HGX, QEMU, H100 VM, DGX-2 recordings
+  // and those the oracles added; fewer means the walk broke.
+  EXPECT_GE(out.size(), 15u);
   return out;
 }
 
