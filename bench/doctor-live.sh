@@ -24,7 +24,14 @@ rc=0
 cat "$OUT/doctor.txt"
 echo "doctor-live: gdsb-doctor rc=$rc (0 nothing wrong, 3 a finding, 1/2 errors)"
 if [ "$rc" -eq 1 ] || [ "$rc" -eq 2 ]; then cat "$OUT/doctor.err" >&2; exit "$rc"; fi
-if grep -q "cuFile in compat mode: nvidia-fs is not loaded" "$OUT/doctor.txt"; then
+# Issue 19: where the only storage is virtual, the first line says so with the measured
+# figure, and compat mode is what is expected (no nvidia-fs promise).
+if grep -q "virtual storage" <(head -3 "$OUT/doctor.txt"); then
+  echo "doctor-live: virtual storage named first: $(grep -m1 'virtual storage' "$OUT/doctor.txt")"
+  if grep -q "modprobe nvidia-fs" "$OUT/doctor.txt"; then
+    echo "doctor-live: virtual storage, yet a modprobe nvidia-fs promise" >&2; exit 3
+  fi
+elif grep -q "cuFile in compat mode: nvidia-fs is not loaded" "$OUT/doctor.txt"; then
   echo "doctor-live: compat finding present"
 elif [ -e /proc/driver/nvidia-fs ]; then
   echo "doctor-live: nvidia-fs is loaded here: no compat finding expected"

@@ -11,6 +11,8 @@
 #   workloads  bench/workloads.sh (issue 14 presets against the naive load)
 #   doctor     bench/doctor-live.sh on the udev-registered test directory (issue 12)
 #   cluster    bench/cluster-one-node.sh (issue 13, a one-node cluster)
+#   health     gdsb-topo --save-fingerprint, --health --expect (exit 0) and --openmetrics
+#              on this machine, and a fingerprint that expects one GPU more (exit 3)
 #   issue11    bench/gpu-issue11.sh with PARTS from $ISSUE11_PARTS (default: all)
 # Environment: OUT, GDSB_TEST_DIR, CREATE_UDEV_RECORD=1 (see below), ISSUE11_PARTS.
 # Exit: 0 when every part exited 0 (or 3 where a finding is expected), 1 otherwise.
@@ -81,8 +83,15 @@ run_part() {  # $1 name, rest: command; accepted exit codes in $ok
 
 topo_part() {
   local t=build/release/apps/gdsb-topo/gdsb-topo p=build/release/apps/gdsb-p2p/gdsb-p2p rc
-  "$t" --matrix --json "$OUT/topo.json" --html "$OUT/topo.html"; rc=$?
+  "$t" --matrix --json "$OUT/topo.json" --html "$OUT/topo.html" >"$OUT/topo.txt"; rc=$?
+  cat "$OUT/topo.txt"
   echo "gdsb-topo rc=$rc"
+  # Issue 19: a node whose only storage is virtual (the Firecracker VMs) gets "GDS not
+  # applicable" with exit 0; a node with P2P-capable storage is judged as before.
+  if grep -q "GDS not applicable" "$OUT/topo.txt"; then
+    echo "topo: not-applicable verdict: $(grep -m1 'GDS not applicable' "$OUT/topo.txt")"
+    [ "$rc" -eq 0 ] || { echo "topo: not applicable, yet rc=$rc (expected 0)"; rc=1; }
+  fi
   "$t" --save-snapshot "$OUT/snap" >/dev/null; echo "save-snapshot rc=$?"
   "$t" --from-snapshot "$OUT/snap" --json "$OUT/topo-replay.json" >"$OUT/topo-replay.txt"
   echo "replay rc=$?"
@@ -93,6 +102,30 @@ topo_part() {
   return "$rc"
 }
 
+health_part() {
+  local t=build/release/apps/gdsb-topo/gdsb-topo rc status=0
+  "$t" --save-fingerprint "$OUT/known-good.json"; echo "save-fingerprint rc=$?"
+  /usr/bin/time -f "health wall %e s, max RSS %M KiB" "$t" --health --expect "$OUT/known-good.json" \
+    --openmetrics "$OUT/gdsb.prom"; rc=$?
+  echo "health rc=$rc (0 expected)"; [ "$rc" -eq 0 ] || status=1
+  # A known-good file that expects a GPU this node lacks: exit 3, one line naming it.
+  python3 - "$OUT/known-good.json" "$OUT/expects-more.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+# '<KIND> <BDF>' is a device's presence (docs/schema/gdsbench.fingerprint-1.schema.json).
+gpus = [k for k in d["facts"] if k.startswith("GPU ") and k.count(" ") == 1]
+if gpus:
+    d["facts"]["GPU 0000:ff:00.0"] = d["facts"][gpus[0]]
+    d["counts"]["gpus"] += 1
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+PY
+  "$t" --health --expect "$OUT/expects-more.json"; rc=$?
+  echo "health against a fingerprint with one GPU more: rc=$rc (3 expected)"
+  [ "$rc" -eq 3 ] || status=1
+  head -40 "$OUT/gdsb.prom"
+  return "$status"
+}
+
 for part in "${parts[@]}"; do
   case "$part" in
     gpu-test) ok="0"; run_part gpu-test bash ci/gpu-test.sh --create-udev-record ;;
@@ -100,6 +133,7 @@ for part in "${parts[@]}"; do
     workloads) ok="0"; run_part workloads bash bench/workloads.sh ;;
     doctor) ok="0 3"; run_part doctor bash bench/doctor-live.sh "$testdir" 60s ;;
     cluster) ok="0 3"; GDSB_TEST_DIR="$testdir" run_part cluster bash bench/cluster-one-node.sh ;;
+    health) ok="0"; run_part health health_part ;;
     issue11)
       ok="0"
       args=()
