@@ -15,7 +15,7 @@ mkdir -p "$out"
 debs=""
 [ "${1:-}" = "--debs" ] && debs="${2:-}"
 source ci/debs-env.sh "$debs"
-{ cmake --preset release -DGDSB_WARNINGS_AS_ERRORS=OFF -DGDSB_BUILD_BENCH=OFF &&
+{ cmake --preset release -DGDSB_WARNINGS_AS_ERRORS=OFF &&
   cmake --build --preset release -j"$(nproc)" --target gdsb-cluster make_cluster_fixture; } >"$out/build.log" 2>&1 \
   || { tail -30 "$out/build.log"; echo "cluster-one-node: build failed"; exit 1; }
 bin=build/release/apps/gdsb-cluster/gdsb-cluster
