@@ -90,15 +90,20 @@ def main():
         if i == 7 and isinstance(m["h2d"], list) and len(m["h2d"]) > 1:
             m["h2d"][1]["gb_s"] *= 0.5
         if i == 17:
-            acs = sorted(k for k in fp if k.startswith("ACS ") and fp[k] == "off")
+            # Fingerprint keys by PCI address (topology/src/fingerprint.cpp): "port <bdf> ACS".
+            acs = sorted(k for k in fp if k.startswith("port ") and k.endswith(" ACS") and fp[k] == "off")
             if acs:
                 fp[acs[0]] = "RR+CR"
         if i == 40:
-            links = sorted(k for k in fp if k.startswith("GPU1 ") and k.endswith(" link"))
-            if links:
-                fp[links[0]] = fp[links[0]].split(" x")[0] + " x8"
+            links = sorted(k for k in fp if k.startswith("GPU ") and k.endswith(" link"))
+            if len(links) > 1:  # the second GPU, "GPU <bdf> link"
+                fp[links[1]] = fp[links[1]].split(" x")[0] + " x8"
         if i == 23 and isinstance(m["h2d"], list) and d["hardware"]["gpus"] > 1:
             d["hardware"]["gpus"] -= 1
+            # The lost GPU leaves the fingerprint too: its presence and every fact of it.
+            gone = sorted(k for k in fp if k.startswith("GPU ") and k.count(" ") == 1)[-1]
+            for k in [k for k in fp if k == gone or k.startswith(gone + " ")]:
+                del fp[k]
             for key in ("h2d", "d2h"):
                 if isinstance(m[key], list):
                     m[key].pop()

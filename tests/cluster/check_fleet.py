@@ -6,7 +6,9 @@ says, from reading the edits made to the recording, which rank has which fault a
     topology and outlier finding;
   - each fault is described in words, by PCI address: some finding of the node names the
     fault's PCI address (with the fault's words: "x8", "ACS"), and a removed device is
-    also counted as missing hardware ("7 GPUs, 8 on the other nodes of its class").
+    also counted as missing hardware ("7 GPUs, 8 on the other nodes of its class") and is one
+    topology line ("GPU 0000:19:00.0 absent; present on the 7 other nodes of its class"),
+    never a line for each of its facts or for the devices after it.
 Usage: check_fleet.py CLUSTER_JSON EXPECTED_JSON"""
 import json
 import sys
@@ -37,6 +39,11 @@ def main():
                 f["kind"] == "missing-hardware" and e["missing"] in f["text"]
                 for f in doc["findings"] if f["node"] and rank_of(f["node"]) == rank):
             problems.append(f"rank {rank} ({e['fault']}): not reported as missing {e['missing']}")
+        topo_lines = [f["text"] for f in doc["findings"]
+                      if f["node"] and rank_of(f["node"]) == rank and f["kind"] == "topology"]
+        if "missing" in e and (len(topo_lines) != 1 or "absent" not in topo_lines[0]):
+            problems.append(f"rank {rank} ({e['fault']}): a removed device must be one "
+                            f"'absent' line, got {topo_lines}")
     if problems:
         print("check_fleet: " + "\n  ".join(problems))
         return 1
