@@ -1,5 +1,6 @@
 #include "gdsb/cluster/fingerprint.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -20,12 +21,18 @@ std::string presence_words(const std::string& node, const std::string& key, cons
 std::vector<FingerprintDiff> diff_against_majority(const std::vector<NamedFingerprint>& nodes) {
   std::vector<FingerprintDiff> out;
   if (nodes.size() < 2) return out;
-  // key -> value -> count; "absent" for nodes lacking the key.
-  std::map<std::string, std::unordered_map<std::string, int>> counts;
+  // key -> value -> count; "absent" for nodes lacking the key. Hashed: a fleet of 10,000
+  // nodes of a few hundred facts each makes millions of these counts.
+  std::unordered_map<std::string, std::unordered_map<std::string, int>> counts;
   for (const auto& n : nodes)
     for (const auto& [k, v] : *n.fingerprint) ++counts[k][v];
   const int total = static_cast<int>(nodes.size());
-  std::map<std::string, std::pair<std::string, int>> majority;
+  struct Norm {
+    const std::string* key;
+    std::string value;
+    int count;
+  };
+  std::vector<Norm> majority;  // sorted by key, as every fingerprint is
   for (auto& [k, values] : counts) {
     int present = 0;
     for (const auto& [v, c] : values) present += c;
@@ -33,28 +40,34 @@ std::vector<FingerprintDiff> diff_against_majority(const std::vector<NamedFinger
     std::pair<std::string, int> best{"", 0};
     for (const auto& [v, c] : values)
       if (c > best.second || (c == best.second && v < best.first)) best = {v, c};
-    if (best.second * 2 > total) majority[k] = best;
+    if (best.second * 2 > total) majority.push_back({&k, best.first, best.second});
   }
+  std::sort(majority.begin(), majority.end(),
+            [](const Norm& a, const Norm& b) { return *a.key < *b.key; });
+  static const std::string kAbsent = "absent";
   for (const auto& n : nodes) {
     // Devices this node lacks (or has alone) come first, one line each; their other facts
     // are not repeated.
     std::set<std::string> gone;
     std::vector<FingerprintDiff> facts;
-    for (const auto& [k, m] : majority) {
-      const auto it = n.fingerprint->find(k);
-      const std::string value = it == n.fingerprint->end() ? "absent" : it->second;
-      if (value == m.first) continue;
+    // One walk over two sorted lists, not a lookup per key: linear in the facts.
+    auto it = n.fingerprint->begin();
+    for (const auto& m : majority) {
+      const std::string& k = *m.key;
+      while (it != n.fingerprint->end() && it->first < k) ++it;
+      const std::string& value = it != n.fingerprint->end() && it->first == k ? it->second : kAbsent;
+      if (value == m.value) continue;
       const std::string subject(topo::fact_subject(k));
       if (!subject.empty() && gone.count(subject)) continue;  // keys sort after their subject
-      FingerprintDiff d{n.node, k, value, m.first, m.second, ""};
+      FingerprintDiff d{n.node, k, value, m.value, m.count, ""};
       if (topo::is_presence(k)) {
         gone.insert(k);
-        d.words = presence_words(n.node, k, value, m.second, total);
+        d.words = presence_words(n.node, k, value, m.count, total);
         out.push_back(std::move(d));
         continue;
       }
-      d.words = n.node + ": " + k + " " + value + " (" + std::to_string(m.second) +
-                (m.second == 1 ? " other: " : " others: ") + m.first + ")";
+      d.words = n.node + ": " + k + " " + value + " (" + std::to_string(m.count) +
+                (m.count == 1 ? " other: " : " others: ") + m.value + ")";
       facts.push_back(std::move(d));
     }
     for (auto& d : facts) out.push_back(std::move(d));
