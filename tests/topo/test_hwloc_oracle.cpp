@@ -91,11 +91,10 @@ void compare_with_hwloc(bool numa_unknown);
 
 TEST(TopoHwlocOracle, EveryXmlAgreesWithLibhwloc) { compare_with_hwloc(false); }
 
-// Disagreement found by this oracle, left to the path model (issue 19): the irregular-groups
-// machine has memory-less packages (P#4, P#6, P#8 hold host bridges with GPUs but no NUMA
-// node); gdsb-topo labels their GPU x NIC pairs NODE where hwloc puts them in two
-// packages. Enable when pair labels use packages.
-TEST(TopoHwlocOracle, DISABLED_CrossPackagePairsWithoutNumaAreSys) { compare_with_hwloc(true); }
+// Found by this oracle: the irregular-groups machine has memory-less packages (P#4, P#6, P#8
+// hold host bridges with GPUs but no NUMA node); gdsb-topo labelled their GPU x NIC pairs
+// NODE where hwloc puts them in two packages. Pair labels now read packages too.
+TEST(TopoHwlocOracle, CrossPackagePairsWithoutNumaAreSys) { compare_with_hwloc(true); }
 
 void compare_with_hwloc(bool numa_unknown) {
   const auto xmls = corpus(kReal, RecordingKind::HwlocXml);
@@ -123,10 +122,10 @@ void compare_with_hwloc(bool numa_unknown) {
       EXPECT_EQ(d->root_complex, f.root_complex) << "host bridge";
       EXPECT_EQ(d->numa_node, f.numa) << "NUMA node (device)";
       EXPECT_EQ(o.view->numa_of(*d), f.numa) << "NUMA node (as the checks read it)";
+      EXPECT_EQ(o.view->package_of(*d), f.package) << "package";
       ++compared;
     }
-    // gdsb-topo has no package field: its pair labels must still agree with hwloc's
-    // packages. A pair in two packages crosses the socket interconnect (SYS); a pair in
+    // And the pair labels must agree with hwloc's packages. A pair in two packages crosses the socket interconnect (SYS); a pair in
     // one NUMA node of one package never does.
     for (const Pair& p : o.view->pairs()) {
       const auto g = by_bdf.find(p.gpu), q = by_bdf.find(p.peer);

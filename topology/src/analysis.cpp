@@ -47,6 +47,13 @@ std::vector<const Device*> TopologyView::ancestors(const Device& d) const {
   return out;
 }
 
+std::optional<int> TopologyView::package_of(const Device& d) const {
+  if (d.package) return d.package;
+  for (const Device* a : ancestors(d))
+    if (a->package) return a->package;
+  return std::nullopt;
+}
+
 std::optional<int> TopologyView::numa_of(const Device& d) const {
   if (d.numa_node) return d.numa_node;
   for (const Device* a : ancestors(d))
@@ -163,8 +170,12 @@ Pair TopologyView::classify(const Device& gpu, const Device& peer) const {
   } else if (gpu.root_complex == peer.root_complex && !gpu.root_complex.empty()) {
     p.label = PathLabel::Phb;
   } else {
+    // Two NUMA nodes, or two CPU packages (a package may have no memory, hence no NUMA
+    // node, of its own): the path crosses the socket interconnect.
     auto na = numa_of(gpu), nb = numa_of(peer);
-    p.label = na && nb && *na != *nb ? PathLabel::Sys : PathLabel::Node;
+    auto pa = package_of(gpu), pb = package_of(peer);
+    p.label = (na && nb && *na != *nb) || (pa && pb && *pa != *pb) ? PathLabel::Sys
+                                                                   : PathLabel::Node;
   }
   return p;
 }

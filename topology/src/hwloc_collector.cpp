@@ -61,6 +61,15 @@ std::optional<int> numa_of(hwloc_topology_t t, hwloc_obj_t o) {
   return hwloc_bitmap_first(anc->nodeset);
 }
 
+std::optional<int> package_of(hwloc_topology_t t, hwloc_obj_t o) {
+  hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(t, o);
+  if (anc && anc->type != HWLOC_OBJ_PACKAGE)
+    anc = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PACKAGE, anc);
+  if (!anc) return std::nullopt;
+  // P# as lstopo prints it; hwloc's own order where the OS gave no number.
+  return static_cast<int>(anc->os_index != HWLOC_UNKNOWN_INDEX ? anc->os_index : anc->logical_index);
+}
+
 void add_os_devices(hwloc_obj_t pci, Device& d) {
   for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling) {
     if (c->type != HWLOC_OBJ_OS_DEVICE || !c->name) continue;
@@ -179,6 +188,7 @@ std::string enrich_with_hwloc(Snapshot& s) {
     if (!o) continue;
     // sysfs says -1 on single-node machines and some VMs; hwloc's locality is the fallback.
     if (!d.numa_node && s.machine.numa_nodes > 1) d.numa_node = numa_of(t, o);
+    if (!d.package) d.package = package_of(t, o);
     add_os_devices(o, d);
   }
   return {};
@@ -202,6 +212,7 @@ Snapshot collect_hwloc_xml(const std::filesystem::path& file, const CollectOptio
     d.device = o->attr->pcidev.device_id;
     d.class_code = static_cast<uint32_t>(o->attr->pcidev.class_id) << 8;
     d.numa_node = numa_of(t, o);
+    d.package = package_of(t, o);
     d.acs_note = "hwloc XML carries no config space";
     add_os_devices(o, d);
     d.recorded_link_gb_s = link_gb_s_of(o->attr->pcidev.linkspeed);
@@ -222,6 +233,7 @@ Snapshot collect_hwloc_xml(const std::filesystem::path& file, const CollectOptio
     d.secondary_bus = o->attr->bridge.downstream.pci.secondary_bus;
     d.subordinate_bus = o->attr->bridge.downstream.pci.subordinate_bus;
     d.numa_node = numa_of(t, o);
+    d.package = package_of(t, o);
     d.acs_note = "hwloc XML carries no config space";
     s.devices.push_back(std::move(d));
   }

@@ -83,6 +83,7 @@ json device_json(const Device& d, bool with_config) {
   if (with_config) j["config"] = to_hex(d.config);
   if (d.net_speed_mbps) j["net_speed_mbps"] = *d.net_speed_mbps;
   if (d.recorded_link_gb_s) j["recorded_link_gb_s"] = *d.recorded_link_gb_s;
+  if (d.package) j["package"] = *d.package;
   j["link"] = d.link ? json{{"cur_speed_gts", d.link->cur_speed_gts},
                             {"cur_width", d.link->cur_width},
                             {"max_speed_gts", d.link->max_speed_gts},
@@ -121,6 +122,7 @@ Device device_from(const json& j) {
   d.net_devices = j.at("net_devices").get<std::vector<std::string>>();
   d.net_speed_mbps = get_opt<int>(j, "net_speed_mbps");  // absent in older snapshots
   d.recorded_link_gb_s = get_opt<double>(j, "recorded_link_gb_s");
+  d.package = get_opt<int>(j, "package");
   if (const auto& l = j.at("link"); !l.is_null())
     d.link = Link{l.at("cur_speed_gts").get<double>(), l.at("cur_width").get<int>(),
                   l.at("max_speed_gts").get<double>(), l.at("max_width").get<int>()};

@@ -47,6 +47,7 @@ class TopologyView {
   std::string gpu_label(const std::string& bdf) const;  // "GPU0"
   bool cpu_supports_p2pdma() const;
   std::optional<int> numa_of(const Device& d) const;  // device, else its ancestors'
+  std::optional<int> package_of(const Device& d) const;  // likewise (hwloc inputs only)
   // One pair as the kernel and nvidia-smi see it; also GPU x GPU (gdsb-p2p's matrix).
   Pair classify(const Device& gpu, const Device& peer) const;
 

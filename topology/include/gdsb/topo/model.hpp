@@ -64,6 +64,10 @@ struct Device {
   std::string parent;        // upstream bridge BDF; empty when on a root bus
   std::string root_complex;  // "0000:00": domain and root bus number of its host bridge
   std::optional<int> numa_node;
+  // The CPU package (socket) whose host bridge the device hangs off, as hwloc numbers
+  // packages (P#, the OS index); nullopt where the input does not say. A package may hold no
+  // NUMA node of its own, so two packages are not always two NUMA nodes.
+  std::optional<int> package;
   std::optional<int> iommu_group;
   std::string driver;
   std::vector<uint8_t> config;  // as many config-space bytes as the source could read
