@@ -10,6 +10,7 @@
 
 #include "gdsb/topo/path_model.hpp"
 #include "gdsb/topo/render.hpp"
+#include "hgx_recording.hpp"
 #include "topo_test_util.hpp"
 
 namespace gdsb::topo::testing {
@@ -18,21 +19,9 @@ namespace {
 namespace fs = std::filesystem;
 const fs::path kReal = GDSB_TOPO_REAL_FIXTURES;
 
-// GPU, its drive and its ConnectX-7 on the HGX board, read off the lspci text (see
-// test_real_machines.cpp for the reading): each GPU shares a PEX890xx switch with one
-// Gen4 x4 NVMe; 01:00.0 and 01:00.1 are the BCM5720 gigabit LOM ports under root port
-// 00:1c.? of socket 0.
-struct HgxGpu {
-  const char *gpu, *nvme, *nic;
-};
-constexpr HgxGpu kHgx[] = {{"0000:19:00.0", "0000:18:00.0", "0000:1a:00.0"},
-                           {"0000:3b:00.0", "0000:3a:00.0", "0000:3c:00.0"},
-                           {"0000:4c:00.0", "0000:4b:00.0", "0000:4d:00.0"},
-                           {"0000:5d:00.0", "0000:5c:00.0", "0000:5e:00.0"},
-                           {"0000:9b:00.0", "0000:9a:00.0", "0000:9c:00.0"},
-                           {"0000:bb:00.0", "0000:ba:00.0", "0000:bc:00.0"},
-                           {"0000:cb:00.0", "0000:ca:00.0", "0000:cc:00.0"},
-                           {"0000:db:00.0", "0000:da:00.0", "0000:dc:00.0"}};
+// The HGX board as read off the lspci text (hgx_recording.hpp): each GPU shares a PEX890xx
+// switch with one Gen4 x4 NVMe; 01:00.0 and 01:00.1 are the BCM5720 gigabit LOM ports
+// under root port 00:1c.? of socket 0.
 constexpr const char* kBcm[] = {"0000:01:00.0", "0000:01:00.1"};
 
 // The recording with every Mellanox (ConnectX-7 and ConnectX-6 Dx) stanza removed: the

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gdsb/topo/render.hpp"
+#include "hgx_recording.hpp"
 #include "topo_test_util.hpp"
 
 namespace gdsb::topo::testing {
@@ -15,27 +16,6 @@ namespace {
 namespace fs = std::filesystem;
 const fs::path kReal = GDSB_TOPO_REAL_FIXTURES;
 
-// 8x H100 SXM5 HGX (Dell, two Sapphire Rapids sockets), leptonai/gpud lspci -vvv.
-// Read off the text: GPU i sits on bus b under a Broadcom PEX890xx switch (upstream port
-// b-3, downstream ports b-2:00..03,1f) with one NVMe on bus b-1 (Gen4 x4 drive on a Gen5
-// x4 port) and one ConnectX-7 on bus b+1 (Gen5 x16); GPUs 0 and 4 also have a ConnectX-6
-// Dx (two functions, Gen4 x16) on b+2. Every PEX890xx and root port shows ACSCtl all '-'.
-// ReqRedir+/CmpltRedir+ is set only on the PMC-Sierra ports 82:00.0-82:03.0 above the
-// four NVSwitch bridges (10de:22a3): no GPU, drive or NIC below them. BAR0 is 64-bit
-// (Region 0, 16M), so BAR1 is Region 2, 128G, on each GPU. NUMA node 0 for GPUs 0-3,
-// node 1 for GPUs 4-7. Links: all GPUs Gen5 x16 (ok).
-struct HgxGpu {
-  const char *gpu, *nvme, *nic;
-  int numa;
-};
-constexpr HgxGpu kHgx[] = {{"0000:19:00.0", "0000:18:00.0", "0000:1a:00.0", 0},
-                           {"0000:3b:00.0", "0000:3a:00.0", "0000:3c:00.0", 0},
-                           {"0000:4c:00.0", "0000:4b:00.0", "0000:4d:00.0", 0},
-                           {"0000:5d:00.0", "0000:5c:00.0", "0000:5e:00.0", 0},
-                           {"0000:9b:00.0", "0000:9a:00.0", "0000:9c:00.0", 1},
-                           {"0000:bb:00.0", "0000:ba:00.0", "0000:bc:00.0", 1},
-                           {"0000:cb:00.0", "0000:ca:00.0", "0000:cc:00.0", 1},
-                           {"0000:db:00.0", "0000:da:00.0", "0000:dc:00.0", 1}};
 
 Outcome hgx(bool names) {
   CollectOptions o = offline();
