@@ -154,7 +154,7 @@ int run_rank(const Options& o, int* argc, char*** argv) {
                                                 "crashed or hangs)"));
           continue;
         }
-        nodes.push_back(nlohmann::json::parse(*all[r]).get<cluster::NodeSummary>());
+        nodes.push_back(cluster::summary_from_text(*all[r], "rank " + std::to_string(r)));
         nodes.back().origin = "rank " + std::to_string(r);
       }
       rc = write_cluster_outputs(o, cluster::aggregate(std::move(nodes), aggregate_options(o, mpi.size())));

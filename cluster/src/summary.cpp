@@ -111,15 +111,6 @@ json gpu_metrics_json(const std::map<std::string, std::vector<std::optional<doub
   return j;
 }
 
-std::map<std::string, std::vector<std::optional<double>>> gpu_metrics_from(const json& j) {
-  std::map<std::string, std::vector<std::optional<double>>> m;
-  for (const auto& [k, values] : j.items()) {
-    auto& out = m[k];
-    for (const auto& v : values) out.push_back(num_or_null(v));
-  }
-  return m;
-}
-
 }  // namespace
 
 std::string_view node_status_name(NodeStatus s) {
@@ -161,20 +152,7 @@ json summary_without_fingerprint(const NodeSummary& s) {
            {"waived", s.waived}};
 }
 
-void from_json(const json& j, NodeSummary& s) {
-  const std::string st = j.value("status", "ok");
-  s.status = st == "ok" ? NodeStatus::Ok : st == "missing" ? NodeStatus::Missing : NodeStatus::Error;
-  s.errors = j.value("errors", std::vector<std::string>{});
-  read_identity(j, s);
-  s.topo_verdict = j.value("topology_verdict", "");
-  s.failing_checks.clear();
-  for (const json& c : j.value("failing_checks", json::array()))
-    s.failing_checks.push_back({c.value("id", ""), c.value("verdict", ""), c.value("summary", "")});
-  s.gpu_metrics = gpu_metrics_from(j.value("gpu_metrics", json::object()));
-  s.node_metrics = j.value("node_metrics", decltype(s.node_metrics){});
-  s.waived = j.value("waived", decltype(s.waived){});
-  s.fingerprint = j.value("fingerprint", decltype(s.fingerprint){});
-}
+void from_json(const json& j, NodeSummary& s) { s = summary_from_text(j.dump(), "summary"); }
 
 NodeSummary summarize(const json& doc, const std::string& origin) {
   if (!doc.is_object() || doc.value("schema", "") != kNodeSchema)
@@ -217,95 +195,17 @@ NodeSummary summarize(const json& doc, const std::string& origin) {
   }
 }
 
-namespace {
-
-// Builds the document through nlohmann's public SAX interface (json_sax), stopping once the
-// top-level "summary" object is complete: rank-written reports carry it right after
-// "schema", so the rest (the three full documents) is never even read.
-class SummaryFirstParser final : public nlohmann::json_sax<json> {
- public:
-  explicit SummaryFirstParser(json& root) : root_(root) {}
-  bool null() override { return add(json(nullptr)); }
-  bool boolean(bool v) override { return add(json(v)); }
-  bool number_integer(number_integer_t v) override { return add(json(v)); }
-  bool number_unsigned(number_unsigned_t v) override { return add(json(v)); }
-  bool number_float(number_float_t v, const string_t&) override { return add(json(v)); }
-  bool string(string_t& v) override { return add(json(std::move(v))); }
-  bool binary(binary_t& v) override { return add(json::binary(std::move(v))); }
-  bool start_object(std::size_t) override { return open(json::object()); }
-  bool start_array(std::size_t) override { return open(json::array()); }
-  bool key(string_t& k) override {
-    if (stack_.size() == 1) in_summary_ = k == "summary";
-    key_ = std::move(k);
-    return true;
-  }
-  bool end_array() override {
-    stack_.pop_back();
-    return true;
-  }
-  bool end_object() override {
-    stack_.pop_back();
-    if (stack_.size() == 1 && in_summary_) {
-      complete_ = true;
-      return false;  // stop here: everything needed has been read
-    }
-    return true;
-  }
-  bool parse_error(std::size_t, const std::string&, const json::exception&) override { return false; }
-  bool complete() const { return complete_; }
-
- private:
-  // Places a value where the parser stands: the root, the end of an array, or under the key.
-  json* place(json&& v) {
-    if (stack_.empty()) {
-      root_ = std::move(v);
-      return &root_;
-    }
-    json& parent = *stack_.back();
-    if (parent.is_array()) {
-      parent.push_back(std::move(v));
-      return &parent.back();
-    }
-    json& slot = parent[key_];
-    slot = std::move(v);
-    return &slot;
-  }
-  bool add(json&& v) {
-    place(std::move(v));
-    return true;
-  }
-  bool open(json&& container) {
-    stack_.push_back(place(std::move(container)));
-    return true;
-  }
-
-  json& root_;
-  std::vector<json*> stack_;
-  string_t key_;
-  bool in_summary_ = false;
-  bool complete_ = false;
-};
-
-// Whether text starts with a summary block (then j holds schema and summary).
-bool read_summary_first(const std::string& text, json& j) {
-  SummaryFirstParser sax(j);
-  json::sax_parse(text, &sax, json::input_format_t::json, false);
-  return sax.complete() && j.contains("summary");
-}
-
-}  // namespace
-
-json read_node_report(std::istream& in) {
-  // Ranks write schema and summary first, a few KB: the head of the file holds them, and
-  // parsing from a string is several times faster than through the stream's buffer.
+NodeSummary read_node_summary(std::istream& in, const std::string& origin) {
+  // The summary block is a few KB at the head of the file; parsing from a string is several
+  // times faster than through the stream's buffer.
   constexpr std::size_t kHead = 64 * 1024;
   std::string text(kHead, '\0');
   in.read(text.data(), static_cast<std::streamsize>(kHead));
   text.resize(static_cast<std::size_t>(in.gcount()));
-  json j;
-  if (read_summary_first(text, j)) return j;
+  if (auto s = read_summary_block(text, origin)) return std::move(*s);
   if (text.size() == kHead) text.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (text.size() > kHead && read_summary_first(text, j)) return j;  // a summary larger than the head
+  if (text.size() > kHead)
+    if (auto s = read_summary_block(text, origin)) return std::move(*s);  // a summary larger than the head
   // No summary block (written by other means): the whole document, minus subtrees no
   // summary reads (device lists, samples, time series, histograms, matrices of codes).
   static const std::set<std::string> skip{"devices", "pairs", "ceilings", "samples_gb_s",
@@ -316,7 +216,9 @@ json read_node_report(std::istream& in) {
     return !(event == json::parse_event_t::key && depth >= 2 && parsed.is_string() &&
              skip.contains(parsed.get_ref<const std::string&>()));
   };
-  return json::parse(text, keep, false);
+  const json doc = json::parse(text, keep, false);
+  if (doc.is_discarded()) throw UsageError(origin + ": not JSON; pass the files of OUT/nodes/");
+  return summarize(doc, origin);
 }
 
 std::vector<NodeSummary> read_node_reports(const std::vector<std::string>& paths) {
@@ -330,9 +232,7 @@ std::vector<NodeSummary> read_node_reports(const std::vector<std::string>& paths
       try {
         std::ifstream in(paths[i], std::ios::binary);
         if (!in) throw UsageError("--from " + paths[i] + ": cannot open the file");
-        const json doc = read_node_report(in);
-        if (doc.is_discarded()) throw UsageError("--from " + paths[i] + ": not JSON; pass the files of OUT/nodes/");
-        nodes[i] = summarize(doc, "--from " + paths[i]);  // the full document is dropped here
+        nodes[i] = read_node_summary(in, "--from " + paths[i]);
         nodes[i].origin = paths[i];
       } catch (...) {
         errors[i] = std::current_exception();

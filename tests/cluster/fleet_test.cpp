@@ -1,9 +1,8 @@
 // The fleet report at scale: a check most nodes of a class fail is one fleet-wide line and
-// names no node; duplicate node identities are named with their files and counted once;
-// node reports are read through the public SAX interface, up to the summary block.
+// names no node; duplicate node identities are named with their files and counted once
+// (reading node reports: summary_reader_test.cpp).
 #include <gtest/gtest.h>
 
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -104,25 +103,4 @@ TEST(Fleet, DuplicateRanksStillCountAsAnswered) {
   const ClusterResult r = aggregate(nodes, {3.5, 0.1, 3});
   ASSERT_EQ(r.findings.size(), 1u);  // no "rank(s) sent no summary"
   EXPECT_EQ(r.findings[0].kind, FindingKind::DuplicateNode);
-}
-
-TEST(Fleet, NodeReportIsReadUpToItsSummaryBlock) {
-  // Everything after the summary is never parsed: a broken tail does not matter.
-  std::istringstream first(R"({"schema": "gdsbench.cluster-node/1", "summary": {"node": "n1",
-      "gpu_metrics": {"h2d_gb_s": [1.5, null]}, "failing_checks": [{"id": "x"}], "ok": true},
-      "topology": {"this is": not json)");
-  const nlohmann::json a = read_node_report(first);
-  ASSERT_FALSE(a.is_discarded());
-  EXPECT_EQ(a.at("summary").at("node"), "n1");
-  EXPECT_EQ(a.at("summary").at("gpu_metrics").at("h2d_gb_s"), nlohmann::json::parse("[1.5, null]"));
-  EXPECT_EQ(a.at("summary").at("failing_checks")[0].at("id"), "x");
-  EXPECT_FALSE(a.contains("topology"));
-  // Without a summary block: the whole document, minus subtrees no summary reads.
-  std::istringstream whole(R"({"schema": "s", "node": "n2", "topology": {"devices": [1, 2], "verdict": "pass"}})");
-  const nlohmann::json b = read_node_report(whole);
-  EXPECT_EQ(b.at("node"), "n2");
-  EXPECT_EQ(b.at("topology").at("verdict"), "pass");
-  EXPECT_FALSE(b.at("topology").contains("devices"));
-  std::istringstream junk("not json");
-  EXPECT_TRUE(read_node_report(junk).is_discarded());
 }

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -56,16 +57,27 @@ void to_json(nlohmann::json& j, const NodeSummary& s);
 // The same without the fingerprint (cluster.json's node rows): building the fingerprint's
 // hundreds of entries only to erase them was a tenth of aggregating 10,000 nodes.
 nlohmann::json summary_without_fingerprint(const NodeSummary& s);
+// Through summary_from_text(): one reader of summaries.
 void from_json(const nlohmann::json& j, NodeSummary& s);
 
 // The summary of a full node document (schema gdsbench.cluster-node/1). Throws
 // gdsb::UsageError naming `origin` when the document is not one.
 NodeSummary summarize(const nlohmann::json& node_doc, const std::string& origin);
 
-// Reads a node report for summarize(): when it starts with its summary block (as ranks
-// write it) only schema and summary are read; otherwise the whole document minus the
-// subtrees summarize() never reads. Discarded JSON when the text is not JSON.
-nlohmann::json read_node_report(std::istream& in);
+// The summary block of a node report's text, read straight into a NodeSummary (no JSON
+// document is built): ranks write "schema" then "summary" first, so the rest of the text is
+// never read. nullopt when the text has no such block (written by other means, the schema
+// after it, or cut before the block ends). Throws gdsb::UsageError naming `origin` when the
+// block is there but malformed.
+std::optional<NodeSummary> read_summary_block(std::string_view text, const std::string& origin);
+// A summary on its own (what a rank sends rank 0), through the same reader. Throws
+// gdsb::UsageError naming `origin` when the text is not one.
+NodeSummary summary_from_text(std::string_view text, const std::string& origin);
+
+// The summary of one node report file's contents: its summary block when it has one, else
+// summarize() of the whole document, read without the subtrees no summary needs. Throws
+// gdsb::UsageError naming `origin` when the text is not JSON or not a node report.
+NodeSummary read_node_summary(std::istream& in, const std::string& origin);
 
 // The summaries of these node report files (gdsb-cluster --from), read on every CPU, in
 // the order given, each with its path as origin. Throws gdsb::UsageError naming the first

@@ -1,0 +1,325 @@
+// The one reader of a summary block: nlohmann's public SAX events straight into a
+// NodeSummary. Building a JSON document first and converting it after (the former route)
+// allocated every key and value twice and was most of the time of aggregating 10,000
+// node reports (docs/PERFORMANCE.md).
+#include <nlohmann/json.hpp>
+
+#include "gdsb/cluster/summary.hpp"
+#include "gdsb/error.hpp"
+
+namespace gdsb::cluster {
+namespace {
+
+using nlohmann::json;
+
+// What the parser stands in: a container and, in objects, the last key read.
+enum class In {
+  Root,
+  Summary,
+  Hardware,
+  Errors,
+  Checks,
+  Check,
+  GpuMetrics,
+  GpuSeries,
+  NodeMetrics,
+  Waived,
+  Fingerprint,
+  Skip
+};
+
+struct Frame {
+  In in;
+  std::string key;  // objects: the key of the value that comes next
+  std::vector<std::optional<double>>* series = nullptr;  // GpuSeries: where its values go
+};
+
+// One scalar event, as the handlers below see it.
+struct Scalar {
+  enum class Type { Null, Boolean, Number, String } type;
+  double number = 0;
+  const std::string* text = nullptr;
+};
+
+const char* type_words(Scalar::Type t) {
+  switch (t) {
+    case Scalar::Type::Null:
+      return "null";
+    case Scalar::Type::Boolean:
+      return "a boolean";
+    case Scalar::Type::Number:
+      return "a number";
+    case Scalar::Type::String:
+      return "a string";
+  }
+  return "?";
+}
+
+class SummaryReader final : public nlohmann::json_sax<json> {
+ public:
+  // bare: the text is a summary itself (what a rank sends), not a node report.
+  SummaryReader(NodeSummary& s, bool bare) : s_(s), bare_(bare) {}
+
+  bool null() override { return scalar({Scalar::Type::Null}); }
+  bool boolean(bool) override { return scalar({Scalar::Type::Boolean}); }
+  bool number_integer(number_integer_t v) override {
+    return scalar({Scalar::Type::Number, static_cast<double>(v)});
+  }
+  bool number_unsigned(number_unsigned_t v) override {
+    return scalar({Scalar::Type::Number, static_cast<double>(v)});
+  }
+  bool number_float(number_float_t v, const string_t&) override {
+    return scalar({Scalar::Type::Number, v});
+  }
+  bool string(string_t& v) override { return scalar({Scalar::Type::String, 0, &v}); }
+  bool binary(binary_t&) override { return scalar({Scalar::Type::Null}); }  // not in JSON text
+  bool start_object(std::size_t) override { return open(true); }
+  bool start_array(std::size_t) override { return open(false); }
+  bool key(string_t& k) override {
+    stack_.back().key.assign(k);  // assigned, not moved: the lexer keeps its buffer
+    return true;
+  }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool parse_error(std::size_t, const std::string&, const json::exception&) override {
+    return false;
+  }
+
+  bool complete() const { return complete_; }
+  bool schema_is_node() const { return bare_ || schema_ == kNodeSchema; }
+  bool has_node() const { return has_node_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  bool fail(std::string why) {
+    error_ = std::move(why);
+    return false;
+  }
+  // "summary.hardware.gpus", "summary.failing_checks[].id": where the parser stands.
+  std::string where() const {
+    std::string w = "summary";
+    for (std::size_t i = 1; i < stack_.size(); ++i) {
+      const In in = stack_[i].in;
+      if (in == In::Errors || in == In::Checks || in == In::GpuSeries)
+        w += "[]";
+      else
+        w += "." + stack_[i].key;
+    }
+    return w;
+  }
+  // A report that is not an object is no node report (summarize() says so); a bare summary
+  // that is not one is malformed.
+  bool not_an_object() { return bare_ ? fail("the summary is not a JSON object") : false; }
+  bool wrong(const char* wanted, const char* found) {
+    return fail(where() + ": expected " + std::string(wanted) + ", found " + found);
+  }
+
+  bool open(bool object) {
+    if (stack_.empty()) {
+      if (!object) return not_an_object();
+      stack_.push_back({In::Root, bare_ ? "summary" : ""});
+      if (bare_) stack_.push_back({In::Summary, {}});
+      return true;
+    }
+    Frame& f = stack_.back();
+    const std::string& k = f.key;
+    const char* found = object ? "an object" : "an array";
+    In next = In::Skip;
+    switch (f.in) {
+      case In::Root:
+        // Only after the node schema: another document's "summary" is not read as ours.
+        if (k == "summary" && schema_ == kNodeSchema) {
+          if (!object) return fail("summary: expected an object, found an array");
+          next = In::Summary;
+        }
+        break;
+      case In::Summary: {
+        const std::pair<const char*, In> containers[] = {
+            {"hardware", In::Hardware},        {"errors", In::Errors},
+            {"failing_checks", In::Checks},    {"gpu_metrics", In::GpuMetrics},
+            {"node_metrics", In::NodeMetrics}, {"waived", In::Waived},
+            {"fingerprint", In::Fingerprint}};
+        for (const auto& [name, in] : containers)
+          if (k == name) next = in;
+        const bool want_object = next != In::Errors && next != In::Checks;
+        if (next != In::Skip && want_object != object)
+          return wrong(want_object ? "an object" : "an array", found);
+        if (next == In::Skip && summary_scalar(k))
+          return wrong(k == "rank" ? "a number" : "a string", found);
+        break;
+      }
+      case In::Hardware:
+        if (hardware_scalar(k)) return wrong("a string or a number", found);
+        break;
+      case In::Errors:
+        return wrong("a string", found);
+      case In::Checks:
+        if (!object) return wrong("an object", found);
+        s_.failing_checks.emplace_back();
+        next = In::Check;
+        break;
+      case In::Check:
+        if (k == "id" || k == "verdict" || k == "summary") return wrong("a string", found);
+        break;
+      case In::GpuMetrics: {
+        if (object) return wrong("an array", found);
+        auto& series = s_.gpu_metrics[k];
+        series.clear();
+        stack_.push_back({In::GpuSeries, {}, &series});
+        return true;
+      }
+      case In::GpuSeries:
+        f.series->emplace_back();
+        break;  // not a figure
+      case In::NodeMetrics:
+        return wrong("a number", found);
+      case In::Waived:
+      case In::Fingerprint:
+        return wrong("a string", found);
+      case In::Skip:
+        break;
+    }
+    stack_.push_back({next, {}});
+    return true;
+  }
+
+  bool close() {
+    const In was = stack_.back().in;
+    stack_.pop_back();
+    if (was == In::Summary) {
+      complete_ = true;
+      return false;  // stop here: the rest of the document is never read
+    }
+    return true;
+  }
+
+  static bool summary_scalar(const std::string& k) {
+    return k == "node" || k == "host" || k == "rank" || k == "status" || k == "driver" ||
+           k == "kernel" || k == "topology_verdict";
+  }
+  static bool hardware_scalar(const std::string& k) {
+    return k == "gpu_model" || k == "drive_model" || k == "nic_model" || k == "gpus" ||
+           k == "drives" || k == "nics";
+  }
+
+  bool text(const Scalar& v, std::string& out) {
+    if (v.type != Scalar::Type::String) return wrong("a string", type_words(v.type));
+    out.assign(*v.text);
+    return true;
+  }
+  bool count(const Scalar& v, int& out) {
+    if (v.type != Scalar::Type::Number) return wrong("a number", type_words(v.type));
+    out = static_cast<int>(v.number);
+    return true;
+  }
+
+  bool scalar(const Scalar& v) {
+    if (stack_.empty()) return not_an_object();
+    Frame& f = stack_.back();
+    const std::string& k = f.key;
+    switch (f.in) {
+      case In::Root:
+        if (k == "schema" && v.type == Scalar::Type::String) schema_ = *v.text;
+        if (k == "summary" && schema_ == kNodeSchema)
+          return fail(std::string("summary: expected an object, found ") + type_words(v.type));
+        return true;
+      case In::Summary:
+        if (k == "node") return has_node_ = true, text(v, s_.node);
+        if (k == "host") return text(v, s_.host);
+        if (k == "rank") return count(v, s_.rank);
+        if (k == "driver") return text(v, s_.driver);
+        if (k == "kernel") return text(v, s_.kernel);
+        if (k == "topology_verdict") return text(v, s_.topo_verdict);
+        if (k == "status") {
+          std::string st;
+          if (!text(v, st)) return false;
+          s_.status = st == "ok"        ? NodeStatus::Ok
+                      : st == "missing" ? NodeStatus::Missing
+                                        : NodeStatus::Error;
+          return true;
+        }
+        if (k == "hardware" || k == "errors" || k == "failing_checks" || k == "gpu_metrics" ||
+            k == "node_metrics" || k == "waived" || k == "fingerprint")
+          return wrong(k == "errors" || k == "failing_checks" ? "an array" : "an object",
+                       type_words(v.type));
+        return true;  // a field this version does not know
+      case In::Hardware:
+        if (k == "gpu_model") return text(v, s_.gpu_model);
+        if (k == "drive_model") return text(v, s_.drive_model);
+        if (k == "nic_model") return text(v, s_.nic_model);
+        if (k == "gpus") return count(v, s_.gpus);
+        if (k == "drives") return count(v, s_.drives);
+        if (k == "nics") return count(v, s_.nics);
+        return true;
+      case In::Errors:
+        return text(v, s_.errors.emplace_back());
+      case In::Checks:
+        return wrong("an object", type_words(v.type));
+      case In::Check: {
+        FailingCheck& c = s_.failing_checks.back();
+        if (k == "id") return text(v, c.id);
+        if (k == "verdict") return text(v, c.verdict);
+        if (k == "summary") return text(v, c.summary);
+        return true;
+      }
+      case In::GpuMetrics:
+        return wrong("an array", type_words(v.type));
+      case In::GpuSeries:
+        f.series->push_back(v.type == Scalar::Type::Number ? std::optional<double>(v.number)
+                                                           : std::nullopt);
+        return true;
+      case In::NodeMetrics:
+        if (v.type != Scalar::Type::Number) return wrong("a number", type_words(v.type));
+        s_.node_metrics.insert_or_assign(k, v.number);
+        return true;
+      case In::Waived: {
+        if (v.type != Scalar::Type::String) return wrong("a string", type_words(v.type));
+        s_.waived.insert_or_assign(k, *v.text);
+        return true;
+      }
+      case In::Fingerprint:
+        if (v.type != Scalar::Type::String) return wrong("a string", type_words(v.type));
+        // Written in key order: the hint makes each insert constant time.
+        s_.fingerprint.insert_or_assign(s_.fingerprint.end(), k, *v.text);
+        return true;
+      case In::Skip:
+        return true;
+    }
+    return true;
+  }
+
+  NodeSummary& s_;
+  const bool bare_;
+  std::vector<Frame> stack_;
+  std::string schema_;
+  std::string error_;
+  bool complete_ = false;
+  bool has_node_ = false;
+};
+
+// The two entry points share this: parse, then say what is wrong with the block.
+std::optional<NodeSummary> read_block(std::string_view text, const std::string& origin, bool bare) {
+  NodeSummary s;
+  SummaryReader reader(s, bare);
+  json::sax_parse(text.begin(), text.end(), &reader, json::input_format_t::json, false);
+  if (!reader.error().empty())
+    throw UsageError(origin + ": invalid gdsb-cluster node report: " + reader.error());
+  if (!reader.complete() || !reader.schema_is_node()) return std::nullopt;
+  if (!reader.has_node())
+    throw UsageError(origin + ": invalid gdsb-cluster node report: the summary has no \"node\"");
+  return s;
+}
+
+}  // namespace
+
+std::optional<NodeSummary> read_summary_block(std::string_view text, const std::string& origin) {
+  return read_block(text, origin, false);
+}
+
+NodeSummary summary_from_text(std::string_view text, const std::string& origin) {
+  std::optional<NodeSummary> s = read_block(text, origin, true);
+  if (!s) throw UsageError(origin + ": not a gdsb-cluster node summary (cut short, or not JSON)");
+  return std::move(*s);
+}
+
+}  // namespace gdsb::cluster

@@ -1,0 +1,195 @@
+// The summary reader (SAX events straight into a NodeSummary), against nlohmann's own DOM
+// parser as the oracle: what it reads must be what the document says, field by field; what
+// it does not know is skipped; a malformed block is named with its place; a report without
+// a summary block after its schema falls back to reading the whole document.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "gdsb/cluster/summary.hpp"
+#include "gdsb/error.hpp"
+
+using namespace gdsb::cluster;
+using nlohmann::json;
+
+namespace {
+
+// Every field, with what a lexer can get wrong: escapes, non-ASCII, exponents, negative and
+// large numbers, nulls in a series, an empty series, an empty string.
+NodeSummary rich() {
+  NodeSummary s;
+  s.node = "gpu-a17.rack\"3\"";
+  s.host = "gpu-a17";
+  s.rank = 41;
+  s.status = NodeStatus::Error;
+  s.errors = {"p2p: cudaErrorPeerAccessUnsupported", "io: \\\\dev\\\\nvme0n1 \xc3\xa9t\xc3\xa9"};
+  s.gpu_model = "NVIDIA Corporation GH100[H100 SXM5 80GB]";
+  s.drive_model = "Samsung PM1743";
+  s.nic_model = "";
+  s.gpus = 8;
+  s.drives = 4;
+  s.nics = 9;
+  s.driver = "580.95.05";
+  s.kernel = "6.8.0-45-generic";
+  s.topo_verdict = "warn";
+  s.failing_checks = {{"acs", "fail", "port 0000:17:02.0 ACS RR+CR"}, {"link", "warn", "x8\ttab"}};
+  s.gpu_metrics["h2d_gb_s"] = {53.25, std::nullopt, 1.5e-3, 4.25e10};
+  s.gpu_metrics["d2d_gb_s"] = {};
+  s.node_metrics["io_x0_read_gb_s"] = 12.5;
+  s.node_metrics["io_x5_read_gb_s"] = -0.0;
+  s.waived["io_x2_read_gb_s"] = "waived: cuFile batch API absent";
+  s.fingerprint = {{"GPU 0000:19:00.0", "present"},
+                   {"GPU 0000:19:00.0 link", "Gen5 x16"},
+                   {"kernel command line", "BOOT_IMAGE=/vmlinuz iommu=pt \u00fc"},
+                   {"port 0000:17:00.0 ACS", "off"}};
+  return s;
+}
+
+// A node report as ranks write it: schema, summary, then the full documents.
+std::string report_text(const json& summary,
+                        const std::string& tail = R"("topology": {"verdict": "pass"})") {
+  return R"({"schema": "gdsbench.cluster-node/1", "summary": )" + summary.dump() + ", " + tail +
+         "}";
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    (void)read_summary_block(text, "--from n.json");
+  } catch (const gdsb::UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(SummaryReader, ReadsWhatNlohmannsParserReadsFieldByField) {
+  const json written = rich();
+  const auto s = read_summary_block(report_text(written), "t");
+  ASSERT_TRUE(s.has_value());
+  // The oracle: nlohmann's DOM parse of the same text.
+  EXPECT_EQ(json(*s), json::parse(report_text(written)).at("summary"));
+  EXPECT_EQ(s->rank, 41);
+  EXPECT_EQ(s->status, NodeStatus::Error);
+  EXPECT_FALSE(s->gpu_metrics.at("h2d_gb_s")[1].has_value());
+  EXPECT_DOUBLE_EQ(*s->gpu_metrics.at("h2d_gb_s")[3], 4.25e10);
+  EXPECT_TRUE(s->gpu_metrics.at("d2d_gb_s").empty());
+  EXPECT_EQ(s->fingerprint.at("kernel command line"), "BOOT_IMAGE=/vmlinuz iommu=pt \u00fc");
+  // The route a rank's summary takes to rank 0, and nlohmann's get<>, read the same.
+  EXPECT_EQ(json(summary_from_text(written.dump(), "rank 3")), written);
+  EXPECT_EQ(json(written.get<NodeSummary>()), written);
+}
+
+TEST(SummaryReader, SkipsWhatItDoesNotKnowAndStopsAtTheEndOfTheBlock) {
+  json j = rich();
+  j["future_field"] = {{"nested", {1, 2, {{"deep", "x"}}}}, {"n", nullptr}};
+  j["hardware"]["cpu_model"] = "EPYC";
+  j["hardware"]["sockets"] = {{"list", {0, 1}}};
+  j["failing_checks"][0]["evidence"] = {"a", "b"};
+  j["gpu_metrics"]["h2d_gb_s"].push_back({{"not", "a figure"}});
+  j["gpu_metrics"]["h2d_gb_s"].push_back("text");
+  const auto s = read_summary_block(report_text(j, R"("topology": {"this is": not json)"), "t");
+  ASSERT_TRUE(s.has_value());  // the broken tail after the block is never read
+  EXPECT_EQ(s->gpu_model, "NVIDIA Corporation GH100[H100 SXM5 80GB]");
+  EXPECT_EQ(s->failing_checks.size(), 2u);
+  EXPECT_EQ(s->failing_checks[0].summary, "port 0000:17:02.0 ACS RR+CR");
+  const auto& h2d = s->gpu_metrics.at("h2d_gb_s");
+  ASSERT_EQ(h2d.size(), 6u);  // what is not a figure is a gap, in its place
+  EXPECT_FALSE(h2d[4].has_value());
+  EXPECT_FALSE(h2d[5].has_value());
+  EXPECT_EQ(json(*s).contains("future_field"), false);
+}
+
+TEST(SummaryReader, ALaterDuplicateKeyWinsAsInNlohmannsDocument) {
+  const std::string text =
+      R"({"schema": "gdsbench.cluster-node/1", "summary": {"node": "a", "node": "b",
+      "fingerprint": {"IOMMU": "identity", "IOMMU": "translated"}}})";
+  const auto s = read_summary_block(text, "t");
+  ASSERT_TRUE(s.has_value());
+  const json dom = json::parse(text).at("summary");
+  EXPECT_EQ(s->node, dom.at("node"));
+  EXPECT_EQ(s->fingerprint.at("IOMMU"), dom.at("fingerprint").at("IOMMU"));
+}
+
+TEST(SummaryReader, NamesTheOriginAndThePlaceOfAMalformedField) {
+  const auto with = [](const std::string& summary) {
+    return R"({"schema": "gdsbench.cluster-node/1", "summary": )" + summary + "}";
+  };
+  EXPECT_EQ(
+      error_of(with(R"({"node": "a", "fingerprint": {"GPU 0000:19:00.0": 5}})")),
+      "--from n.json: invalid gdsb-cluster node report: summary.fingerprint.GPU 0000:19:00.0: "
+      "expected a string, found a number");
+  EXPECT_EQ(
+      error_of(with(R"({"node": "a", "hardware": []})")),
+      "--from n.json: invalid gdsb-cluster node report: summary.hardware: expected an object, "
+      "found an array");
+  EXPECT_EQ(
+      error_of(with(R"({"node": "a", "failing_checks": [1]})")),
+      "--from n.json: invalid gdsb-cluster node report: summary.failing_checks[]: expected an "
+      "object, found a number");
+  EXPECT_EQ(error_of(with(R"({"node": "a", "hardware": {"gpus": "eight"}})")),
+            "--from n.json: invalid gdsb-cluster node report: summary.hardware.gpus: expected a "
+            "number, found a string");
+  EXPECT_EQ(error_of(with(R"({"node": 7})")),
+            "--from n.json: invalid gdsb-cluster node report: summary.node: expected a string, "
+            "found a number");
+  EXPECT_EQ(
+      error_of(with(R"({"node": "a", "node_metrics": {"io_x0_read_gb_s": null}})")),
+      "--from n.json: invalid gdsb-cluster node report: summary.node_metrics.io_x0_read_gb_s: "
+      "expected a number, found null");
+  EXPECT_EQ(error_of(with(R"({"host": "a"})")),
+            "--from n.json: invalid gdsb-cluster node report: the summary has no \"node\"");
+  EXPECT_EQ(error_of(with("[1]")),
+            "--from n.json: invalid gdsb-cluster node report: summary: expected an object, found "
+            "an array");
+}
+
+TEST(SummaryReader, NoBlockAfterTheSchemaIsNotAnError) {
+  const json summary = rich();
+  // Another schema's "summary" is not read as a node's.
+  EXPECT_FALSE(read_summary_block(R"({"schema": "gdsbench.io/1", "summary": {"node": 1}})", "t")
+                   .has_value());
+  // The schema after the block, no schema, a text cut inside the block, not JSON at all.
+  EXPECT_FALSE(
+      read_summary_block(
+          R"({"summary": )" + summary.dump() + R"(, "schema": "gdsbench.cluster-node/1"})", "t")
+          .has_value());
+  EXPECT_FALSE(read_summary_block(R"({"summary": )" + summary.dump() + "}", "t").has_value());
+  const std::string whole = report_text(summary);
+  EXPECT_FALSE(read_summary_block(whole.substr(0, whole.size() / 2), "t").has_value());
+  EXPECT_FALSE(read_summary_block("not json", "t").has_value());
+  EXPECT_FALSE(read_summary_block("[1, 2]", "t").has_value());
+}
+
+TEST(SummaryReader, AReportIsReadUpToItsSummaryBlockElseWhole) {
+  std::istringstream first(report_text(rich(), R"("topology": {"this is": not json)"));
+  EXPECT_EQ(json(read_node_summary(first, "t")), json(rich()));
+  // The schema after the block: the whole document is read, and its block used.
+  std::istringstream late(R"({"summary": )" + json(rich()).dump() +
+                          R"(, "schema": "gdsbench.cluster-node/1"})");
+  EXPECT_EQ(json(read_node_summary(late, "t")), json(rich()));
+  // No block at all: the summary is made from the documents (summarize()).
+  std::istringstream whole(R"({"schema": "gdsbench.cluster-node/1", "node": "n2",
+      "topology": {"devices": [1, 2], "verdict": "pass", "checks": [{"id": "acs", "verdict": "fail",
+      "evidence": ["port 0000:17:00.0 ACS RR+CR"]}]}})");
+  const NodeSummary s = read_node_summary(whole, "t");
+  EXPECT_EQ(s.node, "n2");
+  EXPECT_EQ(s.topo_verdict, "pass");
+  ASSERT_EQ(s.failing_checks.size(), 1u);
+  EXPECT_EQ(s.failing_checks[0].summary, "port 0000:17:00.0 ACS RR+CR");
+  // A summary larger than the 64 KB head is read whole.
+  NodeSummary big = rich();
+  for (int i = 0; i < 4000; ++i)
+    big.fingerprint["GPU 0000:" + std::to_string(10000 + i) + " link"] = "Gen5 x16";
+  std::istringstream large(report_text(big));
+  ASSERT_GT(large.str().size(), 64u * 1024);
+  EXPECT_EQ(read_node_summary(large, "t").fingerprint.size(), big.fingerprint.size());
+  std::istringstream junk("not json");
+  try {
+    (void)read_node_summary(junk, "--from junk.json");
+    FAIL() << "no error";
+  } catch (const gdsb::UsageError& e) {
+    EXPECT_STREQ(e.what(), "--from junk.json: not JSON; pass the files of OUT/nodes/");
+  }
+}
