@@ -4,7 +4,6 @@
 #include <sstream>
 
 #include "cluster_app.hpp"
-#include "gdsb/cluster/fingerprint.hpp"
 #include "gdsb/cluster/outputs.hpp"
 #include "gdsb/cluster/summary.hpp"
 #include "gdsb/error.hpp"
@@ -34,9 +33,7 @@ std::vector<std::string> write_reference_fingerprints(const Options& o, const cl
   for (std::size_t c = 0; c < r.classes.size(); ++c) {
     const cluster::NodeClass& cls = r.classes[c];
     if (cls.members.empty()) continue;
-    std::vector<cluster::NamedFingerprint> fps;
-    for (std::size_t i : cls.members) fps.push_back({r.nodes[i].node, &r.nodes[i].fingerprint});
-    const cluster::NodeSummary& ref = r.nodes[cls.members[cluster::reference_member(fps)]];
+    const cluster::NodeSummary& ref = r.nodes[cls.reference];
     topo::FingerprintOrigin origin;
     origin.tool = "gdsb-cluster";
     origin.version = std::string(version());

@@ -216,7 +216,7 @@ ClusterResult aggregate(std::vector<NodeSummary> nodes, const AggregateOptions& 
     if (r.nodes[i].status == NodeStatus::Missing) continue;
     const std::string key = r.nodes[i].class_key();
     auto [it, added] = class_of.emplace(key, r.classes.size());
-    if (added) r.classes.push_back({key, {}, 0, 0, 0});
+    if (added) r.classes.push_back({key, {}, 0, 0, 0, 0});
     r.classes[it->second].members.push_back(i);
   }
   for (NodeClass& c : r.classes) {
@@ -236,11 +236,13 @@ ClusterResult aggregate(std::vector<NodeSummary> nodes, const AggregateOptions& 
   // 4. Odd topology and 5. outliers, within each class.
   const auto gpu_metrics = gpu_metric_names(r);
   const auto node_metrics = node_metric_names(r);
-  for (const NodeClass& c : r.classes) {
+  for (NodeClass& c : r.classes) {
     std::vector<NamedFingerprint> fps;
+    fps.reserve(c.members.size());
     for (std::size_t i : c.members) fps.push_back({r.nodes[i].node, &r.nodes[i].fingerprint});
-    for (auto& d : diff_against_majority(fps))
-      r.findings.push_back(said(FindingKind::Topology, d.node, d.key, d.words));
+    const std::vector<FingerprintDiff> diffs = diff_against_majority(fps);
+    c.reference = c.members[reference_member(fps, diffs)];
+    for (const auto& d : diffs) r.findings.push_back(said(FindingKind::Topology, d.node, d.key, d.words));
     for (const auto& metric : gpu_metrics)
       for (int gpu = 0; gpu < c.gpus; ++gpu) outlier_findings(r, c, metric, gpu);
     for (const auto& metric : node_metrics) outlier_findings(r, c, metric, std::nullopt);

@@ -75,12 +75,13 @@ std::vector<FingerprintDiff> diff_against_majority(const std::vector<NamedFinger
   return out;
 }
 
-std::size_t reference_member(const std::vector<NamedFingerprint>& nodes) {
-  std::unordered_map<std::string, int> diffs;
-  for (const auto& d : diff_against_majority(nodes)) ++diffs[d.node];
+std::size_t reference_member(const std::vector<NamedFingerprint>& nodes,
+                             const std::vector<FingerprintDiff>& diffs) {
+  std::unordered_map<std::string_view, int> count;
+  for (const auto& d : diffs) ++count[d.node];
   std::size_t best = 0;
   for (std::size_t i = 1; i < nodes.size(); ++i)
-    if (diffs[nodes[i].node] < diffs[nodes[best].node]) best = i;
+    if (count[nodes[i].node] < count[nodes[best].node]) best = i;
   return best;
 }
 

@@ -81,3 +81,13 @@ TEST(Aggregate, SummaryRoundTripsThroughJson) {
   EXPECT_EQ(nlohmann::json(back), nlohmann::json(s));
   EXPECT_FALSE(back.gpu_metrics.at("d2d_gb_s")[0].has_value());
 }
+
+TEST(Aggregate, EachClassNamesTheMemberMostLikeTheRestAsItsReference) {
+  std::vector<NodeSummary> nodes{node("a3", "H100", 2, 50), node("a1", "H100", 2, 50),
+                                 node("a2", "H100", 2, 50), node("b1", "A100", 2, 20)};
+  nodes[1].fingerprint["IOMMU"] = "translated";  // a1, first by name, is the odd one
+  const ClusterResult r = aggregate(nodes, {});
+  ASSERT_EQ(r.classes.size(), 2u);
+  for (const NodeClass& c : r.classes)
+    EXPECT_EQ(r.nodes[c.reference].node, c.key.rfind("H100", 0) == 0 ? "a2" : "b1") << c.key;
+}

@@ -69,7 +69,7 @@ TEST(Fingerprint, AFleetFromTheHgxRecordingNamesEachFaultOnceByPciAddress) {
                        "n6: port 0000:17:00.0 ACS RR+CR (7 others: off)",
                        "n7: NVMe 0000:18:00.0 absent; present on the 7 other nodes of its class",
                    }));
-  EXPECT_EQ(nodes[reference_member(nodes)].node, "n1");
+  EXPECT_EQ(nodes[reference_member(nodes, d)].node, "n1");
 }
 
 TEST(Fingerprint, ADeviceOnlyOneNodeHasIsOneLineToo) {
@@ -80,6 +80,19 @@ TEST(Fingerprint, ADeviceOnlyOneNodeHasIsOneLineToo) {
   const auto d = diff_against_majority({{"a", &base}, {"b", &base}, {"c", &extra}});
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].words, "c: NIC 0000:1a:00.0 present; absent on the 2 other nodes of its class");
+}
+
+TEST(Fingerprint, KeysFirstSeenOnLaterNodesAreJudgedWhereverTheySort) {
+  // The first node lacks keys that sort before, between and after its own.
+  const Fingerprint a{{"IOMMU", "pt"}, {"kernel", "6.8"}};
+  const Fingerprint b{{"CUDA driver", "13.0"}, {"IOMMU", "pt"}, {"NVIDIA driver", "580"}, {"kernel", "6.8"}};
+  Fingerprint c = b;
+  c["nvidia-fs"] = "2.26";
+  std::vector<std::string> words;
+  for (const auto& d : diff_against_majority({{"a", &a}, {"b", &b}, {"c", &c}})) words.push_back(d.words);
+  EXPECT_EQ(words, (std::vector<std::string>{"a: CUDA driver absent (2 others: 13.0)",
+                                             "a: NVIDIA driver absent (2 others: 580)",
+                                             "c: nvidia-fs 2.26 (2 others: absent)"}));
 }
 
 }  // namespace

@@ -45,6 +45,9 @@ struct NodeClass {
   std::string key;  // gpu_model | drive_model | nic_model
   std::vector<std::size_t> members;  // indices into ClusterResult::nodes
   int gpus = 0, drives = 0, nics = 0;  // the class majority's counts
+  // The member whose fingerprint stands for the class (reference_member): the known-good
+  // file gdsb-cluster writes for gdsb-topo --health. An index into ClusterResult::nodes.
+  std::size_t reference = 0;
 };
 
 struct MetricStats {

@@ -33,8 +33,9 @@ struct NamedFingerprint {
 };
 std::vector<FingerprintDiff> diff_against_majority(const std::vector<NamedFingerprint>& nodes);
 
-// The member whose facts stand for the class: the one with the fewest differences from
-// the majority (the first such). nodes must not be empty.
-std::size_t reference_member(const std::vector<NamedFingerprint>& nodes);
+// The member whose facts stand for the class: the one with the fewest of `diffs` (what
+// diff_against_majority(nodes) returned), the first such. nodes must not be empty.
+std::size_t reference_member(const std::vector<NamedFingerprint>& nodes,
+                             const std::vector<FingerprintDiff>& diffs);
 
 }  // namespace gdsb::cluster
