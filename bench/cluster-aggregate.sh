@@ -6,7 +6,7 @@
 #   - every node fails the same check (a VM fleet without nvidia-fs): one fleet-wide line;
 #   - 1000 reports with one identity (one file passed 1000 times): named, counted once.
 # Prints wall, CPU and peak RSS of each, against the target of 5 s and 1 GiB for 10,000.
-# Usage: bench/cluster-aggregate.sh BUILD_DIR [N] [WORKDIR]   (N=10000 writes ~4 GB)
+# Usage: bench/cluster-aggregate.sh BUILD_DIR [N] [WORKDIR]   (N=10000 writes ~6 GB)
 set -euo pipefail
 build=$1 n=${2:-10000} work=${3:-$(mktemp -d)}
 here=$(cd "$(dirname "$0")" && pwd)
