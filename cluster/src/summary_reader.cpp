@@ -34,9 +34,10 @@ struct Frame {
   std::vector<std::optional<double>>* series = nullptr;  // GpuSeries: where its values go
 };
 
-// One scalar event, as the handlers below see it.
+// One value event, as the handlers below see it; Object and Array are containers met
+// where the reader takes them for a value (to be named, or skipped).
 struct Scalar {
-  enum class Type { Null, Boolean, Number, String } type;
+  enum class Type { Null, Boolean, Number, String, Object, Array } type;
   double number = 0;
   const std::string* text = nullptr;
 };
@@ -51,9 +52,26 @@ const char* type_words(Scalar::Type t) {
       return "a number";
     case Scalar::Type::String:
       return "a string";
+    case Scalar::Type::Object:
+      return "an object";
+    case Scalar::Type::Array:
+      return "an array";
   }
   return "?";
 }
+
+// The containers of a summary, by key; In::Skip for any other key.
+In container_of(const std::string& k) {
+  static const std::pair<const char*, In> containers[] = {
+      {"hardware", In::Hardware},        {"errors", In::Errors},
+      {"failing_checks", In::Checks},    {"gpu_metrics", In::GpuMetrics},
+      {"node_metrics", In::NodeMetrics}, {"waived", In::Waived},
+      {"fingerprint", In::Fingerprint}};
+  for (const auto& [name, in] : containers)
+    if (k == name) return in;
+  return In::Skip;
+}
+bool is_array(In in) { return in == In::Errors || in == In::Checks; }
 
 class SummaryReader final : public nlohmann::json_sax<json> {
  public:
@@ -100,7 +118,7 @@ class SummaryReader final : public nlohmann::json_sax<json> {
     std::string w = "summary";
     for (std::size_t i = 1; i < stack_.size(); ++i) {
       const In in = stack_[i].in;
-      if (in == In::Errors || in == In::Checks || in == In::GpuSeries)
+      if (is_array(in) || in == In::GpuSeries)
         w += "[]";
       else
         w += "." + stack_[i].key;
@@ -123,62 +141,34 @@ class SummaryReader final : public nlohmann::json_sax<json> {
     }
     Frame& f = stack_.back();
     const std::string& k = f.key;
-    const char* found = object ? "an object" : "an array";
+    // A container where a value belongs goes to scalar(), which names it or skips it.
+    const Scalar as_value{object ? Scalar::Type::Object : Scalar::Type::Array};
     In next = In::Skip;
     switch (f.in) {
       case In::Root:
         // Only after the node schema: another document's "summary" is not read as ours.
-        if (k == "summary" && schema_ == kNodeSchema) {
-          if (!object) return fail("summary: expected an object, found an array");
-          next = In::Summary;
-        }
+        if (k == "summary" && schema_ == kNodeSchema && object) next = In::Summary;
         break;
-      case In::Summary: {
-        const std::pair<const char*, In> containers[] = {
-            {"hardware", In::Hardware},        {"errors", In::Errors},
-            {"failing_checks", In::Checks},    {"gpu_metrics", In::GpuMetrics},
-            {"node_metrics", In::NodeMetrics}, {"waived", In::Waived},
-            {"fingerprint", In::Fingerprint}};
-        for (const auto& [name, in] : containers)
-          if (k == name) next = in;
-        const bool want_object = next != In::Errors && next != In::Checks;
-        if (next != In::Skip && want_object != object)
-          return wrong(want_object ? "an object" : "an array", found);
-        if (next == In::Skip && summary_scalar(k))
-          return wrong(k == "rank" ? "a number" : "a string", found);
+      case In::Summary:
+        next = container_of(k);
+        if (next != In::Skip && is_array(next) == object) next = In::Skip;  // the wrong kind
         break;
-      }
-      case In::Hardware:
-        if (hardware_scalar(k)) return wrong("a string or a number", found);
-        break;
-      case In::Errors:
-        return wrong("a string", found);
       case In::Checks:
-        if (!object) return wrong("an object", found);
+        if (!object) break;
         s_.failing_checks.emplace_back();
         next = In::Check;
         break;
-      case In::Check:
-        if (k == "id" || k == "verdict" || k == "summary") return wrong("a string", found);
-        break;
       case In::GpuMetrics: {
-        if (object) return wrong("an array", found);
+        if (object) break;
         auto& series = s_.gpu_metrics[k];
         series.clear();
         stack_.push_back({In::GpuSeries, {}, &series});
         return true;
       }
-      case In::GpuSeries:
-        f.series->emplace_back();
-        break;  // not a figure
-      case In::NodeMetrics:
-        return wrong("a number", found);
-      case In::Waived:
-      case In::Fingerprint:
-        return wrong("a string", found);
-      case In::Skip:
+      default:
         break;
     }
+    if (next == In::Skip && !scalar(as_value)) return false;
     stack_.push_back({next, {}});
     return true;
   }
@@ -191,15 +181,6 @@ class SummaryReader final : public nlohmann::json_sax<json> {
       return false;  // stop here: the rest of the document is never read
     }
     return true;
-  }
-
-  static bool summary_scalar(const std::string& k) {
-    return k == "node" || k == "host" || k == "rank" || k == "status" || k == "driver" ||
-           k == "kernel" || k == "topology_verdict";
-  }
-  static bool hardware_scalar(const std::string& k) {
-    return k == "gpu_model" || k == "drive_model" || k == "nic_model" || k == "gpus" ||
-           k == "drives" || k == "nics";
   }
 
   bool text(const Scalar& v, std::string& out) {
@@ -238,10 +219,8 @@ class SummaryReader final : public nlohmann::json_sax<json> {
                                         : NodeStatus::Error;
           return true;
         }
-        if (k == "hardware" || k == "errors" || k == "failing_checks" || k == "gpu_metrics" ||
-            k == "node_metrics" || k == "waived" || k == "fingerprint")
-          return wrong(k == "errors" || k == "failing_checks" ? "an array" : "an object",
-                       type_words(v.type));
+        if (const In c = container_of(k); c != In::Skip)
+          return wrong(is_array(c) ? "an array" : "an object", type_words(v.type));
         return true;  // a field this version does not know
       case In::Hardware:
         if (k == "gpu_model") return text(v, s_.gpu_model);

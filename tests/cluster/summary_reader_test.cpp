@@ -131,6 +131,12 @@ TEST(SummaryReader, NamesTheOriginAndThePlaceOfAMalformedField) {
   EXPECT_EQ(error_of(with(R"({"node": "a", "hardware": {"gpus": "eight"}})")),
             "--from n.json: invalid gdsb-cluster node report: summary.hardware.gpus: expected a "
             "number, found a string");
+  EXPECT_EQ(error_of(with(R"({"node": "a", "hardware": {"gpus": {"n": 8}}})")),
+            "--from n.json: invalid gdsb-cluster node report: summary.hardware.gpus: expected a "
+            "number, found an object");
+  EXPECT_EQ(error_of(with(R"({"node": "a", "gpu_metrics": {"h2d_gb_s": {"0": 1}}})")),
+            "--from n.json: invalid gdsb-cluster node report: summary.gpu_metrics.h2d_gb_s: "
+            "expected an array, found an object");
   EXPECT_EQ(error_of(with(R"({"node": 7})")),
             "--from n.json: invalid gdsb-cluster node report: summary.node: expected a string, "
             "found a number");
