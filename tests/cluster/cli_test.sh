@@ -65,6 +65,12 @@ echo 'not json' >"$work/garbage.json"
 expect 2 "--from .*not JSON" -- --from "$work/garbage.json" --out "$work/bad9"
 echo '{"schema": "gdsbench.topo/1"}' >"$work/topo.json"
 expect 2 "not a gdsb-cluster node report" -- --from "$work/topo.json" --out "$work/bad10"
+# A real node report whose summary block has a malformed field: the file and the field
+# are named, and no report is written.
+sed 's/"gpus": [0-9]*/"gpus": "two"/' "$work/one/nodes/$(hostname).json" >"$work/malformed.json"
+expect 2 "--from $work/malformed.json: invalid gdsb-cluster node report: summary.hardware.gpus: expected a number, found a string" \
+  -- --from "$work/malformed.json" --out "$work/bad11"
+[ ! -e "$work/bad11/cluster.json" ] || { echo "FAIL: wrote reports from a malformed summary"; failures=$((failures + 1)); }
 # A user's file where a report goes is never overwritten.
 mkdir -p "$work/user" && echo "my notes" >"$work/user/cluster.txt"
 expect 2 "cluster.txt.*allow-overwrite" -- --from "$work/one/nodes/"*.json --out "$work/user"
