@@ -7,9 +7,11 @@
 #       page that groff formats without a warning and a bash completion that completes it;
 #     - gdsb-topo, run from the unpacked tree, reads a recorded `lspci -vvv` of a real HGX
 #       H100 (FIXTURES/hgx-h100-bus15-lspci-vvv.txt) and finds what the recording shows;
+#     - usr/share/doc/gdsbench holds the copyright file (DEP-5) and LICENSE;
 #     - usr/share/gdsbench/slurm holds the sbatch template and the HealthCheckProgram
 #       wrapper (executable, parsable) and the NHC rule calling gdsb-topo --health.
-#   check-package.sh --rpm PKG.rpm      its files (the tools, the Slurm files) and requirements (rpm -qp).
+#   check-package.sh --rpm PKG.rpm      its files (the tools, the Slurm files), requirements and
+#                                       license (%license, License: tag), through rpm -qp.
 # Exit 0 all good, 3 a check failed (each failure is named), 1 the package is unreadable.
 set -uo pipefail
 failures=0
@@ -31,6 +33,11 @@ if [ "${1:-}" = "--rpm" ]; then
     grep -q "^$lib" <<<"$reqs" && pass "$rpm requires $lib" || fail "$rpm does not require $lib"
   done
   grep -qi "cuda\|cufile\|nvidia-ml" <<<"$reqs" && fail "$rpm requires an NVIDIA library: $reqs"
+  # %license: rpm -qpL lists the files marked as licenses.
+  rpm -qpL "$rpm" 2>/dev/null | grep -qx /usr/share/doc/gdsbench/LICENSE &&
+    pass "$rpm marks /usr/share/doc/gdsbench/LICENSE as %license" || fail "$rpm has no %license LICENSE"
+  [ "$(rpm -qp --qf '%{LICENSE}' "$rpm" 2>/dev/null)" = "Apache-2.0 AND BSD-3-Clause AND MIT" ] &&
+    pass "$rpm License: tag" || fail "$rpm License: tag is '$(rpm -qp --qf '%{LICENSE}' "$rpm" 2>/dev/null)'"
   [ "$failures" -eq 0 ] || exit 3
   exit 0
 fi
@@ -78,6 +85,14 @@ for t in $tools; do
   fi
 done
 [ -s "$tmp/root/usr/share/doc/gdsbench/README.md" ] || fail "$deb lacks usr/share/doc/gdsbench/README.md"
+# The license, where Debian policy puts it: a machine-readable copyright file (DEP-5) whose
+# first paragraph names the project's license, and the license text itself.
+copyright=$tmp/root/usr/share/doc/gdsbench/copyright
+if [ -s "$copyright" ] && head -1 "$copyright" | grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' &&
+   grep -q '^License: Apache-2.0$' "$copyright"; then pass "usr/share/doc/gdsbench/copyright (DEP-5, Apache-2.0)"; else
+  fail "$deb lacks a DEP-5 usr/share/doc/gdsbench/copyright naming Apache-2.0"; fi
+grep -q 'Apache License' "$tmp/root/usr/share/doc/gdsbench/LICENSE" 2>/dev/null &&
+  pass "usr/share/doc/gdsbench/LICENSE" || fail "$deb lacks usr/share/doc/gdsbench/LICENSE"
 # Slurm: the sbatch template and the health-check wrapper are executable shell scripts
 # (bash -n: they parse), the NHC rule calls gdsb-topo --health against the known-good file.
 slurm=$tmp/root/usr/share/gdsbench/slurm

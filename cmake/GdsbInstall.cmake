@@ -30,7 +30,10 @@ endfunction()
 # builds this, then packs.
 add_custom_target(gdsb_installed)
 
-install(FILES README.md DESTINATION "${CMAKE_INSTALL_DOCDIR}")
+# The license: LICENSE (Apache-2.0) and, where Debian looks for it, the machine-readable
+# copyright file naming what the binaries compile in (packaging/copyright); the .rpm marks
+# LICENSE as %license (cmake/GdsbPackage.cmake).
+install(FILES README.md LICENSE packaging/copyright DESTINATION "${CMAKE_INSTALL_DOCDIR}")
 # Slurm: the batch template of gdsb-cluster, the HealthCheckProgram wrapper and the NHC rule
 # of gdsb-topo --health (README, docs/gdsb-cluster.md, docs/gdsb-topo.md).
 install(PROGRAMS slurm/gdsb-cluster.sbatch slurm/gdsb-healthcheck
