@@ -4,7 +4,9 @@
 # Supported: Debian 12, Ubuntu 24.04. Extra packages may be named as arguments.
 set -euo pipefail
 
-packages=(g++ cmake ninja-build pkg-config git ccache
+# clang (with its sanitizer runtimes, libclang-rt-dev) builds the asan preset: a second
+# compiler catches what GCC accepts and another compiler refuses.
+packages=(g++ clang libclang-rt-dev cmake ninja-build pkg-config git ccache
           libcli11-dev nlohmann-json3-dev libpci-dev libhwloc-dev liburing-dev
           libopenmpi-dev openmpi-bin
           libgtest-dev libgmock-dev libbenchmark-dev

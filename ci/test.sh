@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds gdsbench and runs every test: the release build's full suite, then the unit
-# tests under ASan+UBSan. Installs what is missing first. Exit code is ctest's.
+# Builds gdsbench and runs every test: the release build's full suite (GCC), then the unit
+# tests under ASan+UBSan (the asan preset, built by clang: every target but the benchmarks
+# goes through both compilers). Installs what is missing first. Exit code is ctest's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/install-deps.sh

@@ -120,13 +120,9 @@ bool reusable(const PresetParams& p, const Layout& l, const nlohmann::json& want
     if (!file_has_size(p.dir + "/" + name, l.file_bytes)) return false;
   }
   for (const auto& [list, names] : l.lists) {
-    if (!file_has_size(p.dir + "/" + list, [&] {
-          uint64_t n = 0;
-          for (const auto& s : names) n += s.size() + 1;
-          return n;
-        }())) {
-      return false;
-    }
+    uint64_t list_bytes = 0;  // one name a line
+    for (const auto& s : names) list_bytes += s.size() + 1;
+    if (!file_has_size(p.dir + "/" + list, list_bytes)) return false;
   }
   return true;
 }

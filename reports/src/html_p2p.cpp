@@ -92,7 +92,8 @@ std::string matrices_section(const json& doc) {
   for (const auto& t : kTitles) {
     if (ms.contains(t.first)) order.push_back(t);
   }
-  for (const auto& [k, v] : ms.items()) {
+  for (const auto& item : ms.items()) {
+    const std::string& k = item.key();  // not a structured binding: clang < 16 cannot capture one
     if (std::none_of(kTitles.begin(), kTitles.end(), [&](const auto& t) { return t.first == k; }))
       order.push_back({k, k});
   }

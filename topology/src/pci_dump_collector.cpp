@@ -30,6 +30,9 @@ struct LibpciEscape {
 };
 thread_local LibpciEscape* t_escape = nullptr;
 
+// Declared as pci.h declares the callback (printf-like, never returning): clang checks a
+// function pointer's noreturn and format attributes on assignment, GCC does not.
+extern "C" __attribute__((noreturn, format(printf, 1, 2))) void libpci_error(char* fmt, ...);
 extern "C" void libpci_error(char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -39,6 +42,7 @@ extern "C" void libpci_error(char* fmt, ...) {
   std::abort();  // unreachable: every libpci call below runs with an escape set
 }
 
+extern "C" __attribute__((format(printf, 1, 2))) void libpci_quiet(char*, ...);
 extern "C" void libpci_quiet(char*, ...) {}
 
 struct RawDev {
