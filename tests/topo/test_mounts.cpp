@@ -188,6 +188,22 @@ TEST(TopoMountsHgx, OtherMdLevelsAreNoVerdict) {
   EXPECT_TRUE(any_contains(file_systems(bare).evidence, "whose level this input does not show"));
 }
 
+TEST(TopoMountsHgx, NetworkFileSystemsNeedNvidiaFs) {
+  const std::vector<std::string> mounts =
+      with_system({"10.0.0.5:/datasets /datasets nfs4 rw,proto=rdma,port=20049 0 0"});
+  const auto with_nvfs = hgx_node(mounts, {});
+  EXPECT_EQ(file_systems(with_nvfs).verdict, Verdict::Pass);
+  EXPECT_TRUE(contains(file_systems(with_nvfs).evidence,
+                       "/datasets nfs4 (10.0.0.5:/datasets): GDS-capable"));
+  // On kernel P2PDMA alone (the NVMe path): NFS over RDMA needs nvidia-fs.
+  const auto p2pdma = hgx_node(mounts, {}, false);
+  const CheckResult& r = file_systems(p2pdma);
+  EXPECT_EQ(r.verdict, Verdict::Fail);
+  EXPECT_TRUE(contains(r.evidence, "/datasets nfs4 (10.0.0.5:/datasets): GDS serves nfs4 "
+                                   "through nvidia-fs only (not kernel P2PDMA), and nvidia-fs "
+                                   "is not loaded"));
+}
+
 // The collector reads the same layout from a sysfs tree (the kernel's /sys/class/block
 // links, a partition inside its disk, slaves/, dm/name), and a snapshot keeps it.
 TEST(TopoMounts, SysfsLayoutIsReadAndKeptInSnapshots) {
