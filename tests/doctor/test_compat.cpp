@@ -121,11 +121,32 @@ TEST(DoctorCompat, Ext4WithoutJournalIsAFactNotACause) {
   auto m = box();
   m.host.mounts = {"/dev/vda /raid ext4 rw,relatime 0 0"};
   m.host.ext4_options = {{"vda", "rw\nerrors=continue\ncommit=5\nstripe=0\n"}};
+  m.host.jbd2 = {"nvme0n1p2-8"};  // /proc/fs/jbd2 read: the root's journal, none of vda
   const auto d = diagnose_with(m, {cufile_run(2.0, nvfs_facts(false))});
   for (const auto& x : d.findings) EXPECT_EQ(x.title.find("ext4"), std::string::npos) << x.title;
   const Finding* f = find_rule(d, "compat-mode");
   ASSERT_NE(f, nullptr);
   EXPECT_TRUE(any_contains(f->evidence, "is ext4 without a journal"));
+}
+
+// "/data10/f" lies on "/", not on the "/data1" mount beside it (issue 24: the file was
+// matched to the mount point as a string prefix).
+TEST(DoctorCompat, AFileBesideAMountPointIsNotOnIt) {
+  auto m = box();
+  m.host.mounts = {"/dev/nvme0n1 / xfs rw,relatime 0 0",
+                   "/dev/nvme1n1 /data1 ext4 rw,relatime,data=writeback 0 0"};
+  RunResult r = cufile_run(2.0, nvfs_facts(false));
+  r.workload.file = "/data10/f";
+  const auto beside = diagnose_with(m, {r});
+  EXPECT_EQ(find_titled(beside, "data=writeback"), nullptr);
+  for (const auto& f : beside.findings)
+    EXPECT_FALSE(any_contains(f.evidence, "/data1 type ext4")) << f.title;
+  r.workload.file = "/data1/f";
+  const auto d = diagnose_with(m, {r});
+  const Finding* on = find_titled(d, "data=writeback");
+  ASSERT_NE(on, nullptr);
+  EXPECT_EQ(on->title, "cuFile in compat mode: ext4 mount /data1 uses data=writeback, GDS "
+                       "supports ext4 in ordered mode only");
 }
 
 TEST(DoctorCompat, FileSystemNotGdsCapable) {

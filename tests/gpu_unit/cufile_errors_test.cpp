@@ -63,6 +63,17 @@ TEST(CufileHints, FileSystemNotSupported) {
   EXPECT_TRUE(has_hint(select_hints(c), "fs-not-supported"));
   c.fs_type = "ext4";
   EXPECT_FALSE(has_hint(select_hints(c), "fs-not-supported"));
+  for (const char* fs : {"xfs", "nfs4", "lustre", "wekafs", "gpfs", "beegfs"}) {
+    c.fs_type = fs;
+    EXPECT_FALSE(has_hint(select_hints(c), "fs-not-supported")) << fs;
+  }
+  // The hint names what GDS needs, from the one table of file systems (gdsb/gds_storage.hpp).
+  c.fs_type = "btrfs";
+  const std::vector<Hint> hints = select_hints(c);
+  ASSERT_FALSE(hints.empty());
+  EXPECT_NE(hints.front().text.find("supported: ext4 (data=ordered), xfs, nfs (over RDMA)"),
+            std::string::npos)
+      << hints.front().text;
 }
 
 TEST(CufileHints, ODirectRefusedOnlyWhereAnOpenOfTheFileWasRefused) {

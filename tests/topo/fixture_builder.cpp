@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -49,6 +50,41 @@ fs::path device_dir(const Machine& m, const Dev& d, const fs::path& root) {
   for (const auto& p : m.devs)
     if (p.bdf == d.parent) return device_dir(m, p, root) / d.bdf;
   throw std::logic_error("fixture: unknown parent " + d.parent);
+}
+
+// Where the kernel keeps a block device: a disk written below its PCI function (nvme/...)
+// stays there, anything else (dm, md, a disk of no PCI device here) in devices/virtual.
+fs::path block_dir(const std::string& name, const fs::path& root) {
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(root / "sys/devices", ec), end; !ec && it != end;
+       it.increment(ec))
+    if (it->is_directory(ec) && it->path().filename() == name) return it->path();
+  return root / "sys/devices/virtual/block" / name;
+}
+
+void write_blocks(const std::vector<SysBlock>& blocks, const fs::path& root) {
+  if (blocks.empty()) return;
+  fs::create_directories(root / "sys/class/block");
+  std::map<std::string, fs::path> dirs;
+  for (const SysBlock& b : blocks) {  // disks and volumes first, then partitions inside them
+    if (!b.disk.empty()) continue;
+    dirs[b.name] = block_dir(b.name, root);
+    fs::create_directories(dirs[b.name]);
+    if (!b.dm_name.empty()) write_file(dirs[b.name] / "dm/name", b.dm_name + "\n");
+    if (!b.md_level.empty()) write_file(dirs[b.name] / "md/level", b.md_level + "\n");
+  }
+  for (const SysBlock& b : blocks) {
+    if (b.disk.empty()) continue;
+    dirs[b.name] = dirs.at(b.disk) / b.name;
+    write_file(dirs[b.name] / "partition", "1\n");
+  }
+  for (const SysBlock& b : blocks) {
+    fs::create_directory_symlink(dirs[b.name], root / "sys/class/block" / b.name);
+    for (const auto& s : b.slaves) {
+      fs::create_directories(dirs[b.name] / "slaves");
+      fs::create_directory_symlink(dirs.at(s), dirs[b.name] / "slaves" / s);
+    }
+  }
 }
 
 }  // namespace
@@ -157,6 +193,7 @@ void write_sysfs(const Machine& m, const fs::path& root) {
   if (!h.iommu_groups.empty()) fs::create_directories(root / "sys/class/iommu/dmar0");
   for (int n = 0; n < h.numa_nodes; ++n)
     fs::create_directories(root / "sys/devices/system/node" / ("node" + std::to_string(n)));
+  write_blocks(h.blocks, root);
   if (!h.write_proc) return;
   write_file(root / "proc/cmdline", h.cmdline + "\n");
   write_file(root / "proc/sys/kernel/osrelease", h.kernel + "\n");

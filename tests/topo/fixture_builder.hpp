@@ -28,6 +28,16 @@ struct Dev {
   std::string driver;
 };
 
+// One entry of /sys/class/block, laid out as the kernel lays it out: a partition is a
+// directory inside its disk's with a `partition` file; a device-mapper or md volume lives in
+// /sys/devices/virtual/block with its members as links in slaves/ and dm/name or md/level.
+struct SysBlock {
+  std::string name;                 // "nvme0n1", "nvme0n1p1", "dm-0", "md127"
+  std::string disk;                 // a partition's disk, "" otherwise
+  std::vector<std::string> slaves;  // a volume's members
+  std::string dm_name, md_level;    // "vg0-data"; "raid0"
+};
+
 struct Host {
   bool write_proc = true;
   std::string kernel = "6.8.0-45-generic";
@@ -44,6 +54,7 @@ struct Host {
   // prints it); /proc/fs/jbd2 entries ("nvme0n1p1-8"), written only when not empty.
   std::map<std::string, std::string> ext4_options;
   std::vector<std::string> jbd2;
+  std::vector<SysBlock> blocks;  // /sys/class/block, written only when not empty
   int numa_nodes = 1;
 };
 

@@ -59,7 +59,8 @@ TEST(TopoExt4, WritebackAndJournalAreNamed) {
 }
 
 TEST(TopoExt4, NoDataLineIsNoJournalReportedAsWhatItIs) {
-  const auto o = run_sysfs(ext4_box(""));
+  // /proc/fs/jbd2 read, with the journal of another ext4 only.
+  const auto o = run_sysfs(ext4_box("", {"sda1-8"}));
   EXPECT_EQ(ext4_data_mode(data_mount(o)).mode, Ext4DataMode::NoJournal);
   const CheckResult* fsr = o.titled("gds-stack", "file systems");
   ASSERT_NE(fsr, nullptr);
@@ -67,6 +68,21 @@ TEST(TopoExt4, NoDataLineIsNoJournalReportedAsWhatItIs) {
   EXPECT_EQ(fsr->verdict, Verdict::Waived);
   EXPECT_TRUE(any_contains(fsr->evidence, "ext4 without a journal"));
   EXPECT_FALSE(any_contains(fsr->evidence, "GDS-capable"));
+}
+
+TEST(TopoExt4, NoDataLineAndJbd2UnreadableIsAnUnknownJournalModeNotNoJournal) {
+  // A kernel that prints data= only when non-default, and no /proc/fs/jbd2 to read (the
+  // fixture writes none): the mount may be a default journaled one.
+  const auto o = run_sysfs(ext4_box(""));
+  const Ext4Mode mode = ext4_data_mode(data_mount(o));
+  EXPECT_EQ(mode.mode, Ext4DataMode::Unknown);
+  EXPECT_EQ(mode.evidence, "/proc/fs/ext4/nvme0n1p1/options: no data= line, and /proc/fs/jbd2 "
+                           "was not readable: unknown journal mode");
+  const CheckResult* fsr = o.titled("gds-stack", "file systems");
+  ASSERT_NE(fsr, nullptr);
+  EXPECT_EQ(fsr->verdict, Verdict::Pass);  // an unknown mode is never a finding
+  EXPECT_FALSE(any_contains(fsr->evidence, "without a journal"));
+  EXPECT_TRUE(any_contains(fsr->evidence, "unknown journal mode"));
 }
 
 TEST(TopoExt4, NoDataLineWithAJournalIsTheDefaultOfAnOlderKernel) {

@@ -36,6 +36,25 @@ TEST(TopoLive, CollectsAndEvaluatesThisMachine) {
   EXPECT_EQ(again["checks"].size(), o.report.checks.size());
 }
 
+// Every entry of this machine's /sys/class/block is collected, each partition with the disk
+// whose directory holds it, and a /dev/ source of a mount resolves to a device listed there.
+TEST(TopoLive, BlockDevicesOfThisMachine) {
+  CollectOptions opt;
+  const Snapshot s = collect_live(opt);
+  std::error_code ec;
+  size_t entries = 0;
+  for (fs::directory_iterator it("/sys/class/block", ec), end; !ec && it != end; it.increment(ec))
+    ++entries;
+  ASSERT_EQ(s.machine.block_devices.size(), entries);
+  for (const BlockDevice& b : s.machine.block_devices) {
+    const bool partition = fs::exists(fs::path("/sys/class/block") / b.name / "partition");
+    EXPECT_EQ(!b.parent.empty(), partition) << b.name;
+    if (partition) {
+      EXPECT_TRUE(fs::exists(fs::path("/sys/class/block") / b.parent / b.name)) << b.name;
+    }
+  }
+}
+
 TEST(TopoLive, SnapshotReplaysToTheSameReport) {
   CollectOptions opt;
   Snapshot live = collect_live(opt);

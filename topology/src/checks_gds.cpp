@@ -3,7 +3,9 @@
 #include <set>
 
 #include "check_util.hpp"
+#include "gdsb/gds_storage.hpp"
 #include "gdsb/topo/ext4_mode.hpp"
+#include "gdsb/topo/mounts.hpp"
 #include "gdsb/topo/checks.hpp"
 #include "gdsb/topo/path_model.hpp"
 
@@ -25,47 +27,112 @@ bool is_data_mount(const Mount& m) {
                                              "sysfs",    "devtmpfs", "devpts", "cgroup",
                                              "cgroup2",  "tmpfs",    "autofs", "mqueue"};
   for (const char* sys : {"/proc", "/sys", "/dev", "/run", "/boot", "/snap"})
-    if (m.target.rfind(sys, 0) == 0) return false;
+    if (path_within(m.target, sys)) return false;
   if (kSkipFs.count(m.fstype)) return false;
+  const storage::GdsFileSystem* fs = storage::gds_file_system(m.fstype);
   return m.source.rfind("/dev/", 0) == 0 || m.fstype == "overlay" ||
-         m.fstype.rfind("fuse", 0) == 0 || m.fstype.rfind("nfs", 0) == 0 || m.fstype == "lustre" ||
-         m.fstype == "wekafs" || m.fstype == "gpfs" || m.fstype == "beegfs";
+         m.fstype.rfind("fuse", 0) == 0 || (fs && fs->reach == storage::Reach::Network);
 }
 
-// "" when GDS-capable, else why not.
-std::string fs_incapable(const Mount& m) {
-  if (m.fstype == "ext4") return ext4_mode_refusal(ext4_data_mode(m));
-  if (m.fstype == "xfs" || m.fstype.rfind("nfs", 0) == 0 || m.fstype == "lustre" ||
-      m.fstype == "wekafs" || m.fstype == "gpfs" || m.fstype == "beegfs")
-    return "";
-  return m.fstype + " is not supported by GDS (cuFile uses compat mode or fails with 5008)";
+// What GDS can do with one data mount, and the words that say why.
+struct MountJudgement {
+  enum Kind { Capable, Incapable, Unknown } kind = Capable;
+  std::string text;  // Incapable/Unknown: why; Capable: what it stands on, may be ""
+  std::string note;  // what this input does not show
+};
+
+// The drives under a local mount, each found among the PCI devices by its exact name.
+MountJudgement judge_drives(const CheckContext& ctx, const std::vector<std::string>& drives) {
+  MountJudgement j;
+  if (drives.empty()) j.note = " (its drive is not identified in this input)";
+  for (const std::string& drive : drives) {
+    const Device* found = nullptr;
+    std::string disk;
+    for (const Device& d : ctx.snapshot.devices)
+      for (const auto& b : d.block_devices)
+        if (!found && is_on_disk(drive, b)) {
+          found = &d;
+          disk = b;
+        }
+    if (!found) {
+      j.note += " (drive " + drive + " is not identified in this input)";
+    } else if (std::string v = virtual_device_kind(*found); !v.empty()) {
+      return {MountJudgement::Incapable,
+              "on virtual storage " + found->bdf + " " + disk + " (" + v +
+                  "): GDS cannot reach it, cuFile reads it in compat mode",
+              ""};
+    } else {
+      j.text += (j.text.empty() ? "on " : ", ") + disk + " (" + found->bdf + ")";
+    }
+  }
+  return j;
 }
 
-bool network_fs(const std::string& fs) {
-  return fs.rfind("nfs", 0) == 0 || fs == "lustre" || fs == "wekafs" || fs == "gpfs" ||
-         fs == "beegfs";
-}
-
-// The storage a mount sits on, as the path model sees it: "" when GDS can reach it (a
-// PCIe NVMe drive, or a network file system with a data NIC), else why not. `note` gets
-// what is unknown (a backing device this input does not show).
-std::string unreachable(const CheckContext& ctx, const Mount& m, std::string& note) {
-  if (network_fs(m.fstype))
+MountJudgement judge_storage(const CheckContext& ctx, const Mount& m) {
+  const Machine& host = ctx.snapshot.machine;
+  const storage::GdsFileSystem* fs = storage::gds_file_system(m.fstype);
+  if (!fs)
+    return {MountJudgement::Incapable,
+            m.fstype + " is not supported by GDS (cuFile uses compat mode or fails with 5008)", ""};
+  if (std::string why = ext4_mode_refusal(ext4_data_mode(m)); !why.empty())
+    return {MountJudgement::Incapable, why, ""};
+  if (!fs->p2pdma && !host.nvidia_fs_loaded)
+    return {MountJudgement::Incapable,
+            "GDS serves " + m.fstype + " through nvidia-fs only (not kernel P2PDMA), and "
+            "nvidia-fs is not loaded",
+            ""};
+  if (fs->reach == storage::Reach::Network)
     return ctx.model.data_nics().empty()
-               ? "a network file system, and no data NIC here carries GDS (RDMA) traffic"
-               : "";
-  if (m.source.rfind("/dev/", 0) != 0) return "";
-  const std::string dev = m.source.substr(5);
-  for (const Device& d : ctx.snapshot.devices)
-    for (const auto& b : d.block_devices)
-      if (!b.empty() && dev.rfind(b, 0) == 0) {
-        if (std::string v = virtual_device_kind(d); !v.empty())
-          return "on virtual storage " + d.bdf + " " + b + " (" + v +
-                 "): GDS cannot reach it, cuFile reads it in compat mode";
-        return "";
-      }
-  note = " (its drive is not identified in this input)";
-  return "";
+               ? MountJudgement{MountJudgement::Incapable,
+                                "a network file system, and no data NIC here carries GDS "
+                                "(RDMA) traffic",
+                                ""}
+               : MountJudgement{};
+  const std::optional<BlockStack> stack = block_stack(host, m);
+  if (!stack) return {};
+  if (stack->kind == VolumeKind::DeviceMapper)
+    return {MountJudgement::Incapable,
+            "on device-mapper volume " + stack->describe() +
+                " (LVM, dm-crypt or multipath): cuFile refuses device-mapper block devices "
+                "(\"Unsupported block device\" in its log) and reads the mount in compat mode",
+            ""};
+  if (stack->kind == VolumeKind::MdRaid) {
+    if (stack->md_level.empty())
+      return {MountJudgement::Unknown,
+              "on md RAID " + stack->describe() +
+                  ", whose level this input does not show: GDS supports md RAID0 only, "
+                  "through nvidia-fs",
+              ""};
+    if (stack->md_level != "raid0")
+      return {MountJudgement::Unknown,
+              "on md " + stack->describe() +
+                  ": the GDS documents name md RAID0 only (through nvidia-fs) and say "
+                  "nothing of other levels",
+              ""};
+    if (!host.nvidia_fs_loaded)
+      return {MountJudgement::Incapable,
+              "on md " + stack->describe() +
+                  ": GDS reads md RAID0 through nvidia-fs only (kernel P2PDMA does not "
+                  "support RAID0), and nvidia-fs is not loaded",
+              ""};
+    MountJudgement j = judge_drives(ctx, stack->drives);
+    if (j.kind == MountJudgement::Capable) j.text = "md " + stack->describe() + ", " + j.text;
+    return j;
+  }
+  return judge_drives(ctx, stack->drives);
+}
+
+MountJudgement judge_mount(const CheckContext& ctx, const Mount& m) {
+  MountJudgement j = judge_storage(ctx, m);
+  const Ext4Mode mode = ext4_data_mode(m);
+  if (j.kind == MountJudgement::Capable && mode.mode == Ext4DataMode::NoJournal)
+    // The GDS documents name ext4 in ordered mode only and say nothing of an ext4 without
+    // a journal: reported as what it is, no verdict invented.
+    return {MountJudgement::Unknown,
+            "ext4 without a journal, so no data mode (" + mode.evidence +
+                "); the GDS documents name ext4 in ordered mode only",
+            j.note};
+  return j;
 }
 
 class GdsStackCheck final : public Check {
@@ -165,36 +232,32 @@ class GdsStackCheck final : public Check {
     out.push_back(std::move(udev));
 
     CheckResult fsr = make(id(), "file systems of data mounts", Verdict::Pass);
-    int capable = 0, total = 0, no_journal = 0;
+    int capable = 0, total = 0, unknown = 0;
     for (const auto& mt : m.mounts) {
       if (!is_data_mount(mt)) continue;
       ++total;
-      std::string note;
+      const MountJudgement j = judge_mount(ctx, mt);
       const Ext4Mode mode = ext4_data_mode(mt);
-      std::string why = fs_incapable(mt);
-      if (why.empty()) why = unreachable(ctx, mt, note);
       const std::string where = mt.target + " " + mt.fstype + " (" + mt.source + "): ";
-      if (why.empty() && mode.mode == Ext4DataMode::NoJournal) {
-        // The GDS documents name ext4 in ordered mode only and say nothing of an ext4
-        // without a journal: reported as what it is, no verdict invented.
-        ++no_journal;
-        fsr.evidence.push_back(where + "ext4 without a journal, so no data mode (" +
-                               mode.evidence +
-                               "); the GDS documents name ext4 in ordered mode only" + note);
+      if (j.kind == MountJudgement::Unknown) {
+        ++unknown;
+        fsr.evidence.push_back(where + j.text + j.note);
         continue;
       }
-      capable += why.empty() ? 1 : 0;
-      fsr.evidence.push_back(where + (why.empty() ? "GDS-capable" + note : why) +
-                             (mode.evidence.empty() ? "" : " (" + mode.evidence + ")"));
+      const bool ok = j.kind == MountJudgement::Capable;
+      capable += ok ? 1 : 0;
+      fsr.evidence.push_back(
+          where + (ok ? "GDS-capable" + (j.text.empty() ? "" : " " + j.text) + j.note : j.text) +
+          (mode.evidence.empty() ? "" : " (" + mode.evidence + ")"));
     }
     if (total == 0) {
       fsr.verdict = Verdict::Waived;
       fsr.reason = "no data file system mounted (block device, network or FUSE)";
-    } else if (capable == 0 && no_journal > 0) {
+    } else if (capable == 0 && unknown > 0) {
       fsr.verdict = Verdict::Waived;
       fsr.reason =
-          "the data file systems GDS might use are ext4 without a journal, which the GDS "
-          "documents neither list nor exclude";
+          "the data file systems GDS might use are on storage the GDS documents neither list "
+          "nor exclude (an ext4 without a journal, an md RAID level other than 0)";
     } else if (capable == 0) {
       fsr.verdict = Verdict::Fail;
       fsr.consequence = "no mounted file system can serve GDS reads";

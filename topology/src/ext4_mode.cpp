@@ -74,13 +74,17 @@ Ext4Mode ext4_data_mode(const Mount& m) {
   if (const std::string v = data_option(m.options); !v.empty())
     return {mode_named(v), "/proc/mounts: data=" + v};
   if (!m.ext4_options) return {};
-  if (m.ext4_journal.value_or(false))  // a kernel that prints data= only when non-default
+  // Some kernels print data= only when it is not the default: without data=, the journal
+  // alone tells a default journaled mount (ordered) from one without a journal.
+  if (!m.ext4_journal)
+    return {Ext4DataMode::Unknown,
+            file + ": no data= line, and /proc/fs/jbd2 was not readable: unknown journal mode"};
+  if (*m.ext4_journal)
     return {Ext4DataMode::Ordered,
             file + ": no data= line, and a jbd2 journal of " + m.ext4_dev +
                 " is listed in /proc/fs/jbd2: the default mode (ordered)"};
   return {Ext4DataMode::NoJournal,
-          file + ": no data= line (the kernel prints one for every journaled ext4)" +
-              (m.ext4_journal ? ", and /proc/fs/jbd2 lists no journal of " + m.ext4_dev : "")};
+          file + ": no data= line, and /proc/fs/jbd2 lists no journal of " + m.ext4_dev};
 }
 
 std::string ext4_mode_refusal(const Ext4Mode& m) {

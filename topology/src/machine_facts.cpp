@@ -8,6 +8,7 @@
 
 #include "gdsb/topo/collect.hpp"
 #include "gdsb/topo/ext4_mode.hpp"
+#include "gdsb/topo/mounts.hpp"
 #include "internal.hpp"
 
 namespace fs = std::filesystem;
@@ -137,6 +138,7 @@ Machine collect_machine(const fs::path& root, bool live, const CollectOptions& o
       if (f >> mt.source >> mt.target >> mt.fstype >> mt.options) m.mounts.push_back(mt);
     }
     read_ext4_modes(root, live, m.mounts);
+    m.block_devices = read_block_devices(root);
   }
   fs::path groups = root / "sys/kernel/iommu_groups";
   m.iommu_known = fs::is_directory(root / "sys/kernel", ec);

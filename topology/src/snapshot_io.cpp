@@ -144,6 +144,13 @@ json machine_json(const Machine& m) {
                      {"ext4_journal", opt(mt.ext4_journal)}});
     mounts.push_back(std::move(row));
   }
+  json blocks = json::array();
+  for (const auto& b : m.block_devices)
+    blocks.push_back({{"name", b.name},
+                      {"parent", b.parent},
+                      {"slaves", b.slaves},
+                      {"dm_name", b.dm_name},
+                      {"md_level", b.md_level}});
   json groups = json::object();
   for (const auto& [g, type] : m.iommu_group_types) groups[std::to_string(g)] = type;
   return {{"proc_known", m.proc_known},
@@ -170,6 +177,7 @@ json machine_json(const Machine& m) {
             {"use_poll_mode", opt(c.use_poll_mode)},
             {"max_direct_io_size_kb", opt(c.max_direct_io_size_kb)}}},
           {"mounts", mounts},
+          {"block_devices", blocks},
           {"numa_nodes", m.numa_nodes}};
 }
 
@@ -212,6 +220,13 @@ Machine machine_from(const json& j) {
     }
     m.mounts.push_back(std::move(mount));
   }
+  // Absent in snapshots written before it was recorded: sources resolve by name.
+  if (const auto it = j.find("block_devices"); it != j.end())
+    for (const auto& b : *it)
+      m.block_devices.push_back({b.at("name").get<std::string>(), b.at("parent").get<std::string>(),
+                                 b.at("slaves").get<std::vector<std::string>>(),
+                                 b.at("dm_name").get<std::string>(),
+                                 b.at("md_level").get<std::string>()});
   m.numa_nodes = j.at("numa_nodes").get<int>();
   return m;
 }

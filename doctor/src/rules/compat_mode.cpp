@@ -2,7 +2,9 @@
 // configuration, nvidia-fs not loaded, P2PDMA configured but unusable, udev database
 // missing, file system not GDS-capable, O_DIRECT refused. Evidence comes from the run's
 // own path evidence (gdsb-io's decide_path and cuFile's log) and the platform's facts.
+#include "gdsb/gds_storage.hpp"
 #include "gdsb/topo/ext4_mode.hpp"
+#include "gdsb/topo/mounts.hpp"
 #include "rule_util.hpp"
 
 namespace gdsb::doctor {
@@ -20,17 +22,7 @@ struct Cause {
 
 const topo::Mount* mount_of(const Platform* p, const std::string& file) {
   if (!p || !p->snapshot->machine.proc_known) return nullptr;
-  const topo::Mount* best = nullptr;
-  for (const auto& m : p->snapshot->machine.mounts)
-    if (file.rfind(m.target, 0) == 0 && (!best || m.target.size() > best->target.size()))
-      best = &m;
-  return best;
-}
-
-bool gds_fs(const std::string& fs) {
-  for (const char* ok : {"ext4", "xfs", "lustre", "beegfs", "wekafs", "gpfs", "nfs", "nfs4"})
-    if (fs == ok) return true;
-  return false;
+  return topo::mount_holding(p->snapshot->machine.mounts, file);
 }
 
 std::vector<Cause> causes_of(const RunResult& r, const Platform* p) {
@@ -94,7 +86,7 @@ std::vector<Cause> causes_of(const RunResult& r, const Platform* p) {
       // What it is, not a cause: the GDS documents neither list nor exclude it.
       info = "mount: " + where + " is ext4 without a journal (" + mode.evidence +
              "); the GDS documents name ext4 in ordered mode only";
-    } else if (!gds_fs(m->fstype)) {
+    } else if (!storage::gds_file_system(m->fstype)) {
       fs_lines.push_back("mount: " + where);
       out.push_back({"file system " + m->fstype + " is not GDS-capable", Confidence::Likely,
                      fs_lines, "put the data on ext4 (data=ordered) or xfs on NVMe, or a "

@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "gdsb/gds_storage.hpp"
+
 namespace gdsb::gpu::cufile {
 namespace {
 
@@ -18,13 +20,6 @@ bool any_line_has(const std::vector<std::string>& lines, std::string_view needle
 
 bool is_one_of(int code, std::initializer_list<int> codes) {
   return std::find(codes.begin(), codes.end(), code) != codes.end();
-}
-
-// File systems GDS can do real DMA on (others run in compat mode at best).
-bool gds_capable_fs(const std::string& fs) {
-  static const char* const kFs[] = {"ext4", "xfs", "lustre", "wekafs", "nfs", "nfs4", "gpfs",
-                                    "beegfs", "scatefs", "virtiofs"};
-  return std::any_of(std::begin(kFs), std::end(kFs), [&](const char* f) { return fs == f; });
 }
 
 }  // namespace
@@ -146,12 +141,12 @@ std::vector<Hint> select_hints(const FailureContext& c) {
                        " accepts O_DIRECT: the descriptor handed to cuFile lacked it or had "
                        "flags cuFile refuses"});
   }
-  if (is_one_of(code, {5008, 5018}) && !c.fs_type.empty() && !gds_capable_fs(c.fs_type)) {
+  if (is_one_of(code, {5008, 5018}) && !c.fs_type.empty() &&
+      storage::gds_file_system(c.fs_type) == nullptr) {
     out.push_back({"fs-not-supported",
                    "file system " + c.fs_type +
-                       " is not supported by GDS (supported: ext4/xfs on NVMe or NVMe-oF, "
-                       "Lustre, WekaFS, NFS over RDMA, GPFS, BeeGFS); with allow_compat_mode "
-                       "cuFile would fall back to POSIX I/O"});
+                       " is not supported by GDS (supported: " + storage::gds_file_system_list() +
+                       "); with allow_compat_mode cuFile would fall back to POSIX I/O"});
   }
   if (code == 5036 || code == 5045 || any_line_has(c.log_lines, "bar1") ||
       any_line_has(c.log_lines, "bar memory")) {

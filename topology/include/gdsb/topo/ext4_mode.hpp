@@ -28,8 +28,10 @@ struct Ext4Mode {
 // Meaningful for fstype "ext4"; any other mount is Unknown. In order: a data= line of
 // /proc/fs/ext4/<dev>/options; a data= option of /proc/mounts (printed when non-default);
 // an options file without data=: the default (ordered) where a jbd2 journal of <dev> is
-// listed (kernels that print data= only when non-default), else no journal; nothing read:
-// Unknown (older snapshots, inputs without /proc/fs/ext4), never assumed.
+// listed (kernels that print data= only when non-default), no journal where /proc/fs/jbd2
+// was read and lists none, Unknown ("unknown journal mode") where /proc/fs/jbd2 could not
+// be read; nothing read: Unknown (older snapshots, inputs without /proc/fs/ext4), never
+// assumed.
 Ext4Mode ext4_data_mode(const Mount& m);
 
 // "" when GDS may use the mount's data mode, else why not (data=writeback, data=journal:

@@ -108,6 +108,17 @@ struct Mount {
   std::optional<bool> ext4_journal;
 };
 
+// A block device of /sys/class/block and what it is built on, so a mount's source resolves
+// exactly to its drives (gdsb/topo/mounts.hpp): a partition to its disk, a device-mapper
+// (LVM, dm-crypt, multipath) or md RAID volume to the devices under it.
+struct BlockDevice {
+  std::string name;                 // kernel name: "nvme0n1p1", "dm-0", "md127"
+  std::string parent;               // a partition's disk ("nvme0n1"), "" otherwise
+  std::vector<std::string> slaves;  // /sys/class/block/<name>/slaves: what a volume is on
+  std::string dm_name;              // dm/name ("vg0-data", as /dev/mapper/ names it), "" unless dm
+  std::string md_level;             // md/level ("raid0", "raid1"), "" unless md
+};
+
 // Effective cufile.json settings; unset optionals mean "key absent: library default".
 struct CufileSettings {
   std::string path;
@@ -135,6 +146,9 @@ struct Machine {
   bool udev_present = false;
   CufileSettings cufile;
   std::vector<Mount> mounts;
+  // /sys/class/block, read with the mounts; empty where the input has none (older
+  // snapshots, PCI-only inputs): mount sources then resolve by their names alone.
+  std::vector<BlockDevice> block_devices;
   int numa_nodes = 0;  // 0 when unknown
 };
 
