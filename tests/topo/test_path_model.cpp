@@ -106,10 +106,10 @@ TEST(PathModelHgx, FullRecordingPathsHopsAndNicBasis) {
     // Drive (Gen4 x4) and GPU (Gen5 x16) own links; the common bridge is the PEX downstream
     // side, so no uplink is crossed.
     ASSERT_EQ(p.hops.size(), 2U) << g.gpu;
-    EXPECT_EQ(p.hops[0].kind, "drive link");
+    EXPECT_EQ(p.hops[0].kind, HopKind::DriveLink);
     EXPECT_EQ(p.hops[0].source, CapacitySource::PcieLink);
     EXPECT_NEAR(*p.hops[0].gb_s, 4 * 1.969, 0.01);
-    EXPECT_EQ(p.hops[1].kind, "GPU link");
+    EXPECT_EQ(p.hops[1].kind, HopKind::GpuLink);
     EXPECT_NEAR(*p.hops[1].gb_s, 16 * 3.938, 0.05);
     // The ceiling's inputs are exactly these hops.
     const Ceiling c = m.gpu_ceiling(g.gpu, DataSource::LocalNvme);
@@ -136,7 +136,7 @@ TEST(PathModelH100Vm, VirtualStorageMakesGdsNotApplicable) {
   const auto virt = m.nearest("0000:00:06.0", DataSource::Virtual);
   ASSERT_EQ(virt.size(), 2U);
   EXPECT_FALSE(virt.front()->p2p);
-  EXPECT_EQ(virt.front()->hops.front().kind, "hypervisor");
+  EXPECT_EQ(virt.front()->hops.front().kind, HopKind::Hypervisor);
   EXPECT_FALSE(virt.front()->hops.front().gb_s);
   EXPECT_EQ(m.best_kind("0000:00:06.0"), DataSource::Virtual);
   // nvidia-fs absent is a fact, not a failure; nothing fails; the verdict line says why.
