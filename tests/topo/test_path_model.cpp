@@ -49,6 +49,41 @@ fs::path hgx_without_connectx(const fs::path& dir) {
   return p;
 }
 
+// The HGX recording with its ConnectX-7 at `slot` (single-port, one function .0) made a
+// dual-port card, as a real dual-port ConnectX-7 (2x200GbE, PCIe 5.0 x16) shows it: a
+// second PCI function `slot`.1 in the same slot, a copy of the first function's stanza.
+// `lnksta`, when given, replaces both functions' link status line (the card in a slower
+// slot).
+fs::path hgx_dual_port(const fs::path& dir, const std::string& slot, const std::string& lnksta) {
+  std::ifstream in(kReal / "hgx-h100-lspci-vvv.txt");
+  std::stringstream all;
+  all << in.rdbuf();
+  const std::string text = all.str();
+  const std::string head = "\n" + slot + ".0 ";
+  const size_t begin = text.find(head) + 1;
+  const size_t end = text.find("\n\n", begin) + 2;  // a blank line ends the stanza
+  std::string port0 = text.substr(begin, end - begin);
+  if (!lnksta.empty()) {
+    const std::string sta = "LnkSta:\tSpeed 32GT/s (ok), Width x16 (ok)";
+    port0.replace(port0.find(sta), sta.size(), lnksta);
+  }
+  std::string port1 = port0;
+  port1.replace(0, slot.size() + 2, slot + ".1");
+  fs::path p = dir / "hgx-dual-port.txt";
+  std::ofstream(p) << text.substr(0, begin) << port0 << port1 << text.substr(end);
+  return p;
+}
+
+// Each port's network link as /sys/class/net/<if>/speed reports it (Mb/s); lspci text
+// records none.
+Snapshot with_port_speeds(Snapshot s, const std::string& slot, int port0_mbps, int port1_mbps) {
+  for (auto& d : s.devices) {
+    if (d.bdf == "0000:" + slot + ".0") d.net_speed_mbps = port0_mbps;
+    if (d.bdf == "0000:" + slot + ".1") d.net_speed_mbps = port1_mbps;
+  }
+  return s;
+}
+
 bool names(const CheckResult& r, const std::string& bdf) {
   return std::find(r.devices.begin(), r.devices.end(), bdf) != r.devices.end();
 }
@@ -121,6 +156,70 @@ TEST(PathModelHgx, FullRecordingPathsHopsAndNicBasis) {
   // lspci text records no network speed: the remote ceiling says it used the PCIe rate.
   EXPECT_EQ(o.report.node_nic.basis, "PCIe line rate");
   EXPECT_NE(o.report.node_nic.limited_by.find("PCIe line rate"), std::string::npos);
+}
+
+// Mutation of the HGX recording: GPU1 (3b:00.0) with its ConnectX-7 (3c:00.0, Gen5 x16 below
+// the same PEX890xx switch, PIX) as a dual-port 2x200 Gb/s card. Read by hand: each port
+// carries 200 Gb/s = 25 GB/s on its own network link, both share the slot's PCIe link
+// (Gen5 x16: 16 x 3.938 = ~63.0 GB/s) and GPU1's Gen5 x16 link (~63.0 GB/s): the remote
+// ceiling is both ports, 50 GB/s. In a Gen4 x16 slot (16 x 1.969 = ~31.5 GB/s) the PCIe
+// link caps it there.
+TEST(PathModelHgx, DualPortNicCountsBothPortsCappedByItsPcieLink) {
+  const std::string gpu = kHgx[1].gpu, slot = "3c:00";
+  fixture::TempDir dir;
+  auto o = evaluate_snapshot(with_port_speeds(
+      collect_lspci_text(hgx_dual_port(dir.path(), slot, ""), offline()), slot, 200000, 200000));
+  const PathModel m(*o.view);
+  EXPECT_EQ(m.data_nics().size(), 13U);  // the recording's 12 and the added port
+  const Ceiling c = m.gpu_ceiling(gpu, DataSource::DataNic);
+  ASSERT_EQ(c.peers.size(), 2U) << c.limited_by;
+  EXPECT_EQ(c.peers[0], "0000:3c:00.0");
+  EXPECT_EQ(c.peers[1], "0000:3c:00.1");
+  EXPECT_EQ(c.basis, "network rate");
+  ASSERT_TRUE(c.gb_s) << c.limited_by;
+  EXPECT_NEAR(*c.gb_s, 50.0, 0.01) << c.limited_by;
+  // One network hop per port, one PCIe link hop for the slot.
+  size_t network = 0, nic_link = 0;
+  for (const auto& h : c.hops) {
+    network += h.kind == HopKind::Network;
+    nic_link += h.kind == HopKind::NicLink;
+  }
+  EXPECT_EQ(network, 2U);
+  EXPECT_EQ(nic_link, 1U);
+  // The report's remote ceiling for GPU1 is the same figure.
+  bool reported = false;
+  for (const auto& rc : o.report.nic_ceilings)
+    if (rc.gpu == gpu) {
+      reported = true;
+      ASSERT_TRUE(rc.gb_s);
+      EXPECT_NEAR(*rc.gb_s, 50.0, 0.01);
+    }
+  EXPECT_TRUE(reported);
+
+  // The same card in a Gen4 x16 slot: 50 GB/s of ports, ~31.5 GB/s of PCIe.
+  fixture::TempDir gen4;
+  auto slow = evaluate_snapshot(with_port_speeds(
+      collect_lspci_text(hgx_dual_port(gen4.path(), slot,
+                                       "LnkSta:\tSpeed 16GT/s (downgraded), Width x16 (ok)"),
+                         offline()),
+      slot, 200000, 200000));
+  const Ceiling capped = PathModel(*slow.view).gpu_ceiling(gpu, DataSource::DataNic);
+  ASSERT_TRUE(capped.gb_s) << capped.limited_by;
+  EXPECT_NEAR(*capped.gb_s, 16 * 1.969, 0.05) << capped.limited_by;
+  EXPECT_NE(capped.limited_by.find("0000:3c:00.0 (nic) Gen4 x16"), std::string::npos)
+      << capped.limited_by;
+}
+
+// The ports of one card need not run at one speed: port 0 trained at 100 Gb/s (12.5 GB/s),
+// port 1 at 200 Gb/s (25 GB/s). Both count, each at its own rate: 37.5 GB/s.
+TEST(PathModelHgx, DualPortNicPortsAtDifferentSpeedsEachCountTheirOwn) {
+  const std::string slot = "3c:00";
+  fixture::TempDir dir;
+  auto o = evaluate_snapshot(with_port_speeds(
+      collect_lspci_text(hgx_dual_port(dir.path(), slot, ""), offline()), slot, 100000, 200000));
+  const Ceiling c = PathModel(*o.view).gpu_ceiling(kHgx[1].gpu, DataSource::DataNic);
+  ASSERT_TRUE(c.gb_s) << c.limited_by;
+  EXPECT_NEAR(*c.gb_s, 37.5, 0.01) << c.limited_by;
 }
 
 // The project's H100 VM (h100-vm/snapshot, SOURCES.md): one H100 at 00:06.0, storage only

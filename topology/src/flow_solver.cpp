@@ -27,7 +27,12 @@ FlowResult solve_flows(const std::vector<const DataPath*>& flows, std::vector<Pa
       if (!h.gb_s) continue;
       rate[i] = any ? std::min(rate[i], *h.gb_s) : *h.gb_s;
       any = true;
-      if (capacity.emplace(h.key, *h.gb_s).second) what[h.key] = h.what;
+      // Hops of one key are one link: the narrowest statement of it holds.
+      const auto [it, added] = capacity.emplace(h.key, *h.gb_s);
+      if (added || *h.gb_s < it->second) {
+        it->second = *h.gb_s;
+        what[h.key] = h.what;
+      }
     }
     r.unknown = r.unknown || !any;
   }

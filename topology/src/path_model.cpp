@@ -53,7 +53,8 @@ HopKind hop_kind(Role r) {
 
 bool endpoint(Role r) { return r == Role::Gpu || r == Role::Nvme || r == Role::Nic; }
 
-// Functions of one multi-function card (two NIC ports) share its link: key by slot.
+// Functions of one multi-function card (two NIC ports) share its PCIe link: key by slot.
+// Each port has its own network link: key by function (the BDF).
 std::string slot_of(const std::string& bdf) { return bdf.substr(0, bdf.size() - 2); }
 
 std::string names_of(const Device& d) {
@@ -211,7 +212,7 @@ PathModel::PathModel(const TopologyView& v) : v_(v) {
       path.acs_redirect = !p.acs_redirect_ports.empty();
       if (path.kind == DataSource::DataNic)
         if (auto net = classify_nic(*peer).network_gb_s)
-          path.hops.push_back({HopKind::Network, peer->bdf, slot_of(peer->bdf) + ":net", net,
+          path.hops.push_back({HopKind::Network, peer->bdf, peer->bdf + ":net", net,
                                CapacitySource::NetworkRate,
                                peer->bdf + names_of(*peer) + " network link " + gb_text(*net)});
       side(path, *peer, p.common_bridge, ":up");

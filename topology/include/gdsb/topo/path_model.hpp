@@ -47,7 +47,9 @@ std::string_view hop_kind_name(HopKind k);
 struct PathHop {
   HopKind kind = HopKind::BridgeLink;
   std::string device;  // BDF of the device whose link this is ("" for a measurement)
-  std::string key;     // one physical link and direction: hops with one key share capacity
+  // One physical link and direction: hops with one key share capacity. A card's PCIe link
+  // is keyed by its slot (its functions share it), a network link by its port (function).
+  std::string key;
   std::optional<double> gb_s;  // GB/s (1e9 bytes/s) per direction; nullopt when unknown
   CapacitySource source = CapacitySource::Unknown;
   std::string what;  // "0000:41:00.0 (nvme) Gen4 x4 nvme0n1", for people
