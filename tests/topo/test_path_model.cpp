@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -220,6 +221,40 @@ TEST(PathModelHgx, DualPortNicPortsAtDifferentSpeedsEachCountTheirOwn) {
   const Ceiling c = PathModel(*o.view).gpu_ceiling(kHgx[1].gpu, DataSource::DataNic);
   ASSERT_TRUE(c.gb_s) << c.limited_by;
   EXPECT_NEAR(*c.gb_s, 37.5, 0.01) << c.limited_by;
+}
+
+// A link speed the PCIe table does not know (a generation newer than the table: the
+// decoder records 0 GT/s for its speed code) is unknown capacity, never 0 GB/s. Mutation of
+// the HGX recording: GPU1's drive 3a:00.0 at such a speed; and the PEX downstream port
+// above GPU2 (4c:00.0) too, whose own link stays Gen5 x16.
+TEST(PathModelHgx, UnknownLinkSpeedIsUnknownCapacityNotZero) {
+  Snapshot s = collect_lspci_text(kReal / "hgx-h100-lspci-vvv.txt", offline());
+  const std::string gpu2_port = s.find(kHgx[2].gpu)->parent;
+  for (auto& d : s.devices)
+    if ((d.bdf == kHgx[1].nvme || d.bdf == gpu2_port) && d.link)
+      d.link->cur_speed_gts = d.link->max_speed_gts = 0;
+  auto o = evaluate_snapshot(std::move(s));
+  const PathModel m(*o.view);
+  // GPU1: its drive's link is unknown, so is the ceiling; the hop says so.
+  const auto near = m.nearest(kHgx[1].gpu, DataSource::LocalNvme);
+  ASSERT_EQ(near.size(), 1U);
+  EXPECT_TRUE(near.front()->unknown_capacity);
+  EXPECT_FALSE(near.front()->hops.front().gb_s);
+  EXPECT_EQ(near.front()->hops.front().source, CapacitySource::Unknown);
+  EXPECT_NE(near.front()->hops.front().what.find("unknown"), std::string::npos);
+  const Ceiling c1 = m.gpu_ceiling(kHgx[1].gpu, DataSource::LocalNvme);
+  EXPECT_FALSE(c1.gb_s) << *c1.gb_s;
+  EXPECT_NE(c1.limited_by.find("unknown"), std::string::npos) << c1.limited_by;
+  const auto json = hops_json(c1.hops);
+  EXPECT_TRUE(json.at(0).at("gb_s").is_null()) << json.dump();
+  // The node-wide NVMe figure cannot sum an unknown drive.
+  EXPECT_FALSE(m.node_ceiling(DataSource::LocalNvme).gb_s);
+  // GPU2: an unknown speed at the far end caps nothing; its drive (Gen4 x4) binds.
+  const Ceiling c2 = m.gpu_ceiling(kHgx[2].gpu, DataSource::LocalNvme);
+  ASSERT_TRUE(c2.gb_s) << c2.limited_by;
+  EXPECT_NEAR(*c2.gb_s, 4 * 1.969, 0.01) << c2.limited_by;
+  // No figure anywhere reads 0 GB/s.
+  for (const auto& c : o.report.ceilings) EXPECT_TRUE(!c.gb_s || *c.gb_s > 0) << c.gpu;
 }
 
 // The project's H100 VM (h100-vm/snapshot, SOURCES.md): one H100 at 00:06.0, storage only

@@ -7,6 +7,13 @@
 #include <set>
 
 namespace gdsb::topo {
+namespace {
+
+// A capacity the solve may divide by: known and positive.
+bool bounds(const PathHop& h) { return h.gb_s && *h.gb_s > 0; }
+
+}  // namespace
+
 FlowResult solve_flows(const std::vector<const DataPath*>& flows, std::vector<PathHop>& inputs) {
   FlowResult r;
   std::vector<double> rate(flows.size(), 0);
@@ -24,7 +31,7 @@ FlowResult solve_flows(const std::vector<const DataPath*>& flows, std::vector<Pa
     if (f.unknown_capacity) continue;
     bool any = false;
     for (const auto& h : f.hops) {
-      if (!h.gb_s) continue;
+      if (!bounds(h)) continue;
       rate[i] = any ? std::min(rate[i], *h.gb_s) : *h.gb_s;
       any = true;
       // Hops of one key are one link: the narrowest statement of it holds.
@@ -42,7 +49,7 @@ FlowResult solve_flows(const std::vector<const DataPath*>& flows, std::vector<Pa
     load.clear();
     for (size_t i = 0; i < flows.size(); ++i)
       for (const auto& h : flows[i]->hops)
-        if (h.gb_s) load[h.key] += rate[i];
+        if (bounds(h)) load[h.key] += rate[i];
   };
   compute_load();
   for (int round = 0; round < 256; ++round) {
@@ -58,7 +65,7 @@ FlowResult solve_flows(const std::vector<const DataPath*>& flows, std::vector<Pa
     for (size_t i = 0; i < flows.size(); ++i)
       for (const auto& h : flows[i]->hops)
         if (h.key == worst) {
-          rate[i] /= ratio;
+          rate[i] /= ratio;  // ratio > 1
           break;
         }
     compute_load();

@@ -150,23 +150,34 @@ std::optional<PathHop> link_hop(const Snapshot& s, const Device& x) {
   h.key = slot_of(x.bdf);
   const std::string head = (endpoint(x.role) ? "" : "uplink ") + x.bdf + " (" +
                            std::string(role_name(x.role)) + ") ";
-  if (x.link && x.link->cur_width > 0) {
+  const bool has_link = x.link && x.link->cur_width > 0;
+  if (has_link) {
     double speed = x.link->cur_speed_gts;
-    if (x.role == Role::Gpu) {
+    if (x.role == Role::Gpu && x.link->max_speed_gts > 0) {
       speed = x.link->max_speed_gts;
-      if (const Device* p = x.parent.empty() ? nullptr : s.find(x.parent); p && p->link)
+      // The link trains to the slower end; an end whose speed is unknown caps nothing.
+      if (const Device* p = x.parent.empty() ? nullptr : s.find(x.parent);
+          p && p->link && p->link->max_speed_gts > 0)
         speed = std::min(speed, p->link->max_speed_gts);
     }
-    h.gb_s = link_gb_s(speed, x.link->cur_width);
-    h.source = CapacitySource::PcieLink;
-    h.what = head + link_text(speed, x.link->cur_width) + names_of(x);
-    return h;
+    // A speed the PCIe table does not know (a newer generation, a reserved code) gives 0.
+    if (const double gb = link_gb_s(speed, x.link->cur_width); gb > 0) {
+      h.gb_s = gb;
+      h.source = CapacitySource::PcieLink;
+      h.what = head + link_text(speed, x.link->cur_width) + names_of(x);
+      return h;
+    }
   }
   if (x.recorded_link_gb_s && *x.recorded_link_gb_s > 0) {
     h.gb_s = *x.recorded_link_gb_s;
     h.source = CapacitySource::RecordedLink;
     h.what = head + gb_text(*x.recorded_link_gb_s) + " (link speed recorded by the input)" +
              names_of(x);
+    return h;
+  }
+  if (has_link) {  // a link whose speed no table here knows: its capacity is unknown, not 0
+    h.what = head + "x" + std::to_string(x.link->cur_width) +
+             " at a link speed this tool does not know (capacity unknown)" + names_of(x);
     return h;
   }
   return std::nullopt;
@@ -185,6 +196,8 @@ PathModel::PathModel(const TopologyView& v) : v_(v) {
     for (const Device* x : chain) {
       if (x->bdf == common) break;
       if (auto h = link_hop(s, *x)) {
+        // A link of unknown capacity on the chain leaves the chain without a ceiling.
+        path.unknown_capacity = path.unknown_capacity || !h->gb_s;
         h->key += dir;
         path.hops.push_back(std::move(*h));
       } else if (x == &d) {

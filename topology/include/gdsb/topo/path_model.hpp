@@ -50,7 +50,9 @@ struct PathHop {
   // One physical link and direction: hops with one key share capacity. A card's PCIe link
   // is keyed by its slot (its functions share it), a network link by its port (function).
   std::string key;
-  std::optional<double> gb_s;  // GB/s (1e9 bytes/s) per direction; nullopt when unknown
+  // GB/s (1e9 bytes/s) per direction; nullopt when unknown (never 0: a link speed the PCIe
+  // table does not know is unknown capacity).
+  std::optional<double> gb_s;
   CapacitySource source = CapacitySource::Unknown;
   std::string what;  // "0000:41:00.0 (nvme) Gen4 x4 nvme0n1", for people
 };
@@ -131,8 +133,9 @@ class PathModel {
 std::string virtual_device_kind(const Device& d);
 
 // The capacity of one device's upstream link as the model counts it: PCIe arithmetic where
-// speed and width are known (a GPU at its capable speed, capped by its parent's: idle GPUs
-// downclock), else the input's recorded link bandwidth; nullopt otherwise.
+// speed and width are known (a GPU at its capable speed, capped by its parent's where known:
+// idle GPUs downclock), else the input's recorded link bandwidth; a hop of unknown capacity
+// (gb_s nullopt) for a link whose speed the PCIe table does not know; nullopt without a link.
 std::optional<PathHop> link_hop(const Snapshot& s, const Device& d);
 
 }  // namespace gdsb::topo
