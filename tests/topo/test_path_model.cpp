@@ -3,6 +3,7 @@
 // was written by reading the recording, not from the tool's output.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -292,6 +293,29 @@ TEST(PathModelH100Vm, VirtualStorageMakesGdsNotApplicable) {
       EXPECT_NE(e.find("virtual storage 0000:00:01.0 vda"), std::string::npos) << e;
     }
   EXPECT_TRUE(root);
+}
+
+// The H100 VM with its virtio-net eth0 (00:03.0) listed before the virtio-blk disks: the
+// "virtual storage" sentence describes a disk (virtio-blk), never the virtual NIC, which
+// only the data NIC sentence after it names. (At 62ae123 TopologyView's storage-first order
+// hid the sentence's front() of all virtual devices; the model now picks the disk itself.)
+TEST(PathModelH100Vm, VirtualStorageSentenceDescribesTheDiskNotTheVirtualNic) {
+  Snapshot s = load_snapshot(kReal / "h100-vm" / "snapshot");
+  const auto nic = std::find_if(s.devices.begin(), s.devices.end(),
+                                [](const Device& d) { return d.bdf == "0000:00:03.0"; });
+  ASSERT_NE(nic, s.devices.end());
+  std::rotate(s.devices.begin(), nic, nic + 1);  // eth0 first
+  auto o = evaluate_snapshot(std::move(s));
+  const PathModel m(*o.view);
+  const std::string& a = m.applicability();
+  const std::string storage = a.substr(0, a.find(", and no data NIC"));
+  EXPECT_NE(storage.find("the only storage is virtual (0000:00:01.0 vda, 0000:00:02.0 vdb: "
+                         "virtio-blk disk (1af4:1042)"),
+            std::string::npos)
+      << a;
+  EXPECT_EQ(storage.find("virtio-net"), std::string::npos) << a;
+  EXPECT_NE(a.find("0000:00:03.0 eth0: virtual NIC: virtio-net NIC (1af4:1041)"), std::string::npos)
+      << a;
 }
 
 }  // namespace

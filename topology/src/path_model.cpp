@@ -277,8 +277,12 @@ PathModel::PathModel(const TopologyView& v) : v_(v) {
   }
   std::string why;
   std::string virt;
+  const Device* virtual_storage = nullptr;  // the first virtual disk, never a virtual NIC
   for (const Device* d : v.virtual_devices())
-    if (d->role != Role::Nic) virt += (virt.empty() ? "" : ", ") + d->bdf + names_of(*d);
+    if (d->role != Role::Nic) {
+      virt += (virt.empty() ? "" : ", ") + d->bdf + names_of(*d);
+      if (!virtual_storage) virtual_storage = d;
+    }
   // An offline recording holding only GPUs (a hwloc XML with its I/O filtered, a cut lspci
   // listing) says nothing about the node's storage: applicability stays open there.
   const bool whole = s.kind == SourceKind::Live || s.kind == SourceKind::Snapshot ||
@@ -288,9 +292,9 @@ PathModel::PathModel(const TopologyView& v) : v_(v) {
     applicability_ = "GDS applicability unknown: no NVMe drive, NIC or virtual disk in this input";
     return;
   }
-  if (!virt.empty())
-    why = "the only storage is virtual (" + virt + ": " +
-          virtual_device_reason(*v.virtual_devices().front()) + ")";
+  if (virtual_storage)
+    why = "the only storage is virtual (" + virt + ": " + virtual_device_reason(*virtual_storage) +
+          ")";
   else
     why = "no PCIe NVMe drive in this input";
   if (management_nics_.empty()) {
