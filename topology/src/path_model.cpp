@@ -114,8 +114,12 @@ Ceiling ceiling_for(const std::string& gpu, const std::vector<const DataPath*>& 
                    "): measure it (gdsb-io -x 1); GDS peer-to-peer does not apply";
     return c;
   }
-  if (r.unknown) {
-    c.limited_by = "link width/speed of a drive, NIC or GPU unknown in this input";
+  if (r.unknown) {  // name the links of unknown capacity
+    std::string unknown;
+    for (const auto& h : c.hops)
+      if (!h.gb_s) unknown += (unknown.empty() ? "" : ", ") + h.what;
+    c.limited_by = unknown.empty() ? "link width/speed of a drive, NIC or GPU unknown in this input"
+                                   : "capacity unknown in this input: " + unknown;
     return c;
   }
   c.gb_s = r.gb_s;
