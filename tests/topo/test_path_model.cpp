@@ -65,12 +65,16 @@ fs::path hgx_dual_port(const fs::path& dir, const std::string& slot, const std::
   const size_t begin = text.find(head) + 1;
   const size_t end = text.find("\n\n", begin) + 2;  // a blank line ends the stanza
   std::string port0 = text.substr(begin, end - begin);
-  if (!lnksta.empty()) {
-    const std::string sta = "LnkSta:\tSpeed 32GT/s (ok), Width x16 (ok)";
-    port0.replace(port0.find(sta), sta.size(), lnksta);
-  }
+  const auto edit = [&port0](const std::string& from, const std::string& to) {
+    port0.replace(port0.find(from), from.size(), to);
+  };
+  if (!lnksta.empty()) edit("LnkSta:\tSpeed 32GT/s (ok), Width x16 (ok)", lnksta);
+  // The dual-port model's VPD (MCX755106AS-HEAT), same width and PCIe generation.
+  edit("400GbE / NDR IB (default mode), Single-port OSFP", "200GbE / NDR200 IB, Dual-port QSFP112");
+  edit("[PN] Part number: MCX75310AAS-NEAT", "[PN] Part number: MCX755106AS-HEAT");
   std::string port1 = port0;
   port1.replace(0, slot.size() + 2, slot + ".1");
+  edit("Next Function: 0", "Next Function: 1");  // ARI: function 0 points at function 1
   fs::path p = dir / "hgx-dual-port.txt";
   std::ofstream(p) << text.substr(0, begin) << port0 << port1 << text.substr(end);
   return p;
