@@ -78,7 +78,8 @@ void bound_by(GpuDiagnosis& g, const Hop& h) {
   if (!h.gb_s) return;
   if (!g.ceiling_gb_s || *h.gb_s < *g.ceiling_gb_s) {
     g.ceiling_gb_s = h.gb_s;
-    g.binding = h.name + " " + detail::gb(*h.gb_s) + " measured (" + h.what + ")";
+    g.binding = std::string(topo::hop_kind_name(h.kind)) + " " + detail::gb(*h.gb_s) +
+                " measured (" + h.what + ")";
   }
 }
 
@@ -120,8 +121,8 @@ std::vector<GpuDiagnosis> gpu_hops(const Platform* platform, const Figures& figu
       x1 = &r;
   for (auto& g : out) {
     if (x1) {
-      Hop h{"storage alone", run_gb_s(*x1), detail::describe_run(*x1) + ", O_DIRECT, no GPU",
-            true, "", "measured"};
+      Hop h{topo::HopKind::StorageAlone, run_gb_s(*x1),
+            detail::describe_run(*x1) + ", O_DIRECT, no GPU", true, "", "measured"};
       g.storage_gb_s = h.gb_s;
       bound_by(g, h);
       g.hops.push_back(std::move(h));
@@ -134,7 +135,8 @@ std::vector<GpuDiagnosis> gpu_hops(const Platform* platform, const Figures& figu
           (hl.bdf.empty() && x.label == "GPU" + std::to_string(hl.gpu)))
         g = &x;
     if (!g || !hl.h2d_gb_s) continue;
-    Hop h{"host link", hl.h2d_gb_s, "pinned H2D measured (cudaMemcpy)", true, g->bdf, "measured"};
+    Hop h{topo::HopKind::HostLink, hl.h2d_gb_s, "pinned H2D measured (cudaMemcpy)", true, g->bdf,
+          "measured"};
     bound_by(*g, h);
     g->hops.push_back(std::move(h));
   }
@@ -143,10 +145,11 @@ std::vector<GpuDiagnosis> gpu_hops(const Platform* platform, const Figures& figu
     g.path_ceiling_gb_s = g.topo_ceiling_gb_s;
     g.path_binding = g.topo_binding;
     for (const auto& h : g.hops)
-      if (h.name == "host link" && h.gb_s &&
+      if (h.kind == topo::HopKind::HostLink && h.gb_s &&
           (!g.path_ceiling_gb_s || *h.gb_s < *g.path_ceiling_gb_s)) {
         g.path_ceiling_gb_s = h.gb_s;
-        g.path_binding = "host link " + detail::gb(*h.gb_s) + " measured (" + h.what + ")";
+        g.path_binding = std::string(topo::hop_kind_name(h.kind)) + " " + detail::gb(*h.gb_s) +
+                         " measured (" + h.what + ")";
       }
   }
   for (auto& g : out) {
@@ -190,19 +193,20 @@ const RunResult* Facts::best_read(XferType x) const {
   return best;
 }
 
-std::optional<double> Facts::hop(const GpuDiagnosis& g, const std::string& name) const {
-  if (name == "drives") {  // the nearest drives together: their own links' sum
-    std::optional<double> sum;
-    for (const auto& h : g.hops)
-      if (h.name == "drive link") {
-        if (!h.gb_s) return std::nullopt;
-        sum = sum.value_or(0) + *h.gb_s;
-      }
-    return sum;
-  }
+std::optional<double> Facts::hop(const GpuDiagnosis& g, topo::HopKind kind) const {
   for (const auto& h : g.hops)
-    if (h.name == name) return h.gb_s;
+    if (h.kind == kind) return h.gb_s;
   return std::nullopt;
+}
+
+std::optional<double> Facts::drives(const GpuDiagnosis& g) const {
+  std::optional<double> sum;
+  for (const auto& h : g.hops)
+    if (h.kind == topo::HopKind::DriveLink) {
+      if (!h.gb_s) return std::nullopt;
+      sum = sum.value_or(0) + *h.gb_s;
+    }
+  return sum;
 }
 
 void rank(std::vector<Finding>& findings) {

@@ -21,8 +21,12 @@ json to_json(const Diagnosis& d, const Figures& f, const DocumentMeta& meta) {
   for (const auto& g : d.gpus) {
     json hops = json::array();
     for (const auto& h : g.hops)
-      hops.push_back({{"name", h.name}, {"gb_s", opt(h.gb_s)}, {"what", h.what},
-                      {"measured", h.measured}, {"device", h.device}, {"source", h.source}});
+      hops.push_back({{"name", topo::hop_kind_name(h.kind)},
+                      {"gb_s", opt(h.gb_s)},
+                      {"what", h.what},
+                      {"measured", h.measured},
+                      {"device", h.device},
+                      {"source", h.source}});
     j["gpus"].push_back({{"gpu", g.label},
                          {"bdf", g.bdf.empty() ? json(nullptr) : json(g.bdf)},
                          {"measured_gb_s", opt(g.measured_gb_s)},

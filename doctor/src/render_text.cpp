@@ -26,8 +26,8 @@ void render_text(std::ostream& out, const Diagnosis& d) {
       out << "; ceiling unknown from these inputs";
     out << ".\n";
     for (const auto& h : g.hops)
-      out << "  hop " << h.name << ": " << (h.gb_s ? gb(*h.gb_s) : std::string("unknown"))
-          << (h.measured ? " measured" : "")
+      out << "  hop " << topo::hop_kind_name(h.kind) << ": "
+          << (h.gb_s ? gb(*h.gb_s) : std::string("unknown")) << (h.measured ? " measured" : "")
           << (h.source.empty() || h.measured ? "" : " (" + h.source + ")") << " - " << h.what
           << '\n';
   }

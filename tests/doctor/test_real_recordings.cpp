@@ -54,8 +54,8 @@ TEST(DoctorRealH100Vm, CeilingAndExpectedFiguresStayAtTheMeasuredStorage) {
   EXPECT_FALSE(g.p2p_possible);
   bool storage_hop = false, hypervisor = false;
   for (const auto& h : g.hops) {
-    storage_hop = storage_hop || (h.name == "storage alone" && h.measured);
-    hypervisor = hypervisor || (h.name == "hypervisor" && h.device == "0000:00:01.0");
+    storage_hop = storage_hop || (h.kind == topo::HopKind::StorageAlone && h.measured);
+    hypervisor = hypervisor || (h.kind == topo::HopKind::Hypervisor && h.device == "0000:00:01.0");
   }
   EXPECT_TRUE(storage_hop);
   EXPECT_TRUE(hypervisor);
@@ -126,7 +126,7 @@ TEST(DoctorCrossTool, HopsAreTheInputsOfGdsbTopoCeilingsOnEveryRecording) {
       const topo::Ceiling c = model.gpu_ceiling(g.bdf, *kind);
       ASSERT_EQ(hw.size(), c.hops.size()) << rec.name << " " << g.bdf;
       for (size_t i = 0; i < hw.size(); ++i) {
-        EXPECT_EQ(hw[i].name, c.hops[i].kind) << rec.name;
+        EXPECT_EQ(hw[i].kind, c.hops[i].kind) << rec.name;
         EXPECT_EQ(hw[i].device, c.hops[i].device) << rec.name;
         EXPECT_EQ(hw[i].gb_s, c.hops[i].gb_s) << rec.name << " " << hw[i].what;
       }

@@ -3,8 +3,10 @@
 // was written by reading the recording, not from the tool's output.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -47,6 +49,45 @@ fs::path hgx_without_connectx(const fs::path& dir) {
   fs::path p = dir / "hgx-no-connectx.txt";
   std::ofstream(p) << out;
   return p;
+}
+
+// The HGX recording with its ConnectX-7 at `slot` (single-port, one function .0) made a
+// dual-port card, as a real dual-port ConnectX-7 (2x200GbE, PCIe 5.0 x16) shows it: a
+// second PCI function `slot`.1 in the same slot, a copy of the first function's stanza.
+// `lnksta`, when given, replaces both functions' link status line (the card in a slower
+// slot).
+fs::path hgx_dual_port(const fs::path& dir, const std::string& slot, const std::string& lnksta) {
+  std::ifstream in(kReal / "hgx-h100-lspci-vvv.txt");
+  std::stringstream all;
+  all << in.rdbuf();
+  const std::string text = all.str();
+  const std::string head = "\n" + slot + ".0 ";
+  const size_t begin = text.find(head) + 1;
+  const size_t end = text.find("\n\n", begin) + 2;  // a blank line ends the stanza
+  std::string port0 = text.substr(begin, end - begin);
+  const auto edit = [&port0](const std::string& from, const std::string& to) {
+    port0.replace(port0.find(from), from.size(), to);
+  };
+  if (!lnksta.empty()) edit("LnkSta:\tSpeed 32GT/s (ok), Width x16 (ok)", lnksta);
+  // The dual-port model's VPD (MCX755106AS-HEAT), same width and PCIe generation.
+  edit("400GbE / NDR IB (default mode), Single-port OSFP", "200GbE / NDR200 IB, Dual-port QSFP112");
+  edit("[PN] Part number: MCX75310AAS-NEAT", "[PN] Part number: MCX755106AS-HEAT");
+  std::string port1 = port0;
+  port1.replace(0, slot.size() + 2, slot + ".1");
+  edit("Next Function: 0", "Next Function: 1");  // ARI: function 0 points at function 1
+  fs::path p = dir / "hgx-dual-port.txt";
+  std::ofstream(p) << text.substr(0, begin) << port0 << port1 << text.substr(end);
+  return p;
+}
+
+// Each port's network link as /sys/class/net/<if>/speed reports it (Mb/s); lspci text
+// records none.
+Snapshot with_port_speeds(Snapshot s, const std::string& slot, int port0_mbps, int port1_mbps) {
+  for (auto& d : s.devices) {
+    if (d.bdf == "0000:" + slot + ".0") d.net_speed_mbps = port0_mbps;
+    if (d.bdf == "0000:" + slot + ".1") d.net_speed_mbps = port1_mbps;
+  }
+  return s;
 }
 
 bool names(const CheckResult& r, const std::string& bdf) {
@@ -106,10 +147,10 @@ TEST(PathModelHgx, FullRecordingPathsHopsAndNicBasis) {
     // Drive (Gen4 x4) and GPU (Gen5 x16) own links; the common bridge is the PEX downstream
     // side, so no uplink is crossed.
     ASSERT_EQ(p.hops.size(), 2U) << g.gpu;
-    EXPECT_EQ(p.hops[0].kind, "drive link");
+    EXPECT_EQ(p.hops[0].kind, HopKind::DriveLink);
     EXPECT_EQ(p.hops[0].source, CapacitySource::PcieLink);
     EXPECT_NEAR(*p.hops[0].gb_s, 4 * 1.969, 0.01);
-    EXPECT_EQ(p.hops[1].kind, "GPU link");
+    EXPECT_EQ(p.hops[1].kind, HopKind::GpuLink);
     EXPECT_NEAR(*p.hops[1].gb_s, 16 * 3.938, 0.05);
     // The ceiling's inputs are exactly these hops.
     const Ceiling c = m.gpu_ceiling(g.gpu, DataSource::LocalNvme);
@@ -121,6 +162,105 @@ TEST(PathModelHgx, FullRecordingPathsHopsAndNicBasis) {
   // lspci text records no network speed: the remote ceiling says it used the PCIe rate.
   EXPECT_EQ(o.report.node_nic.basis, "PCIe line rate");
   EXPECT_NE(o.report.node_nic.limited_by.find("PCIe line rate"), std::string::npos);
+}
+
+// Mutation of the HGX recording: GPU1 (3b:00.0) with its ConnectX-7 (3c:00.0, Gen5 x16 below
+// the same PEX890xx switch, PIX) as a dual-port 2x200 Gb/s card. Read by hand: each port
+// carries 200 Gb/s = 25 GB/s on its own network link, both share the slot's PCIe link
+// (Gen5 x16: 16 x 3.938 = ~63.0 GB/s) and GPU1's Gen5 x16 link (~63.0 GB/s): the remote
+// ceiling is both ports, 50 GB/s. In a Gen4 x16 slot (16 x 1.969 = ~31.5 GB/s) the PCIe
+// link caps it there.
+TEST(PathModelHgx, DualPortNicCountsBothPortsCappedByItsPcieLink) {
+  const std::string gpu = kHgx[1].gpu, slot = "3c:00";
+  fixture::TempDir dir;
+  auto o = evaluate_snapshot(with_port_speeds(
+      collect_lspci_text(hgx_dual_port(dir.path(), slot, ""), offline()), slot, 200000, 200000));
+  const PathModel m(*o.view);
+  EXPECT_EQ(m.data_nics().size(), 13U);  // the recording's 12 and the added port
+  const Ceiling c = m.gpu_ceiling(gpu, DataSource::DataNic);
+  ASSERT_EQ(c.peers.size(), 2U) << c.limited_by;
+  EXPECT_EQ(c.peers[0], "0000:3c:00.0");
+  EXPECT_EQ(c.peers[1], "0000:3c:00.1");
+  EXPECT_EQ(c.basis, "network rate");
+  ASSERT_TRUE(c.gb_s) << c.limited_by;
+  EXPECT_NEAR(*c.gb_s, 50.0, 0.01) << c.limited_by;
+  // One network hop per port, one PCIe link hop for the slot.
+  size_t network = 0, nic_link = 0;
+  for (const auto& h : c.hops) {
+    network += h.kind == HopKind::Network;
+    nic_link += h.kind == HopKind::NicLink;
+  }
+  EXPECT_EQ(network, 2U);
+  EXPECT_EQ(nic_link, 1U);
+  // The report's remote ceiling for GPU1 is the same figure.
+  bool reported = false;
+  for (const auto& rc : o.report.nic_ceilings)
+    if (rc.gpu == gpu) {
+      reported = true;
+      ASSERT_TRUE(rc.gb_s);
+      EXPECT_NEAR(*rc.gb_s, 50.0, 0.01);
+    }
+  EXPECT_TRUE(reported);
+
+  // The same card in a Gen4 x16 slot: 50 GB/s of ports, ~31.5 GB/s of PCIe.
+  fixture::TempDir gen4;
+  auto slow = evaluate_snapshot(with_port_speeds(
+      collect_lspci_text(hgx_dual_port(gen4.path(), slot,
+                                       "LnkSta:\tSpeed 16GT/s (downgraded), Width x16 (ok)"),
+                         offline()),
+      slot, 200000, 200000));
+  const Ceiling capped = PathModel(*slow.view).gpu_ceiling(gpu, DataSource::DataNic);
+  ASSERT_TRUE(capped.gb_s) << capped.limited_by;
+  EXPECT_NEAR(*capped.gb_s, 16 * 1.969, 0.05) << capped.limited_by;
+  EXPECT_NE(capped.limited_by.find("0000:3c:00.0 (nic) Gen4 x16"), std::string::npos)
+      << capped.limited_by;
+}
+
+// The ports of one card need not run at one speed: port 0 trained at 100 Gb/s (12.5 GB/s),
+// port 1 at 200 Gb/s (25 GB/s). Both count, each at its own rate: 37.5 GB/s.
+TEST(PathModelHgx, DualPortNicPortsAtDifferentSpeedsEachCountTheirOwn) {
+  const std::string slot = "3c:00";
+  fixture::TempDir dir;
+  auto o = evaluate_snapshot(with_port_speeds(
+      collect_lspci_text(hgx_dual_port(dir.path(), slot, ""), offline()), slot, 100000, 200000));
+  const Ceiling c = PathModel(*o.view).gpu_ceiling(kHgx[1].gpu, DataSource::DataNic);
+  ASSERT_TRUE(c.gb_s) << c.limited_by;
+  EXPECT_NEAR(*c.gb_s, 37.5, 0.01) << c.limited_by;
+}
+
+// A link speed the PCIe table does not know (a generation newer than the table: the
+// decoder records 0 GT/s for its speed code) is unknown capacity, never 0 GB/s. Mutation of
+// the HGX recording: GPU1's drive 3a:00.0 at such a speed; and the PEX downstream port
+// above GPU2 (4c:00.0) too, whose own link stays Gen5 x16.
+TEST(PathModelHgx, UnknownLinkSpeedIsUnknownCapacityNotZero) {
+  Snapshot s = collect_lspci_text(kReal / "hgx-h100-lspci-vvv.txt", offline());
+  const std::string gpu2_port = s.find(kHgx[2].gpu)->parent;
+  for (auto& d : s.devices)
+    if ((d.bdf == kHgx[1].nvme || d.bdf == gpu2_port) && d.link)
+      d.link->cur_speed_gts = d.link->max_speed_gts = 0;
+  auto o = evaluate_snapshot(std::move(s));
+  const PathModel m(*o.view);
+  // GPU1: its drive's link is unknown, so is the ceiling; the hop says so.
+  const auto near = m.nearest(kHgx[1].gpu, DataSource::LocalNvme);
+  ASSERT_EQ(near.size(), 1U);
+  EXPECT_TRUE(near.front()->unknown_capacity);
+  EXPECT_FALSE(near.front()->hops.front().gb_s);
+  EXPECT_EQ(near.front()->hops.front().source, CapacitySource::Unknown);
+  EXPECT_NE(near.front()->hops.front().what.find("unknown"), std::string::npos);
+  const Ceiling c1 = m.gpu_ceiling(kHgx[1].gpu, DataSource::LocalNvme);
+  EXPECT_FALSE(c1.gb_s) << *c1.gb_s;
+  EXPECT_EQ(c1.limited_by.rfind("capacity unknown in this input: 0000:3a:00.0 (nvme) x4", 0), 0U)
+      << c1.limited_by;
+  const auto json = hops_json(c1.hops);
+  EXPECT_TRUE(json.at(0).at("gb_s").is_null()) << json.dump();
+  // The node-wide NVMe figure cannot sum an unknown drive.
+  EXPECT_FALSE(m.node_ceiling(DataSource::LocalNvme).gb_s);
+  // GPU2: an unknown speed at the far end caps nothing; its drive (Gen4 x4) binds.
+  const Ceiling c2 = m.gpu_ceiling(kHgx[2].gpu, DataSource::LocalNvme);
+  ASSERT_TRUE(c2.gb_s) << c2.limited_by;
+  EXPECT_NEAR(*c2.gb_s, 4 * 1.969, 0.01) << c2.limited_by;
+  // No figure anywhere reads 0 GB/s.
+  for (const auto& c : o.report.ceilings) EXPECT_TRUE(!c.gb_s || *c.gb_s > 0) << c.gpu;
 }
 
 // The project's H100 VM (h100-vm/snapshot, SOURCES.md): one H100 at 00:06.0, storage only
@@ -136,7 +276,7 @@ TEST(PathModelH100Vm, VirtualStorageMakesGdsNotApplicable) {
   const auto virt = m.nearest("0000:00:06.0", DataSource::Virtual);
   ASSERT_EQ(virt.size(), 2U);
   EXPECT_FALSE(virt.front()->p2p);
-  EXPECT_EQ(virt.front()->hops.front().kind, "hypervisor");
+  EXPECT_EQ(virt.front()->hops.front().kind, HopKind::Hypervisor);
   EXPECT_FALSE(virt.front()->hops.front().gb_s);
   EXPECT_EQ(m.best_kind("0000:00:06.0"), DataSource::Virtual);
   // nvidia-fs absent is a fact, not a failure; nothing fails; the verdict line says why.
@@ -158,6 +298,29 @@ TEST(PathModelH100Vm, VirtualStorageMakesGdsNotApplicable) {
       EXPECT_NE(e.find("virtual storage 0000:00:01.0 vda"), std::string::npos) << e;
     }
   EXPECT_TRUE(root);
+}
+
+// The H100 VM with its virtio-net eth0 (00:03.0) listed before the virtio-blk disks: the
+// "virtual storage" sentence describes a disk (virtio-blk), never the virtual NIC, which
+// only the data NIC sentence after it names. (At 62ae123 TopologyView's storage-first order
+// hid the sentence's front() of all virtual devices; the model now picks the disk itself.)
+TEST(PathModelH100Vm, VirtualStorageSentenceDescribesTheDiskNotTheVirtualNic) {
+  Snapshot s = load_snapshot(kReal / "h100-vm" / "snapshot");
+  const auto nic = std::find_if(s.devices.begin(), s.devices.end(),
+                                [](const Device& d) { return d.bdf == "0000:00:03.0"; });
+  ASSERT_NE(nic, s.devices.end());
+  std::rotate(s.devices.begin(), nic, nic + 1);  // eth0 first
+  auto o = evaluate_snapshot(std::move(s));
+  const PathModel m(*o.view);
+  const std::string& a = m.applicability();
+  const std::string storage = a.substr(0, a.find(", and no data NIC"));
+  EXPECT_NE(storage.find("the only storage is virtual (0000:00:01.0 vda, 0000:00:02.0 vdb: "
+                         "virtio-blk disk (1af4:1042)"),
+            std::string::npos)
+      << a;
+  EXPECT_EQ(storage.find("virtio-net"), std::string::npos) << a;
+  EXPECT_NE(a.find("0000:00:03.0 eth0: virtual NIC: virtio-net NIC (1af4:1041)"), std::string::npos)
+      << a;
 }
 
 }  // namespace

@@ -1,10 +1,16 @@
-// Building the path model from a TopologyView (the ceilings over it: ceilings.cpp).
+// The PathModel class: its paths from a TopologyView, and the ceilings over them (a flow
+// solve, flow_solver.hpp). Each transfer is a flow along its chain's hops (own link, switch
+// uplinks, root ports, a NIC port's network rate); a hop shared by several flows caps their
+// sum. What the inputs never hold (the socket interconnect, a root complex's internal P2P
+// rate, a hypervisor's disk) is named, not invented.
 #include "gdsb/topo/path_model.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cstdio>
 
+#include "flow_solver.hpp"
+#include "gdsb/topo/checks.hpp"
 #include "gdsb/topo/nic_role.hpp"
 #include "gdsb/topo/pci_config.hpp"
 
@@ -16,6 +22,13 @@ std::string_view capacity_source_name(CapacitySource s) {
   return kNames[static_cast<size_t>(s)];
 }
 
+std::string_view hop_kind_name(HopKind k) {
+  static constexpr std::array<std::string_view, 9> kNames{
+      "drive link", "NIC link",   "network",       "switch uplink", "bridge link",
+      "GPU link",   "hypervisor", "storage alone", "host link"};
+  return kNames[static_cast<size_t>(k)];
+}
+
 std::string_view data_source_name(DataSource k) {
   static constexpr std::array<std::string_view, 3> kNames{"nvme", "nic", "virtual"};
   return kNames[static_cast<size_t>(k)];
@@ -23,24 +36,25 @@ std::string_view data_source_name(DataSource k) {
 
 namespace {
 
-std::string hop_kind(Role r) {
+HopKind hop_kind(Role r) {
   switch (r) {
     case Role::Gpu:
-      return "GPU link";
+      return HopKind::GpuLink;
     case Role::Nvme:
-      return "drive link";
+      return HopKind::DriveLink;
     case Role::Nic:
-      return "NIC link";
+      return HopKind::NicLink;
     case Role::SwitchUpstream:
-      return "switch uplink";
+      return HopKind::SwitchUplink;
     default:
-      return "bridge link";
+      return HopKind::BridgeLink;
   }
 }
 
 bool endpoint(Role r) { return r == Role::Gpu || r == Role::Nvme || r == Role::Nic; }
 
-// Functions of one multi-function card (two NIC ports) share its link: key by slot.
+// Functions of one multi-function card (two NIC ports) share its PCIe link: key by slot.
+// Each port has its own network link: key by function (the BDF).
 std::string slot_of(const std::string& bdf) { return bdf.substr(0, bdf.size() - 2); }
 
 std::string names_of(const Device& d) {
@@ -54,6 +68,73 @@ std::string gb_text(double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%.1f GB/s", v);
   return b;
+}
+
+// "8 nearest NVMe (PIX): <the hops that run full>" and what no input bounds.
+std::string describe(const FlowResult& r, size_t n, const std::string& what,
+                     const std::string& label) {
+  std::string out = std::to_string(n) + " " + what + (label.empty() ? "" : " (" + label + ")");
+  if (!r.binding.empty()) {
+    out += ": ";
+    for (size_t i = 0; i < r.binding.size() && i < 4; ++i) out += (i ? ", " : "") + r.binding[i];
+    if (r.binding.size() > 4) out += " and " + std::to_string(r.binding.size() - 4) + " more";
+  }
+  if (r.host_bridge)
+    out += "; path crosses the host bridge, whose peer-to-peer rate no input records: expect less";
+  if (r.socket)
+    out += "; path crosses the CPU socket interconnect (UPI/xGMI/Infinity Fabric), whose "
+           "bandwidth no input records: not bounded here, expect less";
+  if (r.acs) out += "; ACS redirect routes it through the root complex";
+  return out;
+}
+
+// Which rate bounded the NICs counted: their network link where recorded, else PCIe.
+std::string nic_basis(const std::vector<const DataPath*>& flows) {
+  size_t net = 0;
+  for (const DataPath* f : flows)
+    net += std::any_of(f->hops.begin(), f->hops.end(),
+                       [](const PathHop& h) { return h.source == CapacitySource::NetworkRate; });
+  if (net == flows.size()) return "network rate";
+  if (net == 0) return "PCIe line rate";
+  return "network rate where recorded, else PCIe line rate";
+}
+
+Ceiling ceiling_for(const std::string& gpu, const std::vector<const DataPath*>& flows,
+                    DataSource kind, const std::string& what, const std::string& label) {
+  Ceiling c;
+  c.gpu = gpu;
+  for (const DataPath* f : flows) c.peers.push_back(f->source);
+  if (kind == DataSource::DataNic) c.basis = nic_basis(flows);
+  const std::string full = kind == DataSource::DataNic ? what + " at " + c.basis : what;
+  const FlowResult r = solve_flows(flows, c.hops);
+  if (kind == DataSource::Virtual) {
+    std::string names;
+    for (const DataPath* f : flows) names += (names.empty() ? "" : ", ") + f->hops.front().what;
+    c.limited_by = "virtual storage (" + names +
+                   "): measure it (gdsb-io -x 1); GDS peer-to-peer does not apply";
+    return c;
+  }
+  if (r.unknown) {  // name the links of unknown capacity
+    std::string unknown;
+    for (const auto& h : c.hops)
+      if (!h.gb_s) unknown += (unknown.empty() ? "" : ", ") + h.what;
+    c.limited_by = unknown.empty() ? "link width/speed of a drive, NIC or GPU unknown in this input"
+                                   : "capacity unknown in this input: " + unknown;
+    return c;
+  }
+  c.gb_s = r.gb_s;
+  c.limited_by = describe(r, flows.size(), full, label);
+  return c;
+}
+
+std::string no_source_text(const TopologyView& v, DataSource kind) {
+  const bool nic = kind == DataSource::DataNic;
+  const std::string what = nic ? "data NIC" : "NVMe drive";
+  for (const Device* d : v.virtual_devices())
+    if (nic == (d->role == Role::Nic))
+      return "no PCIe " + what + ": " + (nic ? "networking" : "storage") + " here is virtual (" +
+             d->bdf + " " + virtual_device_reason(*d) + ")";
+  return "no " + what + " in this input";
 }
 
 }  // namespace
@@ -73,23 +154,34 @@ std::optional<PathHop> link_hop(const Snapshot& s, const Device& x) {
   h.key = slot_of(x.bdf);
   const std::string head = (endpoint(x.role) ? "" : "uplink ") + x.bdf + " (" +
                            std::string(role_name(x.role)) + ") ";
-  if (x.link && x.link->cur_width > 0) {
+  const bool has_link = x.link && x.link->cur_width > 0;
+  if (has_link) {
     double speed = x.link->cur_speed_gts;
-    if (x.role == Role::Gpu) {
+    if (x.role == Role::Gpu && x.link->max_speed_gts > 0) {
       speed = x.link->max_speed_gts;
-      if (const Device* p = x.parent.empty() ? nullptr : s.find(x.parent); p && p->link)
+      // The link trains to the slower end; an end whose speed is unknown caps nothing.
+      if (const Device* p = x.parent.empty() ? nullptr : s.find(x.parent);
+          p && p->link && p->link->max_speed_gts > 0)
         speed = std::min(speed, p->link->max_speed_gts);
     }
-    h.gb_s = link_gb_s(speed, x.link->cur_width);
-    h.source = CapacitySource::PcieLink;
-    h.what = head + link_text(speed, x.link->cur_width) + names_of(x);
-    return h;
+    // A speed the PCIe table does not know (a newer generation, a reserved code) gives 0.
+    if (const double gb = link_gb_s(speed, x.link->cur_width); gb > 0) {
+      h.gb_s = gb;
+      h.source = CapacitySource::PcieLink;
+      h.what = head + link_text(speed, x.link->cur_width) + names_of(x);
+      return h;
+    }
   }
   if (x.recorded_link_gb_s && *x.recorded_link_gb_s > 0) {
     h.gb_s = *x.recorded_link_gb_s;
     h.source = CapacitySource::RecordedLink;
     h.what = head + gb_text(*x.recorded_link_gb_s) + " (link speed recorded by the input)" +
              names_of(x);
+    return h;
+  }
+  if (has_link) {  // a link whose speed no table here knows: its capacity is unknown, not 0
+    h.what = head + "x" + std::to_string(x.link->cur_width) +
+             " at a link speed this tool does not know (capacity unknown)" + names_of(x);
     return h;
   }
   return std::nullopt;
@@ -108,6 +200,8 @@ PathModel::PathModel(const TopologyView& v) : v_(v) {
     for (const Device* x : chain) {
       if (x->bdf == common) break;
       if (auto h = link_hop(s, *x)) {
+        // A link of unknown capacity on the chain leaves the chain without a ceiling.
+        path.unknown_capacity = path.unknown_capacity || !h->gb_s;
         h->key += dir;
         path.hops.push_back(std::move(*h));
       } else if (x == &d) {
@@ -135,7 +229,7 @@ PathModel::PathModel(const TopologyView& v) : v_(v) {
       path.acs_redirect = !p.acs_redirect_ports.empty();
       if (path.kind == DataSource::DataNic)
         if (auto net = classify_nic(*peer).network_gb_s)
-          path.hops.push_back({"network", peer->bdf, slot_of(peer->bdf) + ":net", net,
+          path.hops.push_back({HopKind::Network, peer->bdf, peer->bdf + ":net", net,
                                CapacitySource::NetworkRate,
                                peer->bdf + names_of(*peer) + " network link " + gb_text(*net)});
       side(path, *peer, p.common_bridge, ":up");
@@ -159,7 +253,7 @@ PathModel::PathModel(const TopologyView& v) : v_(v) {
       path.source = d->bdf;
       path.kind = DataSource::Virtual;
       path.unknown_capacity = true;
-      path.hops.push_back({"hypervisor", d->bdf, d->bdf + ":virt", std::nullopt,
+      path.hops.push_back({HopKind::Hypervisor, d->bdf, d->bdf + ":virt", std::nullopt,
                            CapacitySource::Unknown,
                            d->bdf + names_of(*d) + " " + d->name +
                                ": the hypervisor moves its data; no input states its rate"});
@@ -187,8 +281,12 @@ PathModel::PathModel(const TopologyView& v) : v_(v) {
   }
   std::string why;
   std::string virt;
+  const Device* virtual_storage = nullptr;  // the first virtual disk, never a virtual NIC
   for (const Device* d : v.virtual_devices())
-    if (d->role != Role::Nic) virt += (virt.empty() ? "" : ", ") + d->bdf + names_of(*d);
+    if (d->role != Role::Nic) {
+      virt += (virt.empty() ? "" : ", ") + d->bdf + names_of(*d);
+      if (!virtual_storage) virtual_storage = d;
+    }
   // An offline recording holding only GPUs (a hwloc XML with its I/O filtered, a cut lspci
   // listing) says nothing about the node's storage: applicability stays open there.
   const bool whole = s.kind == SourceKind::Live || s.kind == SourceKind::Snapshot ||
@@ -198,9 +296,9 @@ PathModel::PathModel(const TopologyView& v) : v_(v) {
     applicability_ = "GDS applicability unknown: no NVMe drive, NIC or virtual disk in this input";
     return;
   }
-  if (!virt.empty())
-    why = "the only storage is virtual (" + virt + ": " +
-          virtual_device_reason(*v.virtual_devices().front()) + ")";
+  if (virtual_storage)
+    why = "the only storage is virtual (" + virt + ": " + virtual_device_reason(*virtual_storage) +
+          ")";
   else
     why = "no PCIe NVMe drive in this input";
   if (management_nics_.empty()) {
@@ -247,6 +345,52 @@ std::optional<DataSource> PathModel::best_kind(const std::string& gpu) const {
   for (DataSource k : {DataSource::LocalNvme, DataSource::DataNic, DataSource::Virtual})
     if (!nearest(gpu, k).empty()) return k;
   return std::nullopt;
+}
+
+Ceiling PathModel::gpu_ceiling(const std::string& gpu, DataSource kind) const {
+  const auto best = nearest(gpu, kind);
+  if (best.empty()) {
+    Ceiling c;
+    c.gpu = gpu;
+    c.limited_by = no_source_text(v_, kind);
+    return c;
+  }
+  std::string label;
+  if (kind != DataSource::Virtual) {
+    label = path_label_name(best.front()->pair->label);
+    if (best.front()->pair->label > PathLabel::Pxb) label += ", none below this GPU's switch";
+  }
+  const std::string what = kind == DataSource::LocalNvme ? "nearest NVMe"
+                           : kind == DataSource::DataNic ? "nearest data NIC(s)"
+                                                         : "virtual disk(s)";
+  return ceiling_for(gpu, best, kind, what, label);
+}
+
+Ceiling PathModel::node_ceiling(DataSource kind) const {
+  std::vector<const DataPath*> flows;
+  if (kind != DataSource::Virtual)
+    for (const Device* p : v_.peers()) {
+      const Pair* b = v_.best_for_peer(p->bdf);
+      if (!b) continue;
+      for (const auto& path : paths_)
+        if (path.pair == b && path.kind == kind) flows.push_back(&path);
+    }
+  if (flows.empty()) {
+    Ceiling c;
+    c.limited_by = v_.gpus().empty() ? "no GPU in this input" : no_source_text(v_, kind);
+    return c;
+  }
+  return ceiling_for("", flows, kind,
+                     kind == DataSource::LocalNvme ? "NVMe drives, each read by its nearest GPU"
+                                                   : "data NICs, each into its nearest GPU",
+                     "");
+}
+
+std::vector<Ceiling> compute_ceilings(const Snapshot&, const TopologyView& v) {
+  const PathModel m(v);
+  std::vector<Ceiling> out;
+  for (const Device* g : v.gpus()) out.push_back(m.gpu_ceiling(g->bdf, DataSource::LocalNvme));
+  return out;
 }
 
 }  // namespace gdsb::topo

@@ -54,7 +54,7 @@ nlohmann::json device_json(const Device& d) {
 nlohmann::json hops_json(const std::vector<PathHop>& hops) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& h : hops)
-    out.push_back({{"kind", h.kind},
+    out.push_back({{"kind", hop_kind_name(h.kind)},
                    {"device", h.device},
                    {"gb_s", h.gb_s ? nlohmann::json(*h.gb_s) : nlohmann::json(nullptr)},
                    {"source", capacity_source_name(h.source)},

@@ -1,4 +1,4 @@
-// The registry and the overall verdict (ceilings: ceilings.cpp).
+// The registry and the overall verdict (ceilings: path_model.cpp, over flow_solver.cpp).
 #include <algorithm>
 #include <cstdio>
 

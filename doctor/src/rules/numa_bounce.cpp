@@ -12,7 +12,7 @@ std::vector<Finding> run(const Facts& facts) {
     const RunResult* r = facts.best_read(x);
     if (!r || !x1) continue;
     const GpuDiagnosis* g = facts.gpu_of(*r);
-    const auto h2d = g ? facts.hop(*g, "host link") : std::nullopt;
+    const auto h2d = g ? facts.hop(*g, topo::HopKind::HostLink) : std::nullopt;
     const double storage = *run_gb_s(*x1);
     const double parts = h2d ? std::min(storage, *h2d) : storage;
     const double bounce = *run_gb_s(*r);

@@ -24,7 +24,7 @@ std::vector<Finding> run(const Facts& facts) {
         if (auto h = topo::link_hop(*p.snapshot, *a)) uplink = h->gb_s;
         break;
       }
-    const auto drives = facts.hop(g, "drives");
+    const auto drives = facts.drives(g);
     if (usp.empty() || !uplink || !drives || *drives <= *uplink) continue;
     const auto near = p.model->nearest(g.bdf, topo::DataSource::LocalNvme);
     const bool crosses = !g.measured_gds ||  // bounce or compat: via the host
@@ -54,7 +54,8 @@ std::vector<Finding> run(const Facts& facts) {
                            g.measured_by + ")");
     f.fix = "keep the traffic below the switch: GDS peer-to-peer (PIX, no ACS redirect, not compat "
             "mode) does not cross the uplink; otherwise spread drives and GPUs over switches";
-    detail::expect_after_fix(f, std::min(*drives, facts.hop(g, "GPU link").value_or(*drives)),
+    const double gpu_link = facts.hop(g, topo::HopKind::GpuLink).value_or(*drives);
+    detail::expect_after_fix(f, std::min(*drives, gpu_link),
                              " once reads turn inside the switch",
                              at_uplink ? g.measured_gb_s : std::nullopt);
     out.push_back(std::move(f));

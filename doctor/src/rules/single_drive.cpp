@@ -13,7 +13,7 @@ std::vector<Finding> run(const Facts& facts) {
   std::vector<Finding> out;
   for (const auto& g : facts.gpus) {
     const auto near = facts.platform->view->best_for_gpu(g.bdf, topo::Role::Nvme);
-    const auto drives = facts.hop(g, "drives");
+    const auto drives = facts.drives(g);
     if (near.size() < 2 || !drives) continue;
     const topo::Device* one = facts.platform->snapshot->find(near.front()->peer);
     const auto hop = one ? topo::link_hop(*facts.platform->snapshot, *one) : std::nullopt;

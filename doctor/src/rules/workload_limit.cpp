@@ -26,8 +26,8 @@ std::vector<Finding> run(const Facts& facts) {
         bigger = &o;
     }
     const GpuDiagnosis* g = xfer_uses_gpu(w.xfer) ? facts.gpu_of(r) : nullptr;
-    std::optional<double> drives = g ? facts.hop(*g, "drives") : std::nullopt;
-    if (!drives && !facts.gpus.empty()) drives = facts.hop(facts.gpus.front(), "drives");
+    std::optional<double> drives = g ? facts.drives(*g) : std::nullopt;
+    if (!drives && !facts.gpus.empty()) drives = facts.drives(facts.gpus.front());
     const bool far_below = drives && *v < 0.5 * *drives;
     if (!bigger && !far_below) continue;
     Finding f;

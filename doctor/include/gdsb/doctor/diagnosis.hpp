@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gdsb/topo/path_model.hpp"
+
 namespace gdsb::doctor {
 
 enum class Confidence { Certain, Likely, Possible };  // ordered strongest first
@@ -34,9 +36,9 @@ struct Finding {
 // The hardware hops are the inputs of gdsb-topo's ceiling for the GPU's best source (the
 // path model's hops, topo/path_model.hpp); the measured ones are added by the doctor.
 struct Hop {
-  // The path model's kinds ("drive link", "NIC link", "network", "switch uplink", "bridge
-  // link", "GPU link", "hypervisor") and the measured "storage alone" and "host link".
-  std::string name;
+  // The path model's kinds (drive, NIC, network, switch, bridge and GPU links, hypervisor)
+  // and the measured StorageAlone and HostLink; topo::hop_kind_name gives its text.
+  topo::HopKind kind = topo::HopKind::BridgeLink;
   std::optional<double> gb_s;
   std::string what;       // the devices and links
   bool measured = false;  // storage alone (-x 1) or host link (pinned H2D)

@@ -24,8 +24,10 @@ struct Facts {
   const GpuDiagnosis* gpu_of(const RunResult& r) const;
   // Best ok read run of a transfer type (highest throughput), nullptr when none.
   const RunResult* best_read(XferType x) const;
-  // Storage ceiling of the drives nearest the GPU ("drives" hop), when known.
-  std::optional<double> hop(const GpuDiagnosis& g, const std::string& name) const;
+  // The GPU's first hop of a kind, when it has one of known capacity.
+  std::optional<double> hop(const GpuDiagnosis& g, topo::HopKind kind) const;
+  // Storage ceiling of the drives nearest the GPU: their own links' sum, when all known.
+  std::optional<double> drives(const GpuDiagnosis& g) const;
 };
 
 struct Rule {

@@ -27,12 +27,32 @@ enum class CapacitySource {
 };
 std::string_view capacity_source_name(CapacitySource s);  // "pcie-link", "recorded-link", ...
 
+// What a hop is. The path model makes the link and network kinds; gdsb-doctor adds the two
+// measured ones. Text is made only for output (hop_kind_name).
+enum class HopKind {
+  DriveLink,     // an NVMe drive's own PCIe link
+  NicLink,       // a NIC's PCIe link, shared by the functions (ports) of its slot
+  Network,       // one NIC port's network link
+  SwitchUplink,  // a PCIe switch's upstream link
+  BridgeLink,    // another bridge's upstream link
+  GpuLink,       // the GPU's own PCIe link
+  Hypervisor,    // a virtual disk: the hypervisor moves its data
+  StorageAlone,  // measured: storage read by the CPU alone (gdsb-io -x 1, O_DIRECT)
+  HostLink       // measured: pinned host-to-device copies
+};
+// "drive link", "NIC link", "network", "switch uplink", "bridge link", "GPU link",
+// "hypervisor", "storage alone", "host link"
+std::string_view hop_kind_name(HopKind k);
+
 struct PathHop {
-  std::string kind;    // "drive link", "NIC link", "network", "switch uplink", "bridge link",
-                       // "GPU link", "hypervisor" (and the doctor's "storage alone", "host link")
+  HopKind kind = HopKind::BridgeLink;
   std::string device;  // BDF of the device whose link this is ("" for a measurement)
-  std::string key;     // one physical link and direction: hops with one key share capacity
-  std::optional<double> gb_s;  // GB/s (1e9 bytes/s) per direction; nullopt when unknown
+  // One physical link and direction: hops with one key share capacity. A card's PCIe link
+  // is keyed by its slot (its functions share it), a network link by its port (function).
+  std::string key;
+  // GB/s (1e9 bytes/s) per direction; nullopt when unknown (never 0: a link speed the PCIe
+  // table does not know is unknown capacity).
+  std::optional<double> gb_s;
   CapacitySource source = CapacitySource::Unknown;
   std::string what;  // "0000:41:00.0 (nvme) Gen4 x4 nvme0n1", for people
 };
@@ -113,8 +133,9 @@ class PathModel {
 std::string virtual_device_kind(const Device& d);
 
 // The capacity of one device's upstream link as the model counts it: PCIe arithmetic where
-// speed and width are known (a GPU at its capable speed, capped by its parent's: idle GPUs
-// downclock), else the input's recorded link bandwidth; nullopt otherwise.
+// speed and width are known (a GPU at its capable speed, capped by its parent's where known:
+// idle GPUs downclock), else the input's recorded link bandwidth; a hop of unknown capacity
+// (gb_s nullopt) for a link whose speed the PCIe table does not know; nullopt without a link.
 std::optional<PathHop> link_hop(const Snapshot& s, const Device& d);
 
 }  // namespace gdsb::topo
