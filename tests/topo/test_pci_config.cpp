@@ -92,6 +92,25 @@ TEST(PciConfig, BandwidthTable) {
             "SrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-");
 }
 
+// Issue 24: one table; a code, generation or rate it does not hold is unknown, never 0 GB/s
+// read as a speed, and never "Gen0".
+TEST(PciConfig, OneGenerationTableAndUnknownIsUnknown) {
+  for (int gen = 1; gen <= 6; ++gen) {
+    const auto g = pcie_generation(gen);
+    ASSERT_TRUE(g) << gen;
+    EXPECT_EQ(pcie_generation_at(g->gts)->generation, gen);
+    EXPECT_EQ(speed_code_to_gts(gen), g->gts);
+    EXPECT_EQ(lane_gb_s(g->gts), g->lane_gb_s);
+  }
+  EXPECT_EQ(pcie_generation(5)->gts, 32.0);
+  EXPECT_FALSE(pcie_generation(0));
+  EXPECT_FALSE(pcie_generation(7));  // a reserved code, or a generation newer than the table
+  EXPECT_FALSE(pcie_generation_at(0));
+  EXPECT_FALSE(pcie_generation_at(128));
+  EXPECT_EQ(link_text(0, 16), "unknown speed x16");
+  EXPECT_EQ(link_text(2.7, 4), "2.7GT/s x4");
+}
+
 TEST(CufileJson, StripsCommentsButNotStrings) {
   std::string in = "{ // c1\n \"a\": \"x//y\", /* c2 */ \"b\": 1 }";
   auto out = strip_json_comments(in);
