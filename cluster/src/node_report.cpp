@@ -18,6 +18,7 @@
 #include "gdsb/runner.hpp"
 #include "gdsb/topo/checks.hpp"
 #include "gdsb/topo/fingerprint.hpp"
+#include "gdsb/topo/fingerprint_file.hpp"
 #include "gdsb/topo/render.hpp"
 #include "service_layers.hpp"
 
@@ -88,10 +89,10 @@ json topology_phase(const NodeOptions& o, NodeFacts& facts) {
   facts.kernel = snap.machine.proc_known ? snap.machine.kernel_release : ctx.run.kernel;
   const topo::GpuSoftware nv = o.fake_gpu || o.no_nvml ? topo::GpuSoftware{} : topo::read_gpu_software(o.nvml_lib);
   facts.driver = o.fake_gpu ? "fake GPU service" : nv.driver;
-  facts.cuda_driver = nv.cuda_driver.empty() ? topo::kNotAvailable : nv.cuda_driver;
+  facts.cuda_driver = nv.cuda_driver.empty() ? "not available" : nv.cuda_driver;
   // The fake GPU service is no driver fact: the fingerprint stays what gdsb-topo --health
   // makes of the same input, so a class's reference file checks its nodes.
-  for (const auto& [k, v] : topo::make_fingerprint(snap, nv)) facts.fingerprint[k] = v;
+  for (const auto& [k, v] : topo::fact_texts(topo::make_fingerprint(snap, nv).facts)) facts.fingerprint[k] = v;
   return topo::to_json(snap, view, report, ctx);
 }
 
@@ -132,8 +133,11 @@ json p2p_phase(const NodeOptions& o, NodeFacts& facts) {
   // The topology phase's count (what gdsb-topo --health reads) wins; this fills it where
   // the snapshot had no NVLink facts.
   for (const p2p::GpuInfo& g : doc.caps.gpus)
-    if (const std::string key = "GPU " + g.bdf + " NVLink links"; g.nvlinks && !facts.fingerprint.contains(key))
-      facts.fingerprint[key] = std::to_string(*g.nvlinks);
+    if (const auto bdf = topo::PciAddress::parse(g.bdf); bdf && g.nvlinks) {
+      const topo::FactKey key{topo::FactKind::Gpu, *bdf, topo::Fact::NvlinkLinks};
+      if (!facts.fingerprint.contains(topo::key_text(key)))
+        facts.fingerprint[topo::key_text(key)] = topo::value_text(int64_t{*g.nvlinks});
+    }
   return p2p::to_json(doc);
 }
 

@@ -3,6 +3,7 @@
 
 #include "fixture_builder.hpp"
 #include "gdsb/topo/collect.hpp"
+#include "gdsb/topo/fingerprint.hpp"
 #include "gdsb/topo/pci_config.hpp"
 
 namespace gdsb::topo {
@@ -109,6 +110,9 @@ TEST(PciConfig, OneGenerationTableAndUnknownIsUnknown) {
   EXPECT_FALSE(pcie_generation_at(128));
   EXPECT_EQ(link_text(0, 16), "unknown speed x16");
   EXPECT_EQ(link_text(2.7, 4), "2.7GT/s x4");
+  EXPECT_EQ(link_words(LinkFact{std::nullopt, 16, 16}), "unknown speed x16");
+  EXPECT_EQ(link_words(LinkFact{32.0, 8, 16}), "Gen5 x8 of x16");
+  EXPECT_EQ(link_words(LinkFact{32.0, 0, 16}), "down");
 }
 
 TEST(CufileJson, StripsCommentsButNotStrings) {

@@ -14,10 +14,15 @@
 // GDSB_FAKE_NVML_VBIOS=96.00.74.00.01 (nvmlDeviceGetVbiosVersion, both GPUs).
 // GDSB_FAKE_NVML_GPU1_LINKS=N leaves only GPU 1's first N links active (links down on one
 // side of a pair, which bounds what the pair can use through the switches).
+// GDSB_FAKE_NVML_FAULT makes nvmlDeviceGetVbiosVersion (a device call) fail as a sick node's
+// does: "hang" sleeps forever inside it (a hung driver's ioctl), "lost" answers
+// NVML_ERROR_GPU_IS_LOST (15), "unknown" NVML_ERROR_UNKNOWN (999).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include <unistd.h>
 
 namespace {
 
@@ -61,7 +66,9 @@ extern "C" {
 
 int nvmlInit_v2() { return 0; }
 int nvmlShutdown() { return 0; }
-const char* nvmlErrorString(int) { return "fake NVML"; }
+const char* nvmlErrorString(int rc) {  // the real library's words for the codes a test makes
+  return rc == 15 ? "GPU is lost" : rc == 999 ? "Unknown Error" : "fake NVML";
+}
 int nvmlSystemGetDriverVersion(char* buf, unsigned n) {
   std::snprintf(buf, n, "580.159.04");
   return 0;
@@ -73,6 +80,13 @@ int nvmlSystemGetCudaDriverVersion_v2(int* v) {
   return 0;
 }
 int nvmlDeviceGetVbiosVersion(void*, char* buf, unsigned n) {
+  if (const char* fault = std::getenv("GDSB_FAKE_NVML_FAULT")) {
+    const std::string f = fault;
+    if (f == "hang")
+      for (;;) ::pause();
+    if (f == "lost") return 15;
+    if (f == "unknown") return 999;
+  }
   const char* vbios = std::getenv("GDSB_FAKE_NVML_VBIOS");
   if (!vbios) return 3;
   std::snprintf(buf, n, "%s", vbios);
