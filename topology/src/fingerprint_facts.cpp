@@ -89,12 +89,6 @@ void device_facts(const Snapshot& s, const Device& d, FactKind kind, const GpuSo
   else if (const auto links = nvlinks_active(s, d.bdf)) f[key(Fact::NvlinkLinks)] = int64_t{*links};
 }
 
-std::string hex4(uint16_t v) {
-  char b[8];
-  std::snprintf(b, sizeof b, "%04x", v);
-  return b;
-}
-
 // A failing GPU, not a missing feature: the check fails on it.
 bool is_fault(nvml::Return rc) {
   return rc != nvml::kSuccess && rc != nvml::kErrorNotSupported && rc != nvml::kErrorFunctionNotFound &&

@@ -61,12 +61,6 @@ ValueType value_type(Fact f) {
   }
 }
 
-std::string hex4(uint16_t v) {
-  char b[8];
-  std::snprintf(b, sizeof b, "%04x", v);
-  return b;
-}
-
 json value_json(const FactValue& v) {
   struct ToJson {
     json operator()(const std::string& s) const { return s; }

@@ -106,6 +106,12 @@ std::string hex16(uint16_t v) {
   return buf.data();
 }
 
+std::string hex4(uint16_t v) {
+  std::array<char, 8> buf{};
+  std::snprintf(buf.data(), buf.size(), "%04x", v);
+  return buf.data();
+}
+
 void decode_config(Device& d) {
   std::span<const uint8_t> cfg(d.config);
   if (cfg.size() < 64) return;

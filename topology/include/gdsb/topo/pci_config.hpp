@@ -54,6 +54,7 @@ std::string link_text(double gts, int width);  // "Gen4 x16"; "2.7GT/s x4", "unk
 
 std::string acs_bits_text(uint16_t v);  // "SrcValid+ TransBlk- ReqRedir+ ..."
 std::string hex16(uint16_t v);          // "0x001d"
+std::string hex4(uint16_t v);           // "10de" (an id as pci.ids and lspci -n write it)
 
 // Fills port_type, link, ACS, bridge bus numbers and ids from d.config where readable.
 void decode_config(Device& d);
