@@ -477,6 +477,30 @@ TEST_F(TopoHealthLiveNvml, AnNvmlErrorIsTheFirstDifferenceAndDrains) {
   EXPECT_EQ(r.out, "gdsb: GPU 0000:00:06.0 NVML: Unknown Error (NVML_ERROR_UNKNOWN)\n");
 }
 
+// --health asks NVML once for what the facts need: one session, no P2P pair matrix, no
+// NVLink remote walk, and hwloc (on here) kept from opening NVML, CUDA or OpenCL itself.
+TEST_F(TopoHealthLiveNvml, OneNvmlSessionWithoutPairMatrixOrNvlinkWalk) {
+  const fs::path log = dir.path() / "nvml.log";
+  ScopedEnv logging("GDSB_FAKE_NVML_LOG", log.string());
+  const CliRun r = cli({"--health", "--expect", good.string(), "--nvml-lib", GDSB_FAKE_NVML});
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  const std::string calls = read_all(log);
+  EXPECT_EQ(lines(calls), 1) << calls;
+  EXPECT_EQ(calls.rfind("init HWLOC_COMPONENTS=-nvml,-cuda,-opencl,-rsmi", 0), 0u) << calls;
+  EXPECT_EQ(calls.find("p2p"), std::string::npos) << calls;
+  EXPECT_EQ(calls.find("remote"), std::string::npos) << calls;
+}
+
+// --save-fingerprint runs under the same deadline and writes nothing when it passes.
+TEST_F(TopoHealthLiveNvml, AHungNvmlWritesNoFingerprint) {
+  ScopedEnv hang("GDSB_FAKE_NVML_FAULT", "hang");
+  const fs::path other = dir.path() / "other.json";
+  const CliRun r = cli({"--save-fingerprint", other.string(), "--nvml-lib", GDSB_FAKE_NVML, "--no-hwloc", "--timeout", "1"});
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("GPU 0000:00:06.0 NVML: no answer within 1 s"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(other));
+}
+
 // NVML gone on a node whose known-good file holds the driver version: a problem, not a note.
 TEST_F(TopoHealthLiveNvml, ADriverThatCannotBeReadNowIsAProblem) {
   const CliRun r = cli({"--health", "--expect", good.string(), "--nvml-lib", (dir.path() / "none.so").string(),

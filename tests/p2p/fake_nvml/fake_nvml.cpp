@@ -17,6 +17,9 @@
 // GDSB_FAKE_NVML_FAULT makes nvmlDeviceGetVbiosVersion (a device call) fail as a sick node's
 // does: "hang" sleeps forever inside it (a hung driver's ioctl), "lost" answers
 // NVML_ERROR_GPU_IS_LOST (15), "unknown" NVML_ERROR_UNKNOWN (999).
+// GDSB_FAKE_NVML_LOG=FILE appends a line per nvmlInit_v2 ("init HWLOC_COMPONENTS=<its value
+// in the calling process>"), per P2P status query ("p2p") and per NVLink remote query
+// ("remote"): what a caller asked, for tests of how little it asks.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -60,11 +63,23 @@ void fill_pci(PciInfo* p, const char* bus_id, unsigned bus, unsigned dev) {
   p->pci_device_id = 0x233510de;
 }
 
+void log_call(const std::string& what) {
+  if (const char* path = std::getenv("GDSB_FAKE_NVML_LOG"))
+    if (FILE* f = std::fopen(path, "a")) {
+      std::fprintf(f, "%s\n", what.c_str());
+      std::fclose(f);
+    }
+}
+
 }  // namespace
 
 extern "C" {
 
-int nvmlInit_v2() { return 0; }
+int nvmlInit_v2() {
+  const char* hwloc = std::getenv("HWLOC_COMPONENTS");
+  log_call(std::string("init HWLOC_COMPONENTS=") + (hwloc ? hwloc : ""));
+  return 0;
+}
 int nvmlShutdown() { return 0; }
 const char* nvmlErrorString(int rc) {  // the real library's words for the codes a test makes
   return rc == 15 ? "GPU is lost" : rc == 999 ? "Unknown Error" : "fake NVML";
@@ -132,6 +147,7 @@ int nvmlDeviceGetMemoryAffinity(void*, unsigned n, unsigned long* set, unsigned)
   return 0;
 }
 int nvmlDeviceGetP2PStatus(void*, void*, int cap, int* status) {
+  log_call("p2p");
   *status = cap == 4 ? 5 : 0;  // PCI: NS; read, write, NVLink, atomics: OK
   return 0;
 }
@@ -141,6 +157,7 @@ int nvmlDeviceGetNvLinkState(void* d, unsigned link, int* active) {
   return 0;
 }
 int nvmlDeviceGetNvLinkRemotePciInfo_v2(void* d, unsigned link, PciInfo* p) {
+  log_call("remote");
   if (link >= kLinks) return 2;
   if (remote_mode() == "gpu") {
     const int other = 1 - index_of(d);
