@@ -87,7 +87,14 @@ json topology_phase(const NodeOptions& o, NodeFacts& facts) {
   facts.drive_model = model_of(drives);
   facts.nic_model = model_of(nics);
   facts.kernel = snap.machine.proc_known ? snap.machine.kernel_release : ctx.run.kernel;
-  const topo::GpuSoftware nv = o.fake_gpu || o.no_nvml ? topo::GpuSoftware{} : topo::read_gpu_software(o.nvml_lib);
+  topo::GpuSoftware nv;
+  try {
+    if (!o.fake_gpu && !o.no_nvml) nv = topo::read_gpu_software(o.nvml_lib);
+  } catch (const topo::NvmlFault& e) {
+    // A sick GPU leaves its NVML facts out of this node's fingerprint: the fleet diff names
+    // the node by them, instead of the node having no report at all.
+    nv.unavailable = topo::Unreadable{e.what(), false};
+  }
   facts.driver = o.fake_gpu ? "fake GPU service" : nv.driver;
   facts.cuda_driver = nv.cuda_driver.empty() ? "not available" : nv.cuda_driver;
   // The fake GPU service is no driver fact: the fingerprint stays what gdsb-topo --health
