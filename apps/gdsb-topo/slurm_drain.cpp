@@ -1,10 +1,13 @@
 #include "slurm_drain.hpp"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -35,7 +38,7 @@ std::string slurm_node_name(const std::string& slurmd_nodename) {
   return h.substr(0, h.find('.'));
 }
 
-void slurm_drain(const std::string& scontrol, const std::string& node, const std::string& reason) {
+void slurm_drain(const std::string& scontrol, const std::string& node, const std::string& reason, double seconds) {
   std::vector<std::string> args{"scontrol", "update", "NodeName=" + node, "State=DRAIN", "Reason=" + reason};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -46,9 +49,24 @@ void slurm_drain(const std::string& scontrol, const std::string& node, const std
     ::execv(scontrol.c_str(), argv.data());
     ::_exit(127);
   }
+  // scontrol waits on slurmctld, which may not answer: it gets what is left of the deadline.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw RuntimeError(std::string("--slurm-drain: waitpid: ") + std::strerror(errno));
+  for (;;) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) throw RuntimeError(std::string("--slurm-drain: waitpid: ") + std::strerror(errno));
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      char secs[32];
+      std::snprintf(secs, sizeof secs, "%.3g", seconds);
+      throw RuntimeError("--slurm-drain: " + scontrol + " update NodeName=" + node + " did not finish within " +
+                         secs + " s (killed); the node was not drained (is slurmctld reachable?)");
+    }
+    ::usleep(10000);
+  }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
   const std::string how = WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
                                             : "was killed by signal " + std::to_string(WTERMSIG(status));

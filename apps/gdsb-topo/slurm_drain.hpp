@@ -14,8 +14,9 @@ std::string find_on_path(const std::string& program, const std::string& path_env
 // and prologs) when set, else this host's name up to its first dot.
 std::string slurm_node_name(const std::string& slurmd_nodename);
 
-// Runs `scontrol update NodeName=<node> State=DRAIN Reason=<reason>`. Throws RuntimeError
-// naming scontrol when it cannot be started or exits non-zero.
-void slurm_drain(const std::string& scontrol, const std::string& node, const std::string& reason);
+// Runs `scontrol update NodeName=<node> State=DRAIN Reason=<reason>`, killed after `seconds`.
+// Throws RuntimeError naming scontrol when it cannot be started, exits non-zero or does not
+// finish in time.
+void slurm_drain(const std::string& scontrol, const std::string& node, const std::string& reason, double seconds);
 
 }  // namespace gdsb::topo_app

@@ -31,14 +31,16 @@ topo::RunContext make_context(const Options& opt) {
 
 }  // namespace
 
-topo::Snapshot collect(const Options& opt) {
+topo::CollectOptions collect_options(const Options& opt) {
   topo::CollectOptions co;
   if (const char* e = std::getenv("CUFILE_ENV_PATH_JSON")) co.cufile_env_path = e;
   co.use_hwloc = !opt.no_hwloc;
   co.use_nvml = !opt.no_nvml;
   co.nvml_lib = opt.nvml_lib;
-  return topo::collect_from(opt.sources, co);
+  return co;
 }
+
+topo::Snapshot collect(const Options& opt) { return topo::collect_from(opt.sources, collect_options(opt)); }
 
 void setup_topo(CLI::App& app, Options& opt) {
   app.description(
@@ -62,7 +64,7 @@ void setup_topo(CLI::App& app, Options& opt) {
                "Live mode: do not ask NVML for GPU facts (BAR1, memory, link generation)");
   app.add_option("--nvml-lib", opt.nvml_lib, "Live mode: load NVML from PATH");
   app.add_option("--save-fingerprint", opt.save_fingerprint,
-                 "Write the node's known-good facts (gdsbench.fingerprint/1: GPUs, NVMe drives and "
+                 "Write the node's known-good facts (gdsbench.fingerprint/2: GPUs, NVMe drives and "
                  "data NICs by PCI address, links, ACS, IOMMU, BAR1, NUMA, driver versions) to FILE "
                  "and run no checks");
   auto* health = app.add_flag("--health", opt.health,
@@ -71,6 +73,10 @@ void setup_topo(CLI::App& app, Options& opt) {
   auto* expect = app.add_option("--expect", opt.expect, "The known-good fingerprint --health compares with");
   auto* om = app.add_option("--openmetrics", opt.openmetrics,
                             "With --health: write node_exporter textfile metrics to FILE (atomic rename)");
+  app.add_option("--timeout", opt.timeout_s,
+                 "With --health or --save-fingerprint: seconds the whole run may take (collection, NVML, "
+                 "scontrol); past it the check fails and says which step hung (default 15, under NHC's 30)")
+      ->check(CLI::Range(0.1, 3600.0));
   auto* drain = app.add_flag("--slurm-drain", opt.slurm_drain,
                              "With --health: on a difference, drain this node through scontrol "
                              "(NodeName $SLURMD_NODENAME, else the short host name)");
@@ -80,6 +86,8 @@ void setup_topo(CLI::App& app, Options& opt) {
     health->excludes(app.get_option(report));
   for (const char* report : {"--json", "--html", "--save-snapshot", "--matrix"})
     app.get_option("--save-fingerprint")->excludes(app.get_option(report));
+  for (const char* report : {"--json", "--html", "--save-snapshot", "--matrix"})
+    app.get_option("--timeout")->excludes(app.get_option(report));
   expect->needs(health);
   om->needs(health);
   drain->needs(health);

@@ -29,6 +29,7 @@ struct Options {
   std::string expect;       // --expect FILE (with --health)
   std::string openmetrics;  // --openmetrics FILE (with --health)
   bool slurm_drain = false;
+  double timeout_s = 15;  // --timeout: the deadline of --health and --save-fingerprint
   // The node as Slurm knows it ($SLURMD_NODENAME, else the short host name), and PATH:
   // read by topo_main, not by the library.
   std::string slurm_node;
@@ -38,6 +39,7 @@ struct Options {
 
 void setup_topo(CLI::App& app, Options& opt);
 // The snapshot the options name (live or a recording), as every mode of the tool reads it.
+topo::CollectOptions collect_options(const Options& opt);
 topo::Snapshot collect(const Options& opt);
 // --save-fingerprint and --health: facts only, none of the checks (health_app.cpp). Throws
 // gdsb::Error; run_topo maps it to the exit code.

@@ -5,6 +5,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "gdsb/topo/fingerprint_file.hpp"
+
 namespace gdsb::cluster {
 namespace {
 
@@ -16,61 +18,70 @@ std::string presence_words(const std::string& node, const std::string& key, cons
   return node + ": " + key + " " + value + "; absent on " + of + " of its class";
 }
 
+using Value = std::optional<topo::FactValue>;  // nullopt: the node lacks the fact
+
+std::string value_words(const Value& v) { return v ? topo::value_text(*v) : "absent"; }
+
 }  // namespace
 
 std::vector<FingerprintDiff> diff_against_majority(const std::vector<NamedFingerprint>& nodes) {
   std::vector<FingerprintDiff> out;
   if (nodes.size() < 2) return out;
-  // key -> value -> count; "absent" for nodes lacking the key. Hashed: a fleet of 10,000
-  // nodes of a few hundred facts each makes millions of these counts.
-  std::unordered_map<std::string, std::unordered_map<std::string, int>> counts;
-  for (const auto& n : nodes)
-    for (const auto& [k, v] : *n.fingerprint) ++counts[k][v];
+  // The same typed facts gdsb-topo --health compares: a link at its trained capability, not
+  // at the power state of the moment the node report was taken.
+  std::vector<topo::FactMap> facts;
+  facts.reserve(nodes.size());
+  for (const auto& n : nodes) facts.push_back(topo::facts_from_texts(*n.fingerprint, "node " + n.node + ": fingerprint"));
+  // key -> the values seen and how often; a key has few values, so a list per key.
+  std::map<topo::FactKey, std::vector<std::pair<Value, int>>> counts;
+  auto count = [](std::vector<std::pair<Value, int>>& values, const Value& v, int n) {
+    for (auto& [have, c] : values)
+      if (have == v) return void(c += n);
+    values.emplace_back(v, n);
+  };
+  for (const auto& f : facts)
+    for (const auto& [k, v] : f) count(counts[k], v, 1);
   const int total = static_cast<int>(nodes.size());
   struct Norm {
-    const std::string* key;
-    std::string value;
+    const topo::FactKey* key;
+    Value value;
     int count;
   };
   std::vector<Norm> majority;  // sorted by key, as every fingerprint is
   for (auto& [k, values] : counts) {
     int present = 0;
     for (const auto& [v, c] : values) present += c;
-    if (present < total) values["absent"] += total - present;
-    std::pair<std::string, int> best{"", 0};
+    if (present < total) count(values, std::nullopt, total - present);
     for (const auto& [v, c] : values)
-      if (c > best.second || (c == best.second && v < best.first)) best = {v, c};
-    if (best.second * 2 > total) majority.push_back({&k, best.first, best.second});
+      if (c * 2 > total) majority.push_back({&k, v, c});
   }
-  std::sort(majority.begin(), majority.end(),
-            [](const Norm& a, const Norm& b) { return *a.key < *b.key; });
-  static const std::string kAbsent = "absent";
-  for (const auto& n : nodes) {
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const auto& n = nodes[i];
     // Devices this node lacks (or has alone) come first, one line each; their other facts
     // are not repeated.
-    std::set<std::string> gone;
-    std::vector<FingerprintDiff> facts;
+    std::set<topo::FactKey> gone;
+    std::vector<FingerprintDiff> fact_diffs;
     // One walk over two sorted lists, not a lookup per key: linear in the facts.
-    auto it = n.fingerprint->begin();
+    auto it = facts[i].begin();
     for (const auto& m : majority) {
-      const std::string& k = *m.key;
-      while (it != n.fingerprint->end() && it->first < k) ++it;
-      const std::string& value = it != n.fingerprint->end() && it->first == k ? it->second : kAbsent;
+      const topo::FactKey& k = *m.key;
+      while (it != facts[i].end() && it->first < k) ++it;
+      const Value value = it != facts[i].end() && it->first == k ? Value(it->second) : std::nullopt;
       if (value == m.value) continue;
-      const std::string subject(topo::fact_subject(k));
-      if (!subject.empty() && gone.count(subject)) continue;  // keys sort after their subject
-      FingerprintDiff d{n.node, k, value, m.value, m.count, ""};
-      if (topo::is_presence(k)) {
+      if (k.kind != topo::FactKind::Node && !k.is_presence() && gone.count(k.subject())) continue;
+      const std::string key = topo::key_text(k), now = value_words(value), want = value_words(m.value);
+      FingerprintDiff d{n.node, key, now, want, m.count, ""};
+      if (k.is_presence()) {
         gone.insert(k);
-        d.words = presence_words(n.node, k, value, m.count, total);
+        d.words = presence_words(n.node, key, now, m.count, total);
         out.push_back(std::move(d));
         continue;
       }
-      d.words = n.node + ": " + k + " " + value + " (" + std::to_string(m.count) +
-                (m.count == 1 ? " other: " : " others: ") + m.value + ")";
-      facts.push_back(std::move(d));
+      d.words = n.node + ": " + key + " " + now + " (" + std::to_string(m.count) +
+                (m.count == 1 ? " other: " : " others: ") + want + ")";
+      fact_diffs.push_back(std::move(d));
     }
-    for (auto& d : facts) out.push_back(std::move(d));
+    for (auto& d : fact_diffs) out.push_back(std::move(d));
   }
   return out;
 }

@@ -18,6 +18,7 @@
 #include "gdsb/runner.hpp"
 #include "gdsb/topo/checks.hpp"
 #include "gdsb/topo/fingerprint.hpp"
+#include "gdsb/topo/fingerprint_file.hpp"
 #include "gdsb/topo/render.hpp"
 #include "service_layers.hpp"
 
@@ -86,12 +87,19 @@ json topology_phase(const NodeOptions& o, NodeFacts& facts) {
   facts.drive_model = model_of(drives);
   facts.nic_model = model_of(nics);
   facts.kernel = snap.machine.proc_known ? snap.machine.kernel_release : ctx.run.kernel;
-  const topo::GpuSoftware nv = o.fake_gpu || o.no_nvml ? topo::GpuSoftware{} : topo::read_gpu_software(o.nvml_lib);
+  topo::GpuSoftware nv;
+  try {
+    if (!o.fake_gpu && !o.no_nvml) nv = topo::read_gpu_software(o.nvml_lib);
+  } catch (const topo::NvmlFault& e) {
+    // A sick GPU leaves its NVML facts out of this node's fingerprint: the fleet diff names
+    // the node by them, instead of the node having no report at all.
+    nv.unavailable = topo::Unreadable{e.what(), false};
+  }
   facts.driver = o.fake_gpu ? "fake GPU service" : nv.driver;
-  facts.cuda_driver = nv.cuda_driver.empty() ? topo::kNotAvailable : nv.cuda_driver;
+  facts.cuda_driver = nv.cuda_driver.empty() ? "not available" : nv.cuda_driver;
   // The fake GPU service is no driver fact: the fingerprint stays what gdsb-topo --health
   // makes of the same input, so a class's reference file checks its nodes.
-  for (const auto& [k, v] : topo::make_fingerprint(snap, nv)) facts.fingerprint[k] = v;
+  for (const auto& [k, v] : topo::fact_texts(topo::make_fingerprint(snap, nv).facts)) facts.fingerprint[k] = v;
   return topo::to_json(snap, view, report, ctx);
 }
 
@@ -132,8 +140,11 @@ json p2p_phase(const NodeOptions& o, NodeFacts& facts) {
   // The topology phase's count (what gdsb-topo --health reads) wins; this fills it where
   // the snapshot had no NVLink facts.
   for (const p2p::GpuInfo& g : doc.caps.gpus)
-    if (const std::string key = "GPU " + g.bdf + " NVLink links"; g.nvlinks && !facts.fingerprint.contains(key))
-      facts.fingerprint[key] = std::to_string(*g.nvlinks);
+    if (const auto bdf = topo::PciAddress::parse(g.bdf); bdf && g.nvlinks) {
+      const topo::FactKey key{topo::FactKind::Gpu, *bdf, topo::Fact::NvlinkLinks};
+      if (!facts.fingerprint.contains(topo::key_text(key)))
+        facts.fingerprint[topo::key_text(key)] = topo::value_text(int64_t{*g.nvlinks});
+    }
   return p2p::to_json(doc);
 }
 

@@ -32,7 +32,7 @@ expect 0 "PASS: no odd node" -- --out "$work/one" "${topo[@]}"
 # Again into the same directory: its own earlier reports may be replaced.
 expect 0 "PASS" -- --out "$work/one" "${topo[@]}"
 # The class's known-good fingerprint, and the health check of the same node against it.
-grep -q '"schema": "gdsbench.fingerprint/1"' "$work/one/fingerprint-class1.json" \
+grep -q '"schema": "gdsbench.fingerprint/2"' "$work/one/fingerprint-class1.json" \
   || { echo "FAIL: no reference fingerprint"; ls "$work/one"; failures=$((failures + 1)); }
 if [ -n "$topo_bin" ]; then
   out=$("$topo_bin" --sysfs-root "$work/fx/node0/root" --health --expect "$work/one/fingerprint-class1.json" 2>&1)

@@ -6,9 +6,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 
 #include "gdsb/cluster/fingerprint.hpp"
+#include "gdsb/error.hpp"
 #include "gdsb/topo/collect.hpp"
+#include "gdsb/topo/fingerprint_file.hpp"
 
 namespace gdsb::cluster {
 namespace {
@@ -33,7 +36,9 @@ TEST(Fingerprint, NoStrictMajorityJudgesNobody) {
 // line of one stanza replaced.
 Fingerprint hgx(const std::string& bdf = "", const std::string& from = "", const std::string& to = "") {
   std::ifstream in(fs::path(GDSB_TOPO_REAL_FIXTURES) / "hgx-h100-lspci-vvv.txt");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ostringstream whole;
+  whole << in.rdbuf();
+  std::string text = whole.str();
   if (!bdf.empty()) {
     const auto start = text.find("\n" + bdf + " ") + 1;
     const auto end = text.find("\n\n", start) + 2;
@@ -46,7 +51,7 @@ Fingerprint hgx(const std::string& bdf = "", const std::string& from = "", const
   std::ofstream(tmp) << text;
   topo::CollectOptions o;
   o.lookup_names = false;
-  Fingerprint f = topo::make_fingerprint(topo::collect_lspci_text(tmp, o), {});
+  Fingerprint f = topo::fact_texts(topo::make_fingerprint(topo::collect_lspci_text(tmp, o), {}).facts);
   fs::remove(tmp);
   return f;
 }
@@ -65,11 +70,32 @@ TEST(Fingerprint, AFleetFromTheHgxRecordingNamesEachFaultOnceByPciAddress) {
   for (const auto& x : d) words.push_back(x.words);
   EXPECT_EQ(words, (std::vector<std::string>{
                        "n2: GPU 0000:19:00.0 absent; present on the 7 other nodes of its class",
-                       "n4: GPU 0000:3b:00.0 link Gen5 x8 (7 others: Gen5 x16)",
+                       "n4: GPU 0000:3b:00.0 link Gen5 x8 of x16 (7 others: Gen5 x16)",
                        "n6: port 0000:17:00.0 ACS RR+CR (7 others: off)",
                        "n7: NVMe 0000:18:00.0 absent; present on the 7 other nodes of its class",
                    }));
   EXPECT_EQ(nodes[reference_member(nodes, d)].node, "n1");
+}
+
+// Issue 24: node reports taken while some GPUs idle at Gen1 (LnkSta 2.5GT/s, LnkCap 32GT/s)
+// and others ran are the same hardware: no difference, whenever each report was taken.
+TEST(Fingerprint, GpusIdleAtGen1OnSomeNodesAreNoDifference) {
+  const Fingerprint busy = hgx();
+  const Fingerprint idle = hgx("19:00.0", "LnkSta:\tSpeed 32GT/s (ok)", "LnkSta:\tSpeed 2.5GT/s (downgraded)");
+  ASSERT_EQ(idle.at("GPU 0000:19:00.0 link"), "Gen5 x16");
+  const auto d = diff_against_majority({{"n1", &idle}, {"n2", &busy}, {"n3", &idle}, {"n4", &busy}, {"n5", &idle}});
+  EXPECT_TRUE(d.empty()) << d.front().words;
+}
+
+TEST(Fingerprint, AFactTheDiffDoesNotKnowIsAnErrorNamingTheNode) {
+  const Fingerprint a{{"kernel", "6.8"}}, b{{"kernel", "6.8"}, {"kernel colour", "blue"}};
+  try {
+    diff_against_majority({{"n1", &a}, {"n2", &b}});
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("node n2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("kernel colour"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Fingerprint, ADeviceOnlyOneNodeHasIsOneLineToo) {
@@ -90,8 +116,8 @@ TEST(Fingerprint, KeysFirstSeenOnLaterNodesAreJudgedWhereverTheySort) {
   c["nvidia-fs"] = "2.26";
   std::vector<std::string> words;
   for (const auto& d : diff_against_majority({{"a", &a}, {"b", &b}, {"c", &c}})) words.push_back(d.words);
-  EXPECT_EQ(words, (std::vector<std::string>{"a: CUDA driver absent (2 others: 13.0)",
-                                             "a: NVIDIA driver absent (2 others: 580)",
+  EXPECT_EQ(words, (std::vector<std::string>{"a: NVIDIA driver absent (2 others: 580)",
+                                             "a: CUDA driver absent (2 others: 13.0)",
                                              "c: nvidia-fs 2.26 (2 others: absent)"}));
 }
 

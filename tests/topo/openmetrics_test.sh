@@ -47,7 +47,7 @@ for name, parse in (("OpenMetrics", openmetrics), ("text format", text_format)):
     assert value("gdsb_health_device_present", bdf="0000:19:00.0", kind="gpu") == 1, name
     problems = fams["gdsb_health_problem_info"].samples
     assert [(s.labels["bdf"], s.labels["now"], s.labels["expected"]) for s in problems] == \
-        [("0000:19:00.0", "Gen5 x8", "Gen5 x16")], (name, problems)
+        [("0000:19:00.0", "Gen5 x8 of x16", "Gen5 x16")], (name, problems)
     for f in fams.values():
         assert f.type == "gauge", (name, f.name, f.type)
         assert f.documentation, (name, f.name)

@@ -6,6 +6,7 @@
 // Dx after GPUs 0 and 4 (12); the two BCM5720 gigabit ports (01:00.0/1) are management NICs.
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -23,10 +24,19 @@ namespace fs = std::filesystem;
 
 std::string read_all(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+// The words of the fact whose key reads `key` ("GPU 0000:19:00.0 link"), "" when absent.
+std::string fact(const FactMap& f, const std::string& key) {
+  for (const auto& [k, v] : f)
+    if (key_text(k) == key) return value_text(v);
+  return "";
+}
 
 // Sets an environment variable for one scope (PATH, SLURMD_NODENAME), then restores it.
 class ScopedEnv {
@@ -113,24 +123,27 @@ class TopoHealth : public ::testing::Test {
 
 TEST_F(TopoHealth, TheRecordingMatchesItsOwnFingerprint) {
   const auto doc = nlohmann::json::parse(read_all(good_json));
-  EXPECT_EQ(doc["schema"], "gdsbench.fingerprint/1");
+  EXPECT_EQ(doc["schema"], "gdsbench.fingerprint/2");
   EXPECT_EQ(doc["counts"]["gpus"], 8);
   EXPECT_EQ(doc["counts"]["drives"], 8);
-  const auto& f = doc["facts"];
-  EXPECT_EQ(f["GPU 0000:19:00.0"], "present");
-  EXPECT_EQ(f["GPU 0000:19:00.0 link"], "Gen5 x16");
-  EXPECT_EQ(f["GPU 0000:19:00.0 NUMA node"], "0");
-  EXPECT_EQ(f["GPU 0000:db:00.0 NUMA node"], "1");
-  EXPECT_EQ(f["GPU 0000:19:00.0 BAR1"], "131072 MiB");  // Region 2, 128G
-  EXPECT_EQ(f["GPU 0000:19:00.0 driver"], "nvidia");
-  EXPECT_EQ(f["NVMe 0000:18:00.0 link"], "Gen4 x4");
-  EXPECT_EQ(f["port 0000:82:00.0 ACS"].get<std::string>().find("RR+CR") != std::string::npos, true);
-  EXPECT_FALSE(f.contains("NIC 0000:01:00.0"));  // BCM5720 gigabit: management, no known-good fact
+  const FactMap f = load_fingerprint(good_json.string(), "--expect");
+  EXPECT_EQ(fact(f, "GPU 0000:19:00.0"), "present");
+  EXPECT_EQ(fact(f, "GPU 0000:19:00.0 link"), "Gen5 x16");
+  EXPECT_EQ(fact(f, "GPU 0000:19:00.0 NUMA node"), "0");
+  EXPECT_EQ(fact(f, "GPU 0000:db:00.0 NUMA node"), "1");
+  EXPECT_EQ(fact(f, "GPU 0000:19:00.0 BAR1"), "131072 MiB");  // Region 2, 128G
+  EXPECT_EQ(fact(f, "GPU 0000:19:00.0 driver"), "nvidia");
+  EXPECT_EQ(fact(f, "NVMe 0000:18:00.0 link"), "Gen4 x4");
+  EXPECT_NE(fact(f, "port 0000:82:00.0 ACS").find("RR+CR"), std::string::npos);
+  EXPECT_EQ(fact(f, "NIC 0000:01:00.0"), "");  // BCM5720 gigabit: management, no known-good fact
+  // The typed value, not only its words: GPU 19:00.0's LnkCap and LnkSta, 32GT/s x16.
+  const auto link = f.at({FactKind::Gpu, *PciAddress::parse("0000:19:00.0"), Fact::Link});
+  EXPECT_EQ(std::get<LinkFact>(link), (LinkFact{32.0, 16, 16}));
   if (have_pci_ids()) {
     // Data NICs are told by their ids, which a recording without -nn gives only through pci.ids.
     EXPECT_EQ(doc["counts"]["data_nics"], 12);
-    EXPECT_EQ(f["GPU 0000:19:00.0 device"], "10de:2330");
-    EXPECT_EQ(f["NIC 0000:1a:00.0 link"], "Gen5 x16");
+    EXPECT_EQ(fact(f, "GPU 0000:19:00.0 device"), "10de:2330");
+    EXPECT_EQ(fact(f, "NIC 0000:1a:00.0 link"), "Gen5 x16");
   }
   const CliRun r = health(hgx);
   EXPECT_EQ(r.rc, 0) << r.out << r.err;
@@ -143,7 +156,7 @@ TEST_F(TopoHealth, ALinkAtX8IsOneLineNamingTheGpu) {
   hgx.replace("19:00.0", "LnkSta:\tSpeed 32GT/s (ok), Width x16 (ok)", "LnkSta:\tSpeed 32GT/s (ok), Width x8 (downgraded)");
   const CliRun r = health(hgx);
   EXPECT_EQ(r.rc, 3);
-  EXPECT_EQ(r.out, "gdsb: GPU 0000:19:00.0 link Gen5 x8, expected Gen5 x16\n");
+  EXPECT_EQ(r.out, "gdsb: GPU 0000:19:00.0 link Gen5 x8 of x16, expected Gen5 x16\n");
 }
 
 TEST_F(TopoHealth, AGoneGpuIsOneLine) {
@@ -185,7 +198,7 @@ TEST_F(TopoHealth, BadExpectFilesAreUsageErrorsNamingThem) {
   r = cli({"--lspci-text", (dir.path() / "hgx.txt").string(), "--health", "--expect", junk.string()});
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find(junk.string()), std::string::npos);
-  EXPECT_NE(r.err.find("gdsbench.fingerprint/1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gdsbench.fingerprint/2"), std::string::npos) << r.err;
   EXPECT_EQ(cli({"--lspci-text", "x", "--health"}).rc, 2);  // --health needs --expect
   // No report option with the fingerprint modes: they run no checks to report.
   EXPECT_EQ(cli({"--lspci-text", "x", "--health", "--expect", "y", "--json", "z"}).rc, 2);
@@ -223,7 +236,7 @@ TEST_F(TopoHealth, SlurmDrainRunsScontrolWithTheFirstDifference) {
   r = health(hgx, {"--slurm-drain"});
   EXPECT_EQ(r.rc, 3) << r.err;
   EXPECT_EQ(read_all(record),
-            "update\nNodeName=gpu-node-07\nState=DRAIN\nReason=gdsb: GPU 0000:19:00.0 link Gen5 x8, expected Gen5 x16\n");
+            "update\nNodeName=gpu-node-07\nState=DRAIN\nReason=gdsb: GPU 0000:19:00.0 link Gen5 x8 of x16, expected Gen5 x16\n");
 }
 
 TEST_F(TopoHealth, SlurmDrainWithoutScontrolSaysSo) {
@@ -277,7 +290,243 @@ TEST(TopoHealthInputs, SysfsTreeAndItsSnapshotAlike) {
   fixture::write_sysfs(box, dir.path() / "x8");
   r = cli({"--sysfs-root", (dir.path() / "x8").string(), "--health", "--expect", fp, "--no-hwloc"});
   EXPECT_EQ(r.rc, 3);
-  EXPECT_EQ(r.out, "gdsb: GPU 0000:03:00.0 link Gen5 x8, expected Gen5 x16\n");
+  EXPECT_EQ(r.out, "gdsb: GPU 0000:03:00.0 link Gen5 x8 of x16, expected Gen5 x16\n");
+}
+
+
+// Issue 24, mutation 5: the HGX node with every GPU idle at Gen1, as NVIDIA GPUs drop their
+// link when idle (LnkSta 2.5GT/s on the GPU and on the switch port above it; LnkCap stays
+// 32GT/s), checked against the fingerprint saved under load. A person reading it sees a
+// healthy idle node: ok, exit 0, and --slurm-drain does not call Slurm.
+TEST_F(TopoHealth, GpusIdleAtGen1AreHealthy) {
+  const fs::path bin = dir.path() / "bin";
+  fs::create_directories(bin);
+  const fs::path record = dir.path() / "scontrol.argv";
+  std::ofstream(bin / "scontrol") << "#!/bin/sh\necho \"$@\" > '" << record.string() << "'\n";
+  ::chmod((bin / "scontrol").c_str(), 0755);
+  ScopedEnv path("PATH", bin.string() + ":/usr/bin:/bin");
+  // GPU -> the PEX890xx downstream port above it (its "Bus: secondary=" in the recording).
+  const std::vector<std::pair<std::string, std::string>> gpus{{"19:00.0", "17:01.0"}, {"3b:00.0", "39:01.0"},
+                                                              {"4c:00.0", "4a:01.0"}, {"5d:00.0", "5b:01.0"},
+                                                              {"9b:00.0", "99:01.0"}, {"bb:00.0", "b9:01.0"},
+                                                              {"cb:00.0", "c9:01.0"}, {"db:00.0", "d9:01.0"}};
+  for (const auto& [gpu, port] : gpus)
+    for (const std::string& bdf : {gpu, port})
+      hgx.replace(bdf, "LnkSta:\tSpeed 32GT/s (ok), Width x16 (ok)", "LnkSta:\tSpeed 2.5GT/s (downgraded), Width x16 (ok)");
+  const fs::path prom = dir.path() / "idle.prom";
+  const CliRun r = health(hgx, {"--slurm-drain", "--openmetrics", prom.string()});
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("gdsb: ok, 8 GPUs, 8 drives, ", 0), 0u) << r.out;
+  EXPECT_EQ(lines(r.out), 1) << r.out;
+  EXPECT_FALSE(fs::exists(record));
+  // The metrics give the GPU's trained capability too, not its idle rate.
+  const std::string text = read_all(prom);
+  EXPECT_NE(text.find("gdsb_health_pcie_link_transfers_per_second{bdf=\"0000:19:00.0\",kind=\"gpu\"} 32000000000\n"),
+            std::string::npos)
+      << text;
+}
+
+// The capability comparison still sees a GPU that cannot train to Gen5 (LnkCap Gen4: a
+// riser, a BIOS setting), and lanes lost are lanes lost at any speed.
+TEST_F(TopoHealth, AGpuThatCannotReachGen5OrLostLanesIsStillOneLine) {
+  hgx.replace("19:00.0", "LnkCap:\tPort #0, Speed 32GT/s, Width x16", "LnkCap:\tPort #0, Speed 16GT/s, Width x16");
+  hgx.replace("19:00.0", "LnkSta:\tSpeed 32GT/s (ok)", "LnkSta:\tSpeed 16GT/s (downgraded)");
+  CliRun r = health(hgx);
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_EQ(r.out, "gdsb: GPU 0000:19:00.0 link Gen4 x16, expected Gen5 x16\n");
+  Hgx idle_narrow;
+  idle_narrow.replace("3b:00.0", "LnkSta:\tSpeed 32GT/s (ok), Width x16 (ok)",
+                      "LnkSta:\tSpeed 2.5GT/s (downgraded), Width x8 (downgraded)");
+  r = health(idle_narrow);
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_EQ(r.out, "gdsb: GPU 0000:3b:00.0 link Gen5 x8 of x16, expected Gen5 x16\n");
+}
+
+// A fact not available is absent, never the value "not available": a recording (or
+// --no-nvml) has no VBIOS and no CUDA driver, and says so only where a known-good file holds
+// one: one line "cannot read X now (why)", a note, since the operator chose the input.
+TEST_F(TopoHealth, FactsNotAvailableAreAbsentAndCannotReadIsOneNote) {
+  const FactMap good = load_fingerprint(good_json.string(), "--expect");
+  for (const auto& [k, v] : good) {
+    EXPECT_NE(k.fact, Fact::Vbios) << key_text(k);
+    EXPECT_NE(k.fact, Fact::CudaDriver) << key_text(k);
+    EXPECT_NE(value_text(v), "not available") << key_text(k);
+  }
+  FactMap with_nvml = good;
+  const FactKey vbios{FactKind::Gpu, *PciAddress::parse("0000:19:00.0"), Fact::Vbios};
+  with_nvml[vbios] = std::string("96.00.74.00.01");
+  const fs::path saved = dir.path() / "with-nvml.json";
+  std::ofstream(saved) << fingerprint_document(with_nvml, {}).dump(1);
+  const CliRun r = cli({"--lspci-text", hgx.write(dir.path() / "now.txt").string(), "--health", "--expect", saved.string()});
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("gdsb: ok, 8 GPUs", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\ngdsb: cannot read GPU 0000:19:00.0 VBIOS now (a recording holds no NVML facts)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(lines(r.out), 2) << r.out;
+}
+
+// Files of schema /1 (facts as "key": "text", "not available" for what NVML did not give)
+// are still read, with the same verdicts.
+TEST_F(TopoHealth, Version1FilesAreStillRead) {
+  const FactMap good = load_fingerprint(good_json.string(), "--expect");
+  nlohmann::json v1{{"schema", "gdsbench.fingerprint/1"}, {"facts", fact_texts(good)}};
+  v1["facts"]["CUDA driver"] = "not available";
+  v1["facts"]["GPU 0000:19:00.0 VBIOS"] = "not available";
+  const fs::path old = dir.path() / "v1.json";
+  std::ofstream(old) << v1.dump(1);
+  EXPECT_EQ(load_fingerprint(old.string(), "--expect"), good);
+  CliRun r = cli({"--lspci-text", hgx.write(dir.path() / "now.txt").string(), "--health", "--expect", old.string()});
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_EQ(lines(r.out), 1) << r.out;
+  v1["facts"]["GPU 0000:19:00.0 colour"] = "green";
+  std::ofstream(old) << v1.dump(1);
+  r = cli({"--lspci-text", (dir.path() / "now.txt").string(), "--health", "--expect", old.string()});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("unknown fact \"GPU 0000:19:00.0 colour\""), std::string::npos) << r.err;
+}
+
+std::string metric(const std::string& text, const std::string& name) {
+  const auto at = text.find("\n" + name + " ");
+  if (at == std::string::npos) return "";
+  const auto start = at + name.size() + 2;
+  return text.substr(start, text.find('\n', start) - start);
+}
+
+// A check that cannot be made fails closed: the metrics file says so (collected 0, problems
+// >= 1), replacing the last green, for a collection error and for a bad known-good file.
+TEST_F(TopoHealth, ACheckThatCannotBeMadeWritesFailingMetrics) {
+  const fs::path prom = dir.path() / "gdsb.prom";
+  CliRun r = health(hgx, {"--openmetrics", prom.string()});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(metric(read_all(prom), "gdsb_health_collected"), "1");
+  EXPECT_EQ(metric(read_all(prom), "gdsb_health_problems"), "0");
+  const fs::path gone = dir.path() / "no-such-recording.txt";
+  r = cli({"--lspci-text", gone.string(), "--health", "--expect", good_json.string(), "--openmetrics", prom.string()});
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  std::string text = read_all(prom);
+  EXPECT_EQ(metric(text, "gdsb_health_collected"), "0") << text;
+  EXPECT_EQ(metric(text, "gdsb_health_problems"), "1") << text;
+  EXPECT_NE(text.find(gone.string()), std::string::npos) << text;  // the problem names the input
+  EXPECT_EQ(text.substr(text.size() - 6), "# EOF\n");
+  ASSERT_EQ(health(hgx, {"--openmetrics", prom.string()}).rc, 0);
+  const fs::path junk = dir.path() / "junk.json";
+  std::ofstream(junk) << "{}";
+  r = cli({"--lspci-text", (dir.path() / "now.txt").string(), "--health", "--expect", junk.string(), "--openmetrics",
+           prom.string()});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(metric(read_all(prom), "gdsb_health_collected"), "0");
+  EXPECT_EQ(metric(read_all(prom), "gdsb_health_problems"), "1");
+}
+
+// Live with the fake NVML (two H200 at 00:06.0 and 00:07.0): a known-good file saved while
+// it answers, then checked while it fails.
+class TopoHealthLiveNvml : public ::testing::Test {
+ protected:
+  fixture::TempDir dir;
+  fs::path good = dir.path() / "good.json";
+  fs::path prom = dir.path() / "gdsb.prom";
+  void SetUp() override {
+    const CliRun r = cli({"--save-fingerprint", good.string(), "--nvml-lib", GDSB_FAKE_NVML, "--no-hwloc"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+  }
+  CliRun check(std::vector<std::string> more = {}) {
+    std::vector<std::string> args{"--health", "--expect", good.string(), "--nvml-lib", GDSB_FAKE_NVML,
+                                  "--no-hwloc", "--openmetrics", prom.string()};
+    args.insert(args.end(), more.begin(), more.end());
+    return cli(args);
+  }
+};
+
+TEST_F(TopoHealthLiveNvml, AHungNvmlFailsWithinTheTimeoutNamingNvmlAndTheGpu) {
+  const FactMap f = load_fingerprint(good.string(), "--expect");
+  EXPECT_EQ(fact(f, "NVIDIA driver"), "580.159.04");  // what the fake NVML answers
+  ASSERT_EQ(check().rc, 0);
+  ScopedEnv hang("GDSB_FAKE_NVML_FAULT", "hang");  // nvmlDeviceGetVbiosVersion never returns
+  const auto start = std::chrono::steady_clock::now();
+  const CliRun r = check({"--timeout", "2"});
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.rc, 3) << r.out << r.err;
+  EXPECT_LT(took, 4.0);
+  EXPECT_EQ(r.out, "gdsb: GPU 0000:00:06.0 NVML: no answer within 2 s (--timeout; a hung driver?)\n");
+  const std::string text = read_all(prom);
+  EXPECT_EQ(metric(text, "gdsb_health_collected"), "0") << text;
+  EXPECT_EQ(metric(text, "gdsb_health_problems"), "1") << text;
+}
+
+TEST_F(TopoHealthLiveNvml, AnNvmlErrorIsTheFirstDifferenceAndDrains) {
+  const fs::path bin = dir.path() / "bin";
+  fs::create_directories(bin);
+  const fs::path record = dir.path() / "scontrol.argv";
+  std::ofstream(bin / "scontrol") << "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > '"
+                                  << record.string() << "'\n";
+  ::chmod((bin / "scontrol").c_str(), 0755);
+  ScopedEnv path("PATH", bin.string() + ":/usr/bin:/bin");
+  ScopedEnv node("SLURMD_NODENAME", "gpu-node-07");
+  ScopedEnv lost("GDSB_FAKE_NVML_FAULT", "lost");  // NVML_ERROR_GPU_IS_LOST
+  CliRun r = check({"--slurm-drain"});
+  EXPECT_EQ(r.rc, 3) << r.out << r.err;
+  // The shim adds NVML's name of the code to nvmlErrorString's words.
+  const std::string lost_line = "gdsb: GPU 0000:00:06.0 NVML: GPU is lost (NVML_ERROR_GPU_IS_LOST)";
+  EXPECT_EQ(r.out.rfind(lost_line + "\n", 0), 0u) << r.out;
+  EXPECT_EQ(read_all(record), "update\nNodeName=gpu-node-07\nState=DRAIN\nReason=" + lost_line + "\n");
+  EXPECT_EQ(metric(read_all(prom), "gdsb_health_collected"), "0");
+  ScopedEnv unknown("GDSB_FAKE_NVML_FAULT", "unknown");
+  r = check();
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_EQ(r.out, "gdsb: GPU 0000:00:06.0 NVML: Unknown Error (NVML_ERROR_UNKNOWN)\n");
+}
+
+// --health asks NVML once for what the facts need: one session, no P2P pair matrix, no
+// NVLink remote walk, and hwloc (on here) kept from opening NVML, CUDA or OpenCL itself.
+TEST_F(TopoHealthLiveNvml, OneNvmlSessionWithoutPairMatrixOrNvlinkWalk) {
+  const fs::path log = dir.path() / "nvml.log";
+  ScopedEnv logging("GDSB_FAKE_NVML_LOG", log.string());
+  const CliRun r = cli({"--health", "--expect", good.string(), "--nvml-lib", GDSB_FAKE_NVML});
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  const std::string calls = read_all(log);
+  EXPECT_EQ(lines(calls), 1) << calls;
+  EXPECT_EQ(calls.rfind("init HWLOC_COMPONENTS=-nvml,-cuda,-opencl,-rsmi", 0), 0u) << calls;
+  EXPECT_EQ(calls.find("p2p"), std::string::npos) << calls;
+  EXPECT_EQ(calls.find("remote"), std::string::npos) << calls;
+}
+
+// --save-fingerprint runs under the same deadline and writes nothing when it passes.
+TEST_F(TopoHealthLiveNvml, AHungNvmlWritesNoFingerprint) {
+  ScopedEnv hang("GDSB_FAKE_NVML_FAULT", "hang");
+  const fs::path other = dir.path() / "other.json";
+  const CliRun r = cli({"--save-fingerprint", other.string(), "--nvml-lib", GDSB_FAKE_NVML, "--no-hwloc", "--timeout", "1"});
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("GPU 0000:00:06.0 NVML: no answer within 1 s"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(other));
+}
+
+// NVML gone on a node whose known-good file holds the driver version: a problem, not a note.
+TEST_F(TopoHealthLiveNvml, ADriverThatCannotBeReadNowIsAProblem) {
+  const CliRun r = cli({"--health", "--expect", good.string(), "--nvml-lib", (dir.path() / "none.so").string(),
+                        "--no-hwloc"});
+  EXPECT_EQ(r.rc, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("gdsb: cannot read NVIDIA driver now ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("none.so"), std::string::npos) << r.out;
+}
+
+// scontrol waiting on a slurmctld that does not answer is killed at the deadline.
+TEST_F(TopoHealthLiveNvml, AHungScontrolIsKilledAtTheDeadline) {
+  const fs::path bin = dir.path() / "bin";
+  fs::create_directories(bin);
+  std::ofstream(bin / "scontrol") << "#!/bin/sh\nexec sleep 60\n";
+  ::chmod((bin / "scontrol").c_str(), 0755);
+  ScopedEnv path("PATH", bin.string() + ":/usr/bin:/bin");
+  ScopedEnv node("SLURMD_NODENAME", "gpu-node-07");
+  ScopedEnv lost("GDSB_FAKE_NVML_FAULT", "lost");
+  const auto start = std::chrono::steady_clock::now();
+  const CliRun r = check({"--slurm-drain", "--timeout", "2"});
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_LT(took, 4.0);
+  EXPECT_NE(r.err.find("did not finish within"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the node was not drained"), std::string::npos) << r.err;
+  EXPECT_EQ(metric(read_all(prom), "gdsb_health_collected"), "0");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include "fixture_builder.hpp"
 #include "gdsb/topo/collect.hpp"
+#include "gdsb/topo/fingerprint.hpp"
 #include "gdsb/topo/pci_config.hpp"
 
 namespace gdsb::topo {
@@ -90,6 +91,28 @@ TEST(PciConfig, BandwidthTable) {
   EXPECT_EQ(link_text(16, 8), "Gen4 x8");
   EXPECT_EQ(acs_bits_text(0x001d),
             "SrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-");
+}
+
+// Issue 24: one table; a code, generation or rate it does not hold is unknown, never 0 GB/s
+// read as a speed, and never "Gen0".
+TEST(PciConfig, OneGenerationTableAndUnknownIsUnknown) {
+  for (int gen = 1; gen <= 6; ++gen) {
+    const auto g = pcie_generation(gen);
+    ASSERT_TRUE(g) << gen;
+    EXPECT_EQ(pcie_generation_at(g->gts)->generation, gen);
+    EXPECT_EQ(speed_code_to_gts(gen), g->gts);
+    EXPECT_EQ(lane_gb_s(g->gts), g->lane_gb_s);
+  }
+  EXPECT_EQ(pcie_generation(5)->gts, 32.0);
+  EXPECT_FALSE(pcie_generation(0));
+  EXPECT_FALSE(pcie_generation(7));  // a reserved code, or a generation newer than the table
+  EXPECT_FALSE(pcie_generation_at(0));
+  EXPECT_FALSE(pcie_generation_at(128));
+  EXPECT_EQ(link_text(0, 16), "unknown speed x16");
+  EXPECT_EQ(link_text(2.7, 4), "2.7GT/s x4");
+  EXPECT_EQ(link_words(LinkFact{std::nullopt, 16, 16}), "unknown speed x16");
+  EXPECT_EQ(link_words(LinkFact{32.0, 8, 16}), "Gen5 x8 of x16");
+  EXPECT_EQ(link_words(LinkFact{32.0, 0, 16}), "down");
 }
 
 TEST(CufileJson, StripsCommentsButNotStrings) {

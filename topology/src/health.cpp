@@ -1,119 +1,112 @@
-// The fingerprint file and the health-check metrics (health.hpp).
+// The health check's comparison with the known-good facts and its metrics (health.hpp).
 #include "gdsb/topo/health.hpp"
 
-#include <fstream>
 #include <set>
 #include <sstream>
 
-#include "gdsb/error.hpp"
 #include "gdsb/report/openmetrics.hpp"
 
 namespace gdsb::topo {
 namespace {
 
 namespace om = report::openmetrics;
-using nlohmann::json;
 
-// "Gen5 x16" -> (32e9 transfers/s, 16 lanes); nullopt for "down" and anything unparsed.
-struct LinkFigures {
-  double transfers_per_second = 0;
-  int width = 0;
-};
-std::optional<LinkFigures> parse_link(const std::string& words) {
-  static const double rates[] = {2.5e9, 5e9, 8e9, 16e9, 32e9, 64e9};
-  int gen = 0, width = 0;
-  double gts = 0;
-  if (std::sscanf(words.c_str(), "Gen%d x%d", &gen, &width) == 2 && gen >= 1 && gen <= 6)
-    return LinkFigures{rates[gen - 1], width};
-  if (std::sscanf(words.c_str(), "%lfGT/s x%d", &gts, &width) == 2) return LinkFigures{gts * 1e9, width};
-  return std::nullopt;
+std::string kind_label(FactKind k) {
+  switch (k) {
+    case FactKind::Gpu: return "gpu";
+    case FactKind::Nvme: return "nvme";
+    case FactKind::Nic: return "nic";
+    case FactKind::Port: return "port";
+    case FactKind::Node: break;
+  }
+  return "node";
 }
 
-std::string kind_label(std::string_view subject) {
-  const std::string kind(subject.substr(0, subject.find(' ')));
-  return kind == "GPU" ? "gpu" : kind == "NVMe" ? "nvme" : kind == "NIC" ? "nic" : "port";
-}
-
-std::string bdf_of(std::string_view subject) { return std::string(subject.substr(subject.find(' ') + 1)); }
-
-void link_metrics(std::ostream& o, const Fingerprint& f, const std::string& prefix, const char* what) {
+void link_metrics(std::ostream& o, const FactMap* f, const std::string& prefix, const char* what) {
   const std::string width = prefix + "pcie_link_width", speed = prefix + "pcie_link_transfers_per_second";
   std::ostringstream w, s;
-  for (const auto& [k, v] : f) {
-    const auto subject = fact_subject(k);
-    if (subject.empty() || subject.rfind("port", 0) == 0 || k != std::string(subject) + " link") continue;
-    const om::Labels l{{"bdf", bdf_of(subject)}, {"kind", kind_label(subject)}};
-    const auto link = parse_link(v);
-    om::sample(w, width, l, link ? link->width : 0);
-    om::sample(s, speed, l, link ? link->transfers_per_second : 0);
+  for (const auto& [k, v] : f ? *f : FactMap{}) {
+    const auto* link = std::get_if<LinkFact>(&v);
+    if (!link || k.fact != Fact::Link || k.kind == FactKind::Port) continue;
+    const om::Labels l{{"bdf", k.bdf.text()}, {"kind", kind_label(k.kind)}};
+    om::sample(w, width, l, link->width);
+    if (link->width == 0) om::sample(s, speed, l, 0);
+    else if (link->gts) om::sample(s, speed, l, *link->gts * 1e9);  // a speed the table lacks: no sample
   }
   om::gauge_family(o, width, std::string("PCIe link width in lanes of each GPU, NVMe drive and data NIC, ") + what + " (0: link down)");
   o << w.str();
-  om::gauge_family(o, speed, std::string("PCIe link rate in transfers per second of each device, ") + what + " (0: link down)");
+  om::gauge_family(o, speed,
+                   std::string("PCIe link rate in transfers per second of each device (a GPU's: the most it and its "
+                               "slot can train to, not its idle rate), ") +
+                       what + " (0: link down)");
   o << s.str();
 }
 
 }  // namespace
 
-json fingerprint_document(const Fingerprint& f, const FingerprintOrigin& origin) {
-  const DeviceCounts c = count_devices(f);
-  json doc;
-  doc["schema"] = kFingerprintSchema;
-  doc["tool"] = {{"name", origin.tool}, {"version", origin.version}};
-  doc["host"] = origin.host;
-  doc["source"] = origin.source;
-  doc["created"] = origin.created;
-  if (!origin.note.empty()) doc["note"] = origin.note;
-  doc["counts"] = {{"gpus", c.gpus}, {"drives", c.drives}, {"data_nics", c.data_nics}};
-  doc["facts"] = f;
-  return doc;
-}
-
-Fingerprint fingerprint_from_document(const json& doc, const std::string& what) {
-  const std::string hint = "; write one with gdsb-topo --save-fingerprint FILE on the node when it is known to be good";
-  if (!doc.is_object() || doc.value("schema", json()).is_string() == false)
-    throw UsageError(what + ": not a gdsbench fingerprint (no \"schema\")" + hint);
-  const std::string schema = doc.at("schema").get<std::string>();
-  if (schema != kFingerprintSchema)
-    throw UsageError(what + ": schema is " + schema + ", expected " + kFingerprintSchema + hint);
-  const json facts = doc.value("facts", json());
-  if (!facts.is_object()) throw UsageError(what + ": no \"facts\" object" + hint);
-  Fingerprint f;
-  for (const auto& [k, v] : facts.items()) {
-    if (!v.is_string()) throw UsageError(what + ": fact \"" + k + "\" is not a string");
-    f[k] = v.get<std::string>();
+std::vector<HealthDifference> compare_with_expected(const Fingerprint& now_facts, const FactMap& expected) {
+  const FactMap& now = now_facts.facts;
+  std::vector<HealthDifference> devices, facts;
+  std::set<FactKey> gone;  // subjects absent now: their other facts are not repeated
+  for (const auto& [k, v] : expected)
+    if (k.is_presence() && now.count(k) == 0) {
+      devices.push_back({k, "absent", value_text(v), key_text(k) + " absent, expected " + value_text(v)});
+      gone.insert(k);
+    }
+  for (const auto& [k, v] : now)
+    if (k.is_presence() && expected.count(k) == 0)
+      devices.push_back({k, value_text(v), "absent", key_text(k) + " " + value_text(v) + ", expected absent"});
+  for (const auto& [k, want] : expected) {
+    if (k.is_presence()) continue;
+    if (k.kind != FactKind::Node && gone.count(k.subject())) continue;
+    const auto it = now.find(k);
+    if (it == now.end()) {
+      const auto u = now_facts.unreadable.find(k);
+      const Unreadable why = u != now_facts.unreadable.end() ? u->second : Unreadable{"this input does not record it", false};
+      facts.push_back({k, "cannot read", value_text(want), "cannot read " + key_text(k) + " now (" + why.why + ")",
+                       !why.chosen});
+      continue;
+    }
+    if (it->second != want)
+      facts.push_back({k, value_text(it->second), value_text(want),
+                       key_text(k) + " " + value_text(it->second) + ", expected " + value_text(want)});
   }
-  return f;
+  devices.insert(devices.end(), facts.begin(), facts.end());
+  return devices;
 }
 
-Fingerprint load_fingerprint(const std::string& path, const std::string& option) {
-  const std::string what = option + " " + path;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(what + ": cannot open the file");
-  const json doc = json::parse(in, nullptr, false);
-  if (doc.is_discarded()) throw UsageError(what + ": not JSON; pass a file written by gdsb-topo --save-fingerprint");
-  return fingerprint_from_document(doc, what);
-}
-
-std::string health_openmetrics(const Fingerprint& now, const Fingerprint& expected,
+std::string health_openmetrics(const Fingerprint* now, const FactMap* expected,
                                const std::vector<HealthDifference>& differences,
                                const HealthMetricsContext& ctx) {
   std::ostringstream o;
   om::generator_info(o, ctx.tool, ctx.version);
   om::gauge_family(o, "gdsb_health_info", "The health check: node, known-good file (always 1)");
   om::sample(o, "gdsb_health_info", {{"node", ctx.node}, {"expect", ctx.expect_file}}, 1);
+  const bool collected = now != nullptr && expected != nullptr;
+  om::gauge_family(o, "gdsb_health_collected",
+                   "1 when the node's facts were collected and compared; 0 when the check itself failed "
+                   "(a timeout, an NVML error, an unreadable input or known-good file): the node is not known good");
+  om::sample(o, "gdsb_health_collected", {}, collected ? 1 : 0);
+  size_t problems = 0;
+  for (const auto& d : differences) problems += d.problem ? 1 : 0;
+  if (!collected && problems == 0) problems = 1;
   om::gauge_family(o, "gdsb_health_problems", "Differences from the known-good fingerprint (0: healthy)");
-  om::sample(o, "gdsb_health_problems", {}, static_cast<double>(differences.size()));
+  om::sample(o, "gdsb_health_problems", {}, static_cast<double>(problems));
   om::gauge_family(o, "gdsb_health_last_check_timestamp_seconds", "When the check ran (Unix time)");
   om::sample(o, "gdsb_health_last_check_timestamp_seconds", {}, ctx.checked_at_unix_s);
   om::gauge_family(o, "gdsb_health_problem_info",
                    "One per difference: the fact, its value now and the known-good value (always 1)");
   for (const auto& d : differences) {
-    const auto subject = fact_subject(d.key);
+    if (!d.problem) continue;
     om::sample(o, "gdsb_health_problem_info",
-               {{"bdf", subject.empty() ? "" : bdf_of(subject)}, {"fact", d.key}, {"now", d.now}, {"expected", d.expected}}, 1);
+               {{"bdf", d.key ? d.key->bdf.text() : ""},
+                {"fact", d.key ? key_text(*d.key) : d.words},
+                {"now", d.now},
+                {"expected", d.expected}},
+               1);
   }
-  const DeviceCounts have = count_devices(now), want = count_devices(expected);
+  const DeviceCounts have = now ? count_devices(*now) : DeviceCounts{};
+  const DeviceCounts want = expected ? count_devices(*expected) : DeviceCounts{};
   om::gauge_family(o, "gdsb_health_devices", "GPUs, NVMe drives and data NICs present now");
   om::sample(o, "gdsb_health_devices", {{"kind", "gpu"}}, have.gpus);
   om::sample(o, "gdsb_health_devices", {{"kind", "nvme"}}, have.drives);
@@ -124,13 +117,15 @@ std::string health_openmetrics(const Fingerprint& now, const Fingerprint& expect
   om::sample(o, "gdsb_health_expected_devices", {{"kind", "nic"}}, want.data_nics);
   om::gauge_family(o, "gdsb_health_device_present",
                    "1 when the device is present now, 0 when only the known-good fingerprint holds it");
-  std::set<std::string> subjects;
-  for (const auto* f : {&now, &expected})
-    for (const auto& [k, v] : *f)
-      if (is_presence(k) && k.rfind("port", 0) != 0) subjects.insert(k);
+  std::set<FactKey> subjects;
+  for (const FactMap* f : {now ? &now->facts : nullptr, expected})
+    if (f)
+      for (const auto& [k, v] : *f)
+        if (k.is_presence() && k.kind != FactKind::Port) subjects.insert(k);
   for (const auto& s : subjects)
-    om::sample(o, "gdsb_health_device_present", {{"bdf", bdf_of(s)}, {"kind", kind_label(s)}}, now.count(s) ? 1 : 0);
-  link_metrics(o, now, "gdsb_health_", "now");
+    om::sample(o, "gdsb_health_device_present", {{"bdf", s.bdf.text()}, {"kind", kind_label(s.kind)}},
+               now && now->facts.count(s) ? 1 : 0);
+  link_metrics(o, now ? &now->facts : nullptr, "gdsb_health_", "now");
   link_metrics(o, expected, "gdsb_health_expected_", "known-good");
   o << om::kEof;
   return o.str();

@@ -39,33 +39,52 @@ std::optional<size_t> find_ext_capability(std::span<const uint8_t> cfg, uint16_t
   return std::nullopt;
 }
 
+namespace {
+constexpr std::array<PcieGeneration, 6> kPcieGenerations{{{1, 2.5, 0.25},
+                                                         {2, 5, 0.5},
+                                                         {3, 8, 0.985},
+                                                         {4, 16, 1.969},
+                                                         {5, 32, 3.938},
+                                                         {6, 64, 7.563}}};
+}  // namespace
+
+std::optional<PcieGeneration> pcie_generation(int generation_or_speed_code) {
+  for (const PcieGeneration& g : kPcieGenerations)
+    if (g.generation == generation_or_speed_code) return g;
+  return std::nullopt;
+}
+
+std::optional<PcieGeneration> pcie_generation_at(double gts) {
+  for (const PcieGeneration& g : kPcieGenerations)
+    if (gts > g.gts - 0.1 && gts < g.gts + 0.1) return g;
+  return std::nullopt;
+}
+
 double speed_code_to_gts(int code) {
-  static constexpr std::array<double, 7> kSpeeds{0, 2.5, 5, 8, 16, 32, 64};
-  return code >= 1 && code <= 6 ? kSpeeds[static_cast<size_t>(code)] : 0;
+  const auto g = pcie_generation(code);
+  return g ? g->gts : 0;
 }
 
 int gts_to_generation(double gts) {
-  static constexpr std::array<double, 6> kSpeeds{2.5, 5, 8, 16, 32, 64};
-  for (size_t i = 0; i < kSpeeds.size(); ++i)
-    if (gts > kSpeeds[i] - 0.1 && gts < kSpeeds[i] + 0.1) return static_cast<int>(i) + 1;
-  return 0;
+  const auto g = pcie_generation_at(gts);
+  return g ? g->generation : 0;
 }
 
 double lane_gb_s(double gts) {
-  static constexpr std::array<double, 6> kLane{0.25, 0.5, 0.985, 1.969, 3.938, 7.563};
-  int gen = gts_to_generation(gts);
-  return gen > 0 ? kLane[static_cast<size_t>(gen - 1)] : 0;
+  const auto g = pcie_generation_at(gts);
+  return g ? g->lane_gb_s : 0;
 }
 
 double link_gb_s(double gts, int width) { return lane_gb_s(gts) * width; }
 
 std::string link_text(double gts, int width) {
-  int gen = gts_to_generation(gts);
   std::array<char, 48> buf{};
-  if (gen > 0)
-    std::snprintf(buf.data(), buf.size(), "Gen%d x%d", gen, width);
-  else
+  if (const auto g = pcie_generation_at(gts))
+    std::snprintf(buf.data(), buf.size(), "Gen%d x%d", g->generation, width);
+  else if (gts > 0)
     std::snprintf(buf.data(), buf.size(), "%.1fGT/s x%d", gts, width);
+  else
+    std::snprintf(buf.data(), buf.size(), "unknown speed x%d", width);
   return buf.data();
 }
 
@@ -84,6 +103,12 @@ std::string acs_bits_text(uint16_t v) {
 std::string hex16(uint16_t v) {
   std::array<char, 8> buf{};
   std::snprintf(buf.data(), buf.size(), "0x%04x", v);
+  return buf.data();
+}
+
+std::string hex4(uint16_t v) {
+  std::array<char, 8> buf{};
+  std::snprintf(buf.data(), buf.size(), "%04x", v);
   return buf.data();
 }
 

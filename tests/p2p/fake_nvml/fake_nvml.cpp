@@ -14,10 +14,18 @@
 // GDSB_FAKE_NVML_VBIOS=96.00.74.00.01 (nvmlDeviceGetVbiosVersion, both GPUs).
 // GDSB_FAKE_NVML_GPU1_LINKS=N leaves only GPU 1's first N links active (links down on one
 // side of a pair, which bounds what the pair can use through the switches).
+// GDSB_FAKE_NVML_FAULT makes nvmlDeviceGetVbiosVersion (a device call) fail as a sick node's
+// does: "hang" sleeps forever inside it (a hung driver's ioctl), "lost" answers
+// NVML_ERROR_GPU_IS_LOST (15), "unknown" NVML_ERROR_UNKNOWN (999).
+// GDSB_FAKE_NVML_LOG=FILE appends a line per nvmlInit_v2 ("init HWLOC_COMPONENTS=<its value
+// in the calling process>"), per P2P status query ("p2p") and per NVLink remote query
+// ("remote"): what a caller asked, for tests of how little it asks.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include <unistd.h>
 
 namespace {
 
@@ -55,13 +63,27 @@ void fill_pci(PciInfo* p, const char* bus_id, unsigned bus, unsigned dev) {
   p->pci_device_id = 0x233510de;
 }
 
+void log_call(const std::string& what) {
+  if (const char* path = std::getenv("GDSB_FAKE_NVML_LOG"))
+    if (FILE* f = std::fopen(path, "a")) {
+      std::fprintf(f, "%s\n", what.c_str());
+      std::fclose(f);
+    }
+}
+
 }  // namespace
 
 extern "C" {
 
-int nvmlInit_v2() { return 0; }
+int nvmlInit_v2() {
+  const char* hwloc = std::getenv("HWLOC_COMPONENTS");
+  log_call(std::string("init HWLOC_COMPONENTS=") + (hwloc ? hwloc : ""));
+  return 0;
+}
 int nvmlShutdown() { return 0; }
-const char* nvmlErrorString(int) { return "fake NVML"; }
+const char* nvmlErrorString(int rc) {  // the real library's words for the codes a test makes
+  return rc == 15 ? "GPU is lost" : rc == 999 ? "Unknown Error" : "fake NVML";
+}
 int nvmlSystemGetDriverVersion(char* buf, unsigned n) {
   std::snprintf(buf, n, "580.159.04");
   return 0;
@@ -73,6 +95,13 @@ int nvmlSystemGetCudaDriverVersion_v2(int* v) {
   return 0;
 }
 int nvmlDeviceGetVbiosVersion(void*, char* buf, unsigned n) {
+  if (const char* fault = std::getenv("GDSB_FAKE_NVML_FAULT")) {
+    const std::string f = fault;
+    if (f == "hang")
+      for (;;) ::pause();
+    if (f == "lost") return 15;
+    if (f == "unknown") return 999;
+  }
   const char* vbios = std::getenv("GDSB_FAKE_NVML_VBIOS");
   if (!vbios) return 3;
   std::snprintf(buf, n, "%s", vbios);
@@ -118,6 +147,7 @@ int nvmlDeviceGetMemoryAffinity(void*, unsigned n, unsigned long* set, unsigned)
   return 0;
 }
 int nvmlDeviceGetP2PStatus(void*, void*, int cap, int* status) {
+  log_call("p2p");
   *status = cap == 4 ? 5 : 0;  // PCI: NS; read, write, NVLink, atomics: OK
   return 0;
 }
@@ -127,6 +157,7 @@ int nvmlDeviceGetNvLinkState(void* d, unsigned link, int* active) {
   return 0;
 }
 int nvmlDeviceGetNvLinkRemotePciInfo_v2(void* d, unsigned link, PciInfo* p) {
+  log_call("remote");
   if (link >= kLinks) return 2;
   if (remote_mode() == "gpu") {
     const int other = 1 - index_of(d);

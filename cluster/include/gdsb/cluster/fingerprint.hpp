@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,9 @@
 
 namespace gdsb::cluster {
 
-using Fingerprint = topo::Fingerprint;
+// A node's facts as its node report carries them: key text -> value text (topo::fact_texts).
+// The diff reads them back into typed facts (topo::facts_from_texts) and judges those.
+using Fingerprint = std::map<std::string, std::string>;
 
 struct FingerprintDiff {
   std::string node;
@@ -31,6 +34,7 @@ struct NamedFingerprint {
   std::string node;
   const Fingerprint* fingerprint = nullptr;
 };
+// Throws UsageError naming the node for a fact it cannot read (a newer gdsbench's report).
 std::vector<FingerprintDiff> diff_against_majority(const std::vector<NamedFingerprint>& nodes);
 
 // The member whose facts stand for the class: the one with the fewest of `diffs` (what

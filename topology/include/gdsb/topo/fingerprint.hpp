@@ -2,75 +2,181 @@
 // be good, and alike across the nodes of one hardware class. gdsb-topo --save-fingerprint and
 // --health, and gdsb-cluster's fleet comparison, all read facts made here.
 //
-// A fingerprint is key -> value. Devices are named by PCI address, never by position, so a
-// node that loses one GPU differs in that GPU only:
-//   "GPU 0000:19:00.0"                  -> "present"  (one per GPU, NVMe drive, data NIC, port)
-//   "GPU 0000:19:00.0 link"             -> "Gen5 x16" ("down" for a link that is not up)
-//   "GPU 0000:19:00.0 device"           -> "10de:2330" (vendor:device)
-//   "GPU 0000:19:00.0 NUMA node", "... BAR1", "... driver", "... VBIOS", "... NVLink links"
-//   "port 0000:18:00.0 ACS"             -> "SV" (ACS control bits in words, "off")
-//   "IOMMU", "kernel", "kernel command line", "nvidia-fs", "NVIDIA driver", "CUDA driver"
-// Kinds: GPU, NVMe, NIC (data NICs only: a gigabit management port is no known-good fact),
-// port (PCIe root and switch ports). A fact the input does not record is left out.
+// A fact is typed: a key {kind, PCI address, fact} and a value of the type the fact has (a
+// link's speed and widths, an ACS control word, a count, a version text). Text is made only
+// for output ("GPU 0000:19:00.0 link" -> "Gen5 x16"). Devices are named by PCI address, never
+// by position, so a node that loses one GPU differs in that GPU only. Kinds: GPU, NVMe, NIC
+// (data NICs only: a gigabit management port is no known-good fact), port (PCIe root and
+// switch ports), and the node itself (IOMMU, kernel, driver versions).
+//
+// Files split by job: this header (types, words), fingerprint_facts.cpp (facts from a
+// snapshot and NVML), fingerprint_file.cpp (the JSON file, fingerprint_file.hpp), health.cpp (the
+// comparison with the known-good facts and its metrics).
 #pragma once
 
+#include <compare>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
+#include "gdsb/error.hpp"
 #include "gdsb/topo/model.hpp"
 
 namespace gdsb::topo {
 
-using Fingerprint = std::map<std::string, std::string>;
-
-// What the GPU driver says about software and firmware (NVML): not in the snapshot.
-struct GpuSoftware {
-  std::string driver;                        // "580.95.05"; "" when NVML does not say
-  std::string cuda_driver;                   // "13.0"; "" when NVML does not say
-  std::map<std::string, std::string> vbios;  // GPU bdf -> VBIOS version
+// A PCI address "0000:19:00.0"; the empty address of a node fact sorts first.
+struct PciAddress {
+  uint32_t domain = 0;
+  uint8_t bus = 0, device = 0, function = 0;
+  bool set = false;
+  static std::optional<PciAddress> parse(std::string_view text);  // "0000:19:00.0" (lower/upper)
+  std::string text() const;                                       // "" when not set
+  auto operator<=>(const PciAddress&) const = default;
 };
-// Reads it through the NVML shim (lib "" = libnvidia-ml.so.1). Never throws: empty fields
-// where NVML is absent or does not answer (never guessed).
-GpuSoftware read_gpu_software(const std::string& nvml_lib);
 
-// The value of a fact NVML did not give (no driver, an old NVML, --no-nvml, a fake GPU).
-inline constexpr const char* kNotAvailable = "not available";
+enum class FactKind { Node, Gpu, Nvme, Nic, Port };
+enum class Fact {
+  Present,      // the device is there
+  Device,       // vendor:device ids
+  Link,         // PCIe link (LinkFact)
+  Acs,          // ACS control register
+  NumaNode,
+  Driver,       // the kernel driver bound
+  Bar1,         // GPU BAR1 size
+  Vbios,        // GPU firmware (NVML)
+  NvlinkLinks,  // active NVLink links (NVML)
+  Iommu,
+  Kernel,
+  KernelCommandLine,
+  NvidiaFs,
+  NvidiaDriver,  // NVML
+  CudaDriver,    // NVML
+};
 
-Fingerprint make_fingerprint(const Snapshot& s, const GpuSoftware& software);
+struct FactKey {
+  FactKind kind = FactKind::Node;
+  PciAddress bdf;  // not set for a node fact
+  Fact fact = Fact::Present;
+  auto operator<=>(const FactKey&) const = default;
+  // The device this key is about (its presence key); the key itself for a node fact.
+  FactKey subject() const { return {kind, bdf, kind == FactKind::Node ? fact : Fact::Present}; }
+  bool is_presence() const { return kind != FactKind::Node && fact == Fact::Present; }
+};
 
-// "Gen4 x16" from a link speed in GT/s and a width.
+// The typed values.
+struct Presence {
+  bool operator==(const Presence&) const = default;
+};
+struct PciIds {
+  uint16_t vendor = 0, device = 0;
+  bool operator==(const PciIds&) const = default;
+};
+// A PCIe link at what it is trained to do, not at its power state: the speed the GPU and its
+// slot can both reach (NVIDIA GPUs drop to Gen1 when idle), the lanes trained now (lanes
+// lost show) and the lanes the device has. Other devices keep their current speed, as the
+// path model judges them. gts nullopt: a speed the PCIe table does not hold.
+struct LinkFact {
+  std::optional<double> gts;
+  int width = 0;  // 0: the link is down
+  int max_width = 0;
+  bool operator==(const LinkFact&) const = default;
+};
+struct AcsControl {
+  uint16_t ctl = 0;
+  bool operator==(const AcsControl&) const = default;
+};
+struct Mebibytes {
+  uint64_t mib = 0;
+  bool operator==(const Mebibytes&) const = default;
+};
+using FactValue = std::variant<std::string, int64_t, Presence, PciIds, LinkFact, AcsControl, Mebibytes>;
+
+using FactMap = std::map<FactKey, FactValue>;
+
+// A node's facts, and why facts that could be there are not (NVML disabled, absent or
+// failing, a recording): what "cannot read X now (why)" says.
+struct Unreadable {
+  std::string why;      // "--no-nvml", "NVML: Driver Not Loaded", "a recording has no NVML facts"
+  bool chosen = false;  // the operator's choice (--no-nvml, a recording): a note, not a problem
+};
+struct Fingerprint {
+  FactMap facts;
+  std::map<FactKey, Unreadable> unreadable;
+  bool operator==(const Fingerprint&) const = default;
+};
+
+// Words for output, never read back.
+std::string kind_text(FactKind k);  // "GPU", "NVMe", "NIC", "port", "" for the node
+std::string fact_text(Fact f);      // "link", "NUMA node", "IOMMU", ...
+std::string key_text(const FactKey& k);  // "GPU 0000:19:00.0 link", "IOMMU"
+std::string value_text(const FactValue& v);  // "Gen5 x16", "SV+RR", "131072 MiB", "present"
+// "Gen4 x16" from a link speed in GT/s and a width (the PCIe table in pci_config.hpp).
 std::string link_words(double speed_gts, int width);
+std::string link_words(const LinkFact& l);  // "Gen5 x16", "Gen5 x8 of x16", "down"
 // "RR+CR+UF" from an ACS control register, "off" when no bit is set.
 std::string acs_words(uint16_t ctl);
 
-// The device a key is about ("GPU 0000:19:00.0"), "" for a node fact. A key equal to its
-// subject is the device's presence.
-std::string_view fact_subject(std::string_view key);
-bool is_presence(std::string_view key);
+// What GPU facts NVML gives the fingerprint (not in the snapshot): one NVML session.
+struct NvmlGpu {
+  std::string vbios;               // "" when NVML does not say
+  std::optional<uint64_t> bar1_bytes;
+  std::optional<int> nvlinks;      // active links; nullopt when this NVML has no NVLink queries
+};
+struct GpuSoftware {
+  std::string driver;                    // "580.95.05"; "" when NVML does not say
+  std::string cuda_driver;               // "13.0"; "" when NVML does not say
+  std::map<std::string, NvmlGpu> gpus;   // by GPU bdf ("0000:19:00.0")
+  // Why NVML gave nothing (or was not asked); empty when it answered.
+  std::optional<Unreadable> unavailable;
+};
+
+// An NVML error that is itself a fault of the node (GPU_IS_LOST, UNKNOWN, ...): the health
+// check's first difference ("GPU 0000:19:00.0 NVML: GPU is lost").
+class NvmlFault : public RuntimeError {
+ public:
+  using RuntimeError::RuntimeError;
+};
+// Called before each NVML step that could block ("GPU 0000:19:00.0 NVML"): a caller running
+// the reads under a deadline names the step that did not return.
+using StepNote = std::function<void(const std::string&)>;
+
+// Reads it through the NVML shim (lib "" = libnvidia-ml.so.1): one session, per GPU only the
+// VBIOS, BAR1 and NVLink link states (no pair matrix, no NVLink remote walk). An absent
+// library or driver gives `unavailable`; a device call answering an error that means a
+// failing GPU (not NOT_SUPPORTED) throws NvmlFault naming the GPU.
+GpuSoftware read_gpu_software(const std::string& nvml_lib, const StepNote& step = {});
+
+// The facts of a snapshot and of what NVML said.
+Fingerprint make_fingerprint(const Snapshot& s, const GpuSoftware& software);
 
 struct DeviceCounts {
   int gpus = 0, drives = 0, data_nics = 0;
 };
-DeviceCounts count_devices(const Fingerprint& f);
+DeviceCounts count_devices(const FactMap& f);
+inline DeviceCounts count_devices(const Fingerprint& f) { return count_devices(f.facts); }
 // "8 GPUs, 8 drives, 8 data NICs"
 std::string counts_words(const DeviceCounts& c);
 
 // One way the node differs from its known-good facts.
 struct HealthDifference {
-  std::string key;       // the fact ("GPU 0000:19:00.0 link")
-  std::string now;       // "absent" / "unknown" when the current input lacks it
+  std::optional<FactKey> key;  // nullopt for a collection fault (a timeout, an NVML error)
+  std::string now;       // "absent" / "cannot read" when the current input lacks it
   std::string expected;  // "absent" for a device the known-good facts do not hold
-  std::string words;     // "GPU 0000:19:00.0 link Gen5 x8, expected Gen5 x16"
+  std::string words;     // "GPU 0000:19:00.0 link Gen5 x8 of x16, expected Gen5 x16"
+  bool problem = true;   // false: a note (a fact not read by the operator's choice)
 };
 
 // Every fact of `expected` and every device present now, compared. A device absent (or new)
-// gives one line; its other facts are not repeated. Facts the known-good file does not hold
-// about a device it does hold are not judged (an older file, a source with fewer facts).
-// Order: absent and new devices first, then the rest by key.
-std::vector<HealthDifference> compare_with_expected(const Fingerprint& now,
-                                                    const Fingerprint& expected);
+// gives one line; its other facts are not repeated. A fact the known-good file holds that
+// cannot be read now is one line "cannot read X now (why)"; facts the known-good file does
+// not hold about a device it does hold are not judged (an older file, a source with fewer
+// facts). Order: absent and new devices first, then the rest by key.
+std::vector<HealthDifference> compare_with_expected(const Fingerprint& now, const FactMap& expected);
 
 }  // namespace gdsb::topo

@@ -1,35 +1,14 @@
-// The known-good fingerprint file (schema gdsbench.fingerprint/1, docs/schema) and the
-// node_exporter metrics of a health check against it (gdsb-topo --health, docs/gdsb-topo.md).
+// The health check against a known-good fingerprint (gdsb-topo --health, docs/gdsb-topo.md):
+// the comparison is compare_with_expected (fingerprint.hpp); its node_exporter metrics here.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "gdsb/topo/fingerprint.hpp"
+#include "gdsb/topo/fingerprint_file.hpp"
 
 namespace gdsb::topo {
-
-inline constexpr const char* kFingerprintSchema = "gdsbench.fingerprint/1";
-
-// Where the facts came from, kept in the file so an operator can tell one file from another.
-struct FingerprintOrigin {
-  std::string tool;     // "gdsb-topo"
-  std::string version;  // the tool's version
-  std::string host;     // the node whose facts these are
-  std::string source;   // "live", "--lspci-text hgx.txt", ...
-  std::string created;  // UTC ISO 8601
-  std::string note;     // gdsb-cluster: "reference of class X: node n03, like 7 of 8 nodes"
-};
-
-nlohmann::json fingerprint_document(const Fingerprint& f, const FingerprintOrigin& origin);
-// The facts of a gdsbench.fingerprint/1 document. Throws UsageError naming `what` (the
-// option and file) when it is not one, or holds a fact that is not a string.
-Fingerprint fingerprint_from_document(const nlohmann::json& doc, const std::string& what);
-// Reads FILE; UsageError naming "<option> FILE" when it is missing, unreadable or not a
-// fingerprint (the health check exits 2: the check itself could not be set up).
-Fingerprint load_fingerprint(const std::string& path, const std::string& option);
 
 struct HealthMetricsContext {
   std::string tool, version;
@@ -38,8 +17,11 @@ struct HealthMetricsContext {
   double checked_at_unix_s = 0;
 };
 // The Prometheus/OpenMetrics text of one health check (gdsb_health_* gauges; the names and
-// their units are listed in docs/gdsb-topo.md), ending in "# EOF".
-std::string health_openmetrics(const Fingerprint& now, const Fingerprint& expected,
+// their units are listed in docs/gdsb-topo.md), ending in "# EOF". `now` is null when the
+// facts could not be collected, `expected` when the known-good file could not be read: the
+// metrics then say the check failed (gdsb_health_collected 0, gdsb_health_problems >= 1),
+// never the last green.
+std::string health_openmetrics(const Fingerprint* now, const FactMap* expected,
                                const std::vector<HealthDifference>& differences,
                                const HealthMetricsContext& ctx);
 
