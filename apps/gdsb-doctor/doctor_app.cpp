@@ -26,10 +26,6 @@ namespace {
 void validate(const Options& o) {
   const bool recorded = !o.topo_json.empty() || !o.sources.live() || !o.io_docs.empty() ||
                         !o.p2p_doc.empty();
-  if (o.io_dir.empty() && !recorded)
-    throw UsageError(
-        "nothing to diagnose: give --io-dir DIR (measure here) or recorded inputs (--topo "
-        "topo.json and/or --io io.json, --p2p p2p.json)");
   if (!o.io_dir.empty() && recorded)
     throw UsageError("--io-dir measures this machine; it cannot be combined with recorded "
                      "inputs (--topo, --io, --p2p, --from-snapshot, ...)");
@@ -74,6 +70,8 @@ int finish(const Options& o, const doctor::Diagnosis& d, const doctor::Figures& 
     if (!o.html_path.empty()) report::write_html(doc, o.html_path, o.allow_overwrite);
   }
   if (interrupted) return kExitInterrupted;
+  // No NVIDIA GPU: GDS does not apply, whatever the storage findings say (issue 29).
+  if (!d.not_applicable.empty()) return kExitOk;
   return d.has_problem() ? kExitCheckFailed : kExitOk;
 }
 
@@ -129,7 +127,8 @@ void setup_doctor(CLI::App& app, Options& opt) {
   app.description(
       "gdsb-doctor: why is this node's storage -> GPU path slow? Measures (or reads recorded "
       "reports), compares every figure with the ceiling of each hop and names the causes with "
-      "evidence, fix and the figure to expect.\nExit: 0 nothing wrong, 3 a certain or likely "
+      "evidence, fix and the figure to expect. Without arguments: this machine, without a "
+      "scratch file (topology, stack, host link).\nExit: 0 nothing wrong, 3 a certain or likely "
       "finding, 1 runtime error, 2 usage.");
   auto* io_dir = app.add_option("--io-dir", opt.io_dir,
                                 "Live: measure this machine, scratch file in DIR (the storage "
@@ -139,8 +138,7 @@ void setup_doctor(CLI::App& app, Options& opt) {
       ->transform(CLI::AsNumberWithUnit(std::map<std::string, double>{{"s", 1}, {"m", 60}},
                                         CLI::AsNumberWithUnit::CASE_INSENSITIVE))
       ->needs(io_dir);
-  app.add_option("--gpu", opt.gpu, "Live: CUDA ordinal of the GPU to diagnose (default 0)")
-      ->needs(io_dir);
+  app.add_option("--gpu", opt.gpu, "Live: CUDA ordinal of the GPU to diagnose (default 0)");
   app.add_option_function<std::string>(
          "--size", [&opt](const std::string& s) { opt.size = parse_size(s, "--size"); },
          "Live: scratch file size (default min(1G, half the free space))")
@@ -163,7 +161,10 @@ int run_doctor(const Options& opt) {
     if (!opt.json_path.empty()) report::check_output_path(opt.json_path, opt.allow_overwrite);
     if (!opt.html_path.empty()) report::check_output_path(opt.html_path, opt.allow_overwrite);
     const RunContext ctx = collect_context();
-    return opt.io_dir.empty() ? run_recorded(opt, ctx) : run_live(opt, ctx);
+    // No input at all: this machine, without a scratch file (topology, stack, host link).
+    const bool recorded = !opt.topo_json.empty() || !opt.sources.live() ||
+                          !opt.io_docs.empty() || !opt.p2p_doc.empty();
+    return recorded ? run_recorded(opt, ctx) : run_live(opt, ctx);
   } catch (const Error& e) {
     std::cerr << "gdsb-doctor: " << e.what() << '\n';
     return exit_code_for(e.kind());

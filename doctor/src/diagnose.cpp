@@ -308,6 +308,8 @@ Diagnosis diagnose(const Platform* platform, const Figures& figures) {
   if (!platform) d.notes.push_back("no topology input: hop ceilings unknown, storage side only");
   if (!figures.host_link_waived.empty()) d.notes.push_back(figures.host_link_waived);
   headline(d);
+  if (platform && platform->model && platform->model->no_nvidia_gpu())
+    d.not_applicable = platform->model->applicability();
   if (d.has_problem()) return d;
   for (const auto& g : d.gpus) {
     if (!g.measured_gb_s || !g.ceiling_gb_s) continue;

@@ -158,6 +158,16 @@ LiveResult run_live(const LiveOptions& o, const LiveDeps& deps) {
   }
   say("[2/6] pinned H2D/D2H");
   host_link_step(o, deps, out);
+  if (o.io_dir.empty()) {
+    // Without --io-dir the doctor writes nothing: the storage steps need a scratch file on
+    // the storage under test, and each says so.
+    const std::string why =
+        "needs --io-dir DIR (a scratch file on the storage under test); nothing was written";
+    for (const char* name : {"[3/6] scratch file", "[4/6] storage alone (-x 1, O_DIRECT)",
+                             "[5/6] CPU bounce (-x 2)", "[6/6] cuFile (-x 0)"})
+      out.steps.push_back({name, false, why, std::nullopt, ""});
+    return out;
+  }
 
   const double secs = step_seconds(o.budget_s);
   const uint64_t size = scratch_size(o);

@@ -61,7 +61,11 @@ json to_json(const Diagnosis& d, const Figures& f, const DocumentMeta& meta) {
   j["storage"] = d.storage.empty() ? json(nullptr) : json(d.storage);
   j["headline"] = d.headline.empty() ? json(nullptr) : json(d.headline);
   j["nothing_wrong"] = d.nothing_wrong.empty() ? json(nullptr) : json(d.nothing_wrong);
-  j["verdict"] = d.has_problem() ? "problem" : d.nothing_wrong.empty() ? "unexplained" : "ok";
+  j["verdict"] = !d.not_applicable.empty() ? "not_applicable"
+                 : d.has_problem()          ? "problem"
+                 : d.nothing_wrong.empty()  ? "unexplained"
+                                            : "ok";
+  j["applicability"] = d.not_applicable.empty() ? json(nullptr) : json(d.not_applicable);
   j["runs"] = json::array();
   for (const auto& r : f.runs) j["runs"].push_back(r);
   return j;

@@ -57,7 +57,9 @@ void render_text(std::ostream& out, const Diagnosis& d) {
     }
   }
   for (const auto& note : d.notes) out << "Note: " << note << '\n';
-  if (d.has_problem()) {
+  if (!d.not_applicable.empty()) {
+    out << "Verdict: " << d.not_applicable << '\n';
+  } else if (d.has_problem()) {
     std::size_t strong = 0;
     for (const auto& f : d.findings) strong += f.confidence != Confidence::Possible ? 1 : 0;
     out << "Verdict: " << strong << " certain or likely cause(s); the first: "

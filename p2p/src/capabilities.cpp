@@ -201,6 +201,7 @@ CapabilityReport collect_capabilities(CudaLayer& cuda, NvmlLayer& nvml, PcieTopo
   const GpuTree tree = pcie.gpu_tree();
   r.nvswitches = tree.nvswitches;
   r.gpu_source = have_cuda ? "cuda" : have_nvml ? "nvml" : "";
+  if (r.gpus.empty() && tree.gpus.empty()) r.applicability = tree.applicability;
   if (r.gpus.empty() && !tree.gpus.empty()) {
     // A recording (or a machine without a driver): the GPUs as the PCIe input shows them.
     r.gpu_source = "recorded: " + pcie.description();

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cuda_check.hpp"
+#include "gdsb/gpu/cuda_service.hpp"
 #include "gdsb/p2p/measure.hpp"
 #include "sm_copy.hpp"
 
@@ -157,6 +158,9 @@ double elapsed_s(const Stream& s) {
 class CudaCopyTimer final : public CopyTimer {
  public:
   Availability probe() override {
+    // The transfer engine's probe first: on a machine without a driver every tool and step
+    // then says "no NVIDIA driver (...)" in the same words, not a CUDA error name.
+    if (const Availability a = gpu::make_cuda_service()->probe(); !a.ok) return a;
     int n = 0;
     const cudaError_t err = cudaGetDeviceCount(&n);
     if (err != cudaSuccess) {

@@ -159,6 +159,7 @@ json to_json(const P2PDocument& doc) {
             {"nvswitches", doc.caps.nvswitches},
             {"expectations", expectations},
             {"waived", waived}};
+  if (!doc.caps.applicability.empty()) j["applicability"] = doc.caps.applicability;
   if (doc.measurements) j["measurements"] = measurements_json(*doc.measurements);
   return j;
 }

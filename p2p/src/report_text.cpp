@@ -162,7 +162,8 @@ void write_text(std::ostream& out, const P2PDocument& doc) {
   const CapabilityReport& caps = doc.caps;
   out << "gdsb-p2p on " << doc.context.host << " (" << doc.context.started_at << ")\n";
   out << "\nGPUs\n";
-  if (caps.gpus.empty()) out << "  none visible\n";
+  if (caps.gpus.empty())
+    out << "  none visible" << (caps.applicability.empty() ? "" : ": " + caps.applicability) << '\n';
   std::vector<std::vector<std::string>> gpu_rows;
   for (const GpuInfo& g : caps.gpus) {
     gpu_rows.push_back({gpu_label(g.index), g.bdf, g.name,

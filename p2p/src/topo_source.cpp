@@ -92,6 +92,7 @@ void recorded_nvml(const topo::Snapshot& s, TreeGpuPair& p, bool& recorded) {
 GpuTree gpu_tree_from_topology(const topo::TopologyView& view) {
   const topo::Snapshot& s = view.snapshot();
   GpuTree t;
+  if (const topo::PathModel model(view); model.no_nvidia_gpu()) t.applicability = model.applicability();
   for (const topo::Device* sw : s.with_role(topo::Role::NvSwitch)) t.nvswitches.push_back(sw->bdf);
   for (const topo::Device* g : view.gpus()) {
     t.gpus.push_back(tree_gpu(view, *g));

@@ -82,12 +82,15 @@ std::string steps_section(const json& doc) {
 
 std::string render_doctor(const json& doc) {
   const auto v = doc.value("verdict", std::string("unknown"));
-  const std::string kind = v == "ok" ? "ok" : v == "problem" ? "bad" : "warn";
+  const std::string kind = v == "ok" ? "ok" : v == "problem" ? "bad" : v == "not_applicable" ? "muted" : "warn";
   std::string summary = str(doc, "nothing_wrong");
   const auto findings = doc.value("findings", json::array());
   if (!findings.empty()) summary = "first cause: " + str(findings.front(), "title");
   // Virtual storage or a storage-bound read decides the diagnosis: said first, as in text.
   if (!str(doc, "headline").empty()) summary = str(doc, "headline") + "; " + summary;
+  // No NVIDIA GPU: gdsb-topo's verdict, in its words, before anything else.
+  if (!str(doc, "applicability").empty())
+    summary = str(doc, "applicability") + (summary.empty() ? "" : "; " + summary);
   const std::string verdict = badge("diagnosis: " + v, kind) + " " + esc(summary);
   const std::string body = gpus_section(doc) + findings_section(doc) + steps_section(doc) +
                            context_section(doc);

@@ -280,6 +280,7 @@ std::string render_p2p(const json& doc) {
   std::size_t failed = 0;
   const std::string expectations = expectations_section(doc, failed);
   std::string verdict = badge(std::to_string(doc.at("gpus").size()) + " GPUs", "muted");
+  if (!str(doc, "applicability").empty()) verdict += " " + esc(str(doc, "applicability"));
   if (doc.contains("expectations")) {
     verdict += " " + badge(failed ? std::to_string(failed) + " expectation(s) not met"
                                   : "expectations met",

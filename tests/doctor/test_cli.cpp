@@ -108,10 +108,22 @@ TEST_F(DoctorCli, RecordedH100VmNamesVirtualStorageAndExits0) {
   EXPECT_EQ(r.out.find("modprobe nvidia-fs"), std::string::npos) << r.out;
 }
 
+// Issue 27 item 5: with no argument the doctor diagnoses this machine without a scratch
+// file (topology, stack, host link), says what --io-dir would add, and writes nothing.
+TEST_F(DoctorCli, WithoutArgumentsDiagnosesThisMachineAndWritesNothing) {
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir.path());
+  const auto r = doctor({});
+  fs::current_path(cwd);
+  EXPECT_TRUE(r.rc == 0 || r.rc == 3) << r.rc << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "[1/6] topology and stack")) << r.out;
+  EXPECT_TRUE(contains(r.out, "[4/6] storage alone (-x 1, O_DIRECT): needs --io-dir DIR")) << r.out;
+  EXPECT_TRUE(contains(r.out, "Verdict: ")) << r.out;
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+}
+
 TEST_F(DoctorCli, UsageErrors) {
-  auto r = doctor({});
-  EXPECT_EQ(r.rc, 2);
-  EXPECT_TRUE(contains(r.err, "nothing to diagnose"));
+  CliRun r;
   const auto t = topo_json(fx::make_box(1, 1, 1, 2, 0), "ok");
   r = doctor({"--io-dir", dir.path().string(), "--topo", t});
   EXPECT_EQ(r.rc, 2);

@@ -6,8 +6,10 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "doctor_test_util.hpp"
+#include "gdsb/doctor/render.hpp"
 #include "gdsb/doctor/topo_json_reader.hpp"
 #include "gdsb/topo/path_model.hpp"
 
@@ -165,6 +167,34 @@ TEST(DoctorCrossTool, NoFindingContradictsAGdsbTopoCheck) {
     for (const auto& x : d.findings)
       EXPECT_EQ(x.fix.find("modprobe nvidia-fs"), std::string::npos) << rec.name << x.title;
   }
+}
+
+// Issue 29: the QEMU guest of the corpus (tests/topo/fixtures/real, an `lspci -v` with two
+// virtio disks and a virtio NIC, no NVIDIA GPU) as the doctor's topology. Its verdict is
+// gdsb-topo's, in the same words, in text and JSON.
+TEST(DoctorRealNoNvidiaGpu, VerdictIsGdsbTopos) {
+  Platform p = platform_from_snapshot(
+      topo::collect_lspci_text(kTopo / "qemu-vm-virtio-lspci-v.txt", offline()), "qemu");
+  ASSERT_TRUE(p.view->gpus().empty());
+  const Figures f;
+  const Diagnosis d = diagnose(&p, f);
+  EXPECT_EQ(d.not_applicable, topo::kNoNvidiaGpu);
+  std::ostringstream text;
+  render_text(text, d);
+  EXPECT_NE(text.str().find("Verdict: GDS not applicable on this node: no NVIDIA GPU\n"),
+            std::string::npos)
+      << text.str();
+  EXPECT_EQ(text.str().find("no certain or likely cause"), std::string::npos) << text.str();
+  const nlohmann::json j = to_json(d, f, DocumentMeta{});
+  EXPECT_EQ(j["verdict"], "not_applicable");
+  EXPECT_EQ(j["applicability"], "GDS not applicable on this node: no NVIDIA GPU");
+}
+
+// The same recording with a GPU present (the H100 VM's reports): no such verdict.
+TEST(DoctorRealNoNvidiaGpu, AGpuNodeIsNotCalledSo) {
+  Figures f;
+  const Diagnosis d = h100_vm(f);
+  EXPECT_TRUE(d.not_applicable.empty());
 }
 
 }  // namespace

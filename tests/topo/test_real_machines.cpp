@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "gdsb/topo/path_model.hpp"
 #include "gdsb/topo/render.hpp"
 #include "hgx_recording.hpp"
 #include "topo_test_util.hpp"
@@ -178,7 +179,8 @@ namespace {
 // 00:01.0 virtio-net, 00:02.0 virtio-vsock, 00:03.0 virtio-console, 00:04.0 and 00:05.0
 // virtio-blk ("SCSI storage controller: Red Hat, Inc. Virtio 1.0 block device"); no GPU,
 // no PCIe capability, no NVMe. Expected: two virtual disks and a virtual NIC, no GDS
-// peer, every check waived ("nothing verified"), no ceiling figure.
+// peer, every check waived, no ceiling figure, and with no NVIDIA GPU on the bus
+// "GDS not applicable on this node: no NVIDIA GPU" (issue 29).
 TEST(TopoRealQemuVm, VirtioDisksAreVirtualStorageAndNothingIsVerified) {
   if (!fs::exists("/usr/share/misc/pci.ids") && !fs::exists("/usr/share/hwdata/pci.ids"))
     GTEST_SKIP() << "no pci.ids installed: without -nn the IDs come from the names";
@@ -198,10 +200,59 @@ TEST(TopoRealQemuVm, VirtioDisksAreVirtualStorageAndNothingIsVerified) {
   EXPECT_TRUE(o.view->gpus().empty());
   EXPECT_TRUE(o.view->peers().empty());
   for (const auto& c : o.report.checks) EXPECT_EQ(c.verdict, Verdict::Waived) << c.id;
-  EXPECT_EQ(platform_verification_line(o.report).rfind("Platform verification: nothing verified: ", 0),
-            0U);
+  // No NVIDIA GPU on the recorded bus: GDS does not apply (issue 29).
+  EXPECT_EQ(platform_verification_line(o.report),
+            "Platform verification: GDS not applicable on this node: no NVIDIA GPU");
   EXPECT_FALSE(o.report.node_nvme.gb_s);
   EXPECT_NE(o.report.node_nvme.limited_by.find("no GPU"), std::string::npos);
+}
+
+// Issue 29: the recordings of the corpus with no NVIDIA GPU (read from each file: no
+// vendor 10de function in any). fujitsu-p8010 has Intel's GM965 VGA, hwloc-96em64t a
+// Radeon VGA and hwloc-192em64t a non-NVIDIA VGA: another vendor's GPU is no GDS target.
+// GDS is "not applicable: no NVIDIA GPU", nothing fails, and no check offers a remedy.
+Snapshot recorded(const std::string& file) {
+  const fs::path p = kReal / file;
+  if (p.extension() == ".xml") return collect_hwloc_xml(p, offline());
+  if (file.find("-lspci-v.txt") != std::string::npos) return collect_lspci_text(p, offline());
+  return collect_pci_dump(p, offline());
+}
+
+TEST(TopoRealNoNvidiaGpu, GdsIsNotApplicableAndNothingFails) {
+  for (const char* file :
+       {"fsl-p2020-lspci-nnxxxx.txt", "fujitsu-p8010-lspci-xxxx.txt",
+        "gigabyte-ich7-lspci-vvvxxxx.txt", "ibm-pcix-domains-lspci-xxx.txt",
+        "qemu-vm-virtio-lspci-v.txt", "hwloc-16intel64-manyVFs.xml",
+        "hwloc-192em64t-24n8c2t.xml", "hwloc-96em64t-4n4d3ca2co-pci.xml"}) {
+    SCOPED_TRACE(file);
+    const Outcome o = evaluate_snapshot(recorded(file));
+    EXPECT_FALSE(o.snapshot.devices.empty());
+    EXPECT_TRUE(o.view->gpus().empty());
+    EXPECT_FALSE(o.report.gds_applicable);
+    EXPECT_EQ(o.report.applicability, kNoNvidiaGpu);
+    EXPECT_EQ(platform_verification_line(o.report),
+              "Platform verification: GDS not applicable on this node: no NVIDIA GPU");
+    for (const auto& c : o.report.checks) {
+      EXPECT_NE(c.verdict, Verdict::Fail) << c.id << ": " << c.consequence;
+      EXPECT_NE(c.verdict, Verdict::Warn) << c.id << ": " << c.consequence;
+    }
+  }
+}
+
+// A GPU the bus shows without any driver facts (an lspci dump: no NVML, no driver) is
+// still a GPU: GDS could apply once the driver is there, so the verdict is not "no NVIDIA
+// GPU". asus-p6t6 holds a GeForce 210 (GT218) at 06:00.0; the Lenovo dump an MX150
+// (10de:1d10) at 02:00.0; hwloc-64intel64 two 10de:11ba VGA functions.
+TEST(TopoRealNvidiaGpuWithoutDriverFacts, KeepsItsChecks) {
+  for (const char* file : {"asus-p6t6-x58-lspci-xxxx.txt",
+                           "lenovo-mx150-thunderbolt-lspci-vvvxxxx.txt",
+                           "hwloc-64intel64-3g2n+2n-irregulargroups+pci.xml"}) {
+    SCOPED_TRACE(file);
+    const Outcome o = evaluate_snapshot(recorded(file));
+    EXPECT_FALSE(o.view->gpus().empty());
+    EXPECT_NE(o.report.applicability, kNoNvidiaGpu);
+    EXPECT_EQ(platform_verification_line(o.report).find("no NVIDIA GPU"), std::string::npos);
+  }
 }
 
 }  // namespace

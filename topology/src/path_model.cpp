@@ -137,6 +137,13 @@ std::string no_source_text(const TopologyView& v, DataSource kind) {
   return "no " + what + " in this input";
 }
 
+// Inputs that show the whole node's devices, whatever they hold: live, a saved snapshot, a
+// sysfs tree. An offline recording (a hwloc XML with its I/O filtered, a cut lspci listing)
+// may hold only part of it.
+bool whole_node_input(SourceKind k) {
+  return k == SourceKind::Live || k == SourceKind::Snapshot || k == SourceKind::SysfsRoot;
+}
+
 }  // namespace
 
 std::string virtual_device_kind(const Device& d) {
@@ -274,9 +281,19 @@ PathModel::PathModel(const TopologyView& v) : v_(v) {
                      std::to_string(nics) + " data NIC(s)";
     return;
   }
-  if (v.gpus().empty()) {  // nothing to judge: the checks waive, applicability stays open
-    applicable_ = true;
-    applicability_ = "GDS applicability unknown: no NVIDIA GPU in this input";
+  if (v.gpus().empty()) {
+    // An input that lists the node's PCI devices (live, a snapshot, an lspci dump, a hwloc
+    // XML with its I/O) and no NVIDIA GPU among them: GDS has nothing to feed (issue 29). A
+    // GPU the bus shows but no driver opens is still a GPU here (PCI class and vendor), so
+    // that case keeps its checks. Only an input without a single PCI device leaves it open.
+    if (s.devices.empty() && !whole_node_input(s.kind)) {
+      applicable_ = true;
+      applicability_ = "GDS applicability unknown: no PCI device in this input";
+      return;
+    }
+    applicable_ = false;
+    no_nvidia_gpu_ = true;
+    applicability_ = std::string(kNoNvidiaGpu);
     return;
   }
   std::string why;
@@ -289,9 +306,8 @@ PathModel::PathModel(const TopologyView& v) : v_(v) {
     }
   // An offline recording holding only GPUs (a hwloc XML with its I/O filtered, a cut lspci
   // listing) says nothing about the node's storage: applicability stays open there.
-  const bool whole = s.kind == SourceKind::Live || s.kind == SourceKind::Snapshot ||
-                     s.kind == SourceKind::SysfsRoot;
-  if (virt.empty() && management_nics_.empty() && v.virtual_devices().empty() && !whole) {
+  if (virt.empty() && management_nics_.empty() && v.virtual_devices().empty() &&
+      !whole_node_input(s.kind)) {
     applicable_ = true;
     applicability_ = "GDS applicability unknown: no NVMe drive, NIC or virtual disk in this input";
     return;

@@ -90,6 +90,9 @@ struct Diagnosis {
   // Set when no certain or likely finding exists and a measured figure lies within 10%
   // of its ceiling: "GPU0 reads at X GB/s, within 10% of ~Y GB/s set by ...".
   std::string nothing_wrong;
+  // Set when the topology shows no NVIDIA GPU: gdsb-topo's verdict, in its words (issue 29).
+  // Findings about the storage alone are still listed; the verdict is this sentence.
+  std::string not_applicable;
   bool has_problem() const;  // a certain or likely finding
 };
 

@@ -19,7 +19,9 @@
 namespace gdsb::doctor {
 
 struct LiveOptions {
-  std::string io_dir;       // where the scratch file goes (the storage under test)
+  // Where the scratch file goes (the storage under test). Empty: topology, stack and host
+  // link only; the storage steps are listed as not run, and nothing is written.
+  std::string io_dir;
   double budget_s = 60;     // for the whole ladder
   int gpu = 0;              // CUDA ordinal
   uint64_t file_size = 0;   // scratch file bytes; 0: min(1 GiB, half the free space)

@@ -63,6 +63,9 @@ struct CapabilityReport {
   std::vector<std::string> nvswitches;  // NVSwitch BDFs the PCIe source shows
   std::vector<std::pair<std::string, Matrix>> matrices;  // in print order
   std::vector<Waiver> waived;
+  // Set when neither CUDA, NVML nor the PCIe input shows an NVIDIA GPU: gdsb-topo's
+  // "GDS not applicable on this node: no NVIDIA GPU" (issue 29).
+  std::string applicability;
 
   const PairCaps* pair(int a, int b) const;
   const Matrix* matrix(const std::string& name) const;

@@ -69,6 +69,9 @@ struct GpuTree {
   std::vector<std::string> nvswitches;  // BDFs of the NVSwitches the input shows
   std::string nvlink_source;           // "nvml", "hwloc", "" when the input has none
   bool nvml_recorded = false;          // pairs carry NVML's P2P status
+  // The path model's "GDS not applicable on this node: no NVIDIA GPU" when the input lists
+  // the node's PCI devices and no NVIDIA GPU among them; empty otherwise.
+  std::string applicability;
 };
 
 class PcieTopologySource {

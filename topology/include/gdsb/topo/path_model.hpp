@@ -90,6 +90,9 @@ struct Ceiling {
   std::string basis;
 };
 
+// The platform verdict of a node without an NVIDIA GPU, in the words every tool uses.
+inline constexpr std::string_view kNoNvidiaGpu = "GDS not applicable on this node: no NVIDIA GPU";
+
 class PathModel {
  public:
   explicit PathModel(const TopologyView& v);
@@ -112,6 +115,9 @@ class PathModel {
   // tree, or a recording with virtual disks or management NICs); a GPU-only offline
   // recording leaves it open (true, with an "unknown" sentence).
   bool gds_applicable() const { return applicable_; }
+  // No NVIDIA GPU on the input's PCI bus: "not applicable" for the plainest reason, which
+  // every tool states in the same words (kNoNvidiaGpu).
+  bool no_nvidia_gpu() const { return no_nvidia_gpu_; }
   // Why GDS does (not) apply, one sentence naming the devices.
   const std::string& applicability() const { return applicability_; }
 
@@ -125,6 +131,7 @@ class PathModel {
   std::vector<DataPath> paths_;
   std::vector<const Device*> data_nics_, management_nics_;
   bool applicable_ = false;
+  bool no_nvidia_gpu_ = false;
   std::string applicability_;
 };
 
