@@ -11,8 +11,9 @@
 #   workloads  bench/workloads.sh (issue 14 presets against the naive load)
 #   doctor     bench/doctor-live.sh on the udev-registered test directory (issue 12)
 #   cluster    bench/cluster-one-node.sh (issue 13, a one-node cluster)
-#   health     gdsb-topo --save-fingerprint, --health --expect (exit 0) and --openmetrics
-#              on this machine, and a fingerprint that expects one GPU more (exit 3)
+#   health     gdsb-topo --save-fingerprint under load (gdsb-io -x 2 from /dev/shm), --health
+#              --expect when idle again (exit 0) and --openmetrics on this machine, and a
+#              fingerprint that expects one GPU more (exit 3)
 #   issue11    bench/gpu-issue11.sh with PARTS from $ISSUE11_PARTS (default: all)
 # Environment: OUT, GDSB_TEST_DIR, CREATE_UDEV_RECORD=1 (see below), ISSUE11_PARTS.
 # Exit: 0 when every part exited 0 (or 3 where a finding is expected), 1 otherwise.
@@ -104,18 +105,34 @@ topo_part() {
 
 health_part() {
   local t=build/release/apps/gdsb-topo/gdsb-topo rc status=0
-  "$t" --save-fingerprint "$OUT/known-good.json"; echo "save-fingerprint rc=$?"
+  # Issue 24: a fingerprint saved under load (the GPU's link at full speed), checked when
+  # the GPU is idle again (NVIDIA GPUs drop to Gen1 when idle): ok, exit 0.
+  dd if=/dev/zero of=/dev/shm/gdsb-load bs=1M count=1024 status=none
+  build/release/apps/gdsb-io/gdsb-io -f /dev/shm/gdsb-load -x 2 -I 0 -s 1G -i 1M -w 4 -T 15 \
+    >"$OUT/load.txt" 2>&1 &
+  local load=$!
+  sleep 5
+  nvidia-smi --query-gpu=pci.bus_id,pcie.link.gen.current,pcie.link.width.current --format=csv \
+    | sed 's/^/under load: /'
+  "$t" --save-fingerprint "$OUT/known-good.json"; echo "save-fingerprint (under load) rc=$?"
+  wait "$load"; rm -f /dev/shm/gdsb-load
+  sleep 10
+  nvidia-smi --query-gpu=pci.bus_id,pcie.link.gen.current,pcie.link.width.current --format=csv \
+    | sed 's/^/idle: /'
   /usr/bin/time -f "health wall %e s, max RSS %M KiB" "$t" --health --expect "$OUT/known-good.json" \
     --openmetrics "$OUT/gdsb.prom"; rc=$?
-  echo "health rc=$rc (0 expected)"; [ "$rc" -eq 0 ] || status=1
+  echo "health (idle, against the file saved under load) rc=$rc (0 expected)"
+  [ "$rc" -eq 0 ] || status=1
   # A known-good file that expects a GPU this node lacks: exit 3, one line naming it.
   python3 - "$OUT/known-good.json" "$OUT/expects-more.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-# '<KIND> <BDF>' is a device's presence (docs/schema/gdsbench.fingerprint-1.schema.json).
-gpus = [k for k in d["facts"] if k.startswith("GPU ") and k.count(" ") == 1]
+# gdsbench.fingerprint/2: facts are {kind, bdf, fact, value}; a GPU's presence is
+# {kind: gpu, fact: present} (docs/schema/gdsbench.fingerprint-2.schema.json).
+gpus = [f for f in d["facts"] if f["kind"] == "gpu" and f["fact"] == "present"]
 if gpus:
-    d["facts"]["GPU 0000:ff:00.0"] = d["facts"][gpus[0]]
+    extra = dict(gpus[0]); extra["bdf"] = "0000:ff:00.0"; extra.pop("text", None)
+    d["facts"].append(extra)
     d["counts"]["gpus"] += 1
 json.dump(d, open(sys.argv[2], "w"), indent=1)
 PY

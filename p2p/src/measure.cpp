@@ -1,3 +1,4 @@
+#include "gdsb/pcie.hpp"
 #include "gdsb/p2p/measure.hpp"
 
 #include <algorithm>
@@ -157,10 +158,10 @@ class Driver {
 }  // namespace
 
 std::optional<double> pcie_gb_s(const PcieLink& link) {
-  // Usable GB/s per lane and direction after encoding, Gen1..Gen6 (REFERENCE.md 3).
-  constexpr std::array<double, 6> kPerLane = {0.25, 0.5, 0.985, 1.97, 3.94, 7.56};
-  if (link.gen < 1 || link.gen > 6 || link.width <= 0) return std::nullopt;
-  return kPerLane[static_cast<std::size_t>(link.gen - 1)] * link.width;
+  // Usable GB/s per lane and direction after encoding: the one table (gdsb/pcie.hpp).
+  const auto g = pcie_generation(link.gen);
+  if (!g || link.width <= 0) return std::nullopt;
+  return g->lane_gb_s * link.width;
 }
 
 std::optional<double> nvlink_gb_s(int links, int cc_major) {

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "gdsb/error.hpp"
+#include "gdsb/pcie.hpp"
 #include "gdsb/topo/nvlink.hpp"
 #include "gdsb/topo/path_model.hpp"
 
@@ -47,13 +48,6 @@ class SnapshotSource final : public PcieTopologySource {
   std::string why_empty_;
 };
 
-int gen_of(double gts) {
-  static constexpr double kGts[] = {2.5, 5, 8, 16, 32, 64};
-  for (int g = 0; g < 6; ++g)
-    if (gts > 0 && gts <= kGts[g] + 0.1) return g + 1;
-  return 0;
-}
-
 TreeGpu tree_gpu(const topo::TopologyView& view, const topo::Device& d) {
   const topo::Snapshot& s = view.snapshot();
   TreeGpu g;
@@ -66,11 +60,11 @@ TreeGpu tree_gpu(const topo::TopologyView& view, const topo::Device& d) {
   if (facts && facts->pcie_max_gen && facts->pcie_max_width)
     g.link = PcieLink{*facts->pcie_max_gen, *facts->pcie_max_width};
   else if (d.link && d.link->max_width > 0)
-    g.link = PcieLink{gen_of(d.link->max_speed_gts), d.link->max_width};
+    g.link = PcieLink{gts_to_generation(d.link->max_speed_gts), d.link->max_width};
   if (facts && facts->pcie_cur_gen && facts->pcie_cur_width)
     g.link_cur = PcieLink{*facts->pcie_cur_gen, *facts->pcie_cur_width};
   else if (d.link && d.link->cur_width > 0)
-    g.link_cur = PcieLink{gen_of(d.link->cur_speed_gts), d.link->cur_width};
+    g.link_cur = PcieLink{gts_to_generation(d.link->cur_speed_gts), d.link->cur_width};
   return g;
 }
 

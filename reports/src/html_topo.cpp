@@ -7,22 +7,12 @@
 #include <set>
 #include <sstream>
 
+#include "gdsb/pcie.hpp"
 #include "html_parts.hpp"
 #include "svg.hpp"
 
 namespace gdsb::report::html {
 namespace {
-
-std::string gen_of(double gts) {
-  static const std::vector<std::pair<double, int>> kGens{{2.5, 1}, {5, 2},  {8, 3},
-                                                         {16, 4},  {32, 5}, {64, 6}};
-  for (const auto& [s, g] : kGens) {
-    if (std::fabs(gts - s) < 0.01) return "Gen" + std::to_string(g);
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1fGT/s", gts);
-  return buf;
-}
 
 struct LinkText {
   std::string text;
@@ -35,10 +25,10 @@ LinkText link_text(const json& d) {
   const double cs = l.value("cur_speed_gts", 0.0), ms = l.value("max_speed_gts", 0.0);
   const int cw = l.value("cur_width", 0), mw = l.value("max_width", 0);
   LinkText t;
-  t.text = gen_of(cs) + " x" + std::to_string(cw);
+  t.text = gdsb::link_text(cs, cw);
   if ((mw > 0 && cw < mw) || (ms > 0 && cs < ms)) {
     t.degraded = true;
-    t.text += " of " + gen_of(ms) + " x" + std::to_string(mw);
+    t.text += " of " + gdsb::link_text(ms, mw);
   }
   return t;
 }

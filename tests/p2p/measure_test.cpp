@@ -18,8 +18,8 @@ MeasureOptions small() {
 }
 
 TEST(P2pMeasure, TheoreticalFigures) {
-  EXPECT_NEAR(*pcie_gb_s({5, 16}), 63.04, 1e-9);
-  EXPECT_NEAR(*pcie_gb_s({4, 16}), 31.52, 1e-9);
+  EXPECT_NEAR(*pcie_gb_s({5, 16}), 63.008, 1e-9);
+  EXPECT_NEAR(*pcie_gb_s({4, 16}), 31.504, 1e-9);
   EXPECT_NEAR(*pcie_gb_s({3, 8}), 7.88, 1e-9);
   EXPECT_FALSE(pcie_gb_s({0, 16}));
   EXPECT_FALSE(pcie_gb_s({7, 16}));
@@ -43,8 +43,8 @@ TEST(P2pMeasure, HostFiguresAreMediansNextToLinkAndReference) {
   const HostFigure& f = r.h2d.items[0];
   EXPECT_NEAR(f.gb_s, 50.0, 1e-6);  // median of the +-10% spread
   EXPECT_EQ(f.samples_gb_s.size(), 5u);
-  EXPECT_NEAR(*f.theoretical_gb_s, 63.04, 1e-9);
-  EXPECT_NEAR(*f.percent, 100.0 * 50 / 63.04, 1e-6);
+  EXPECT_NEAR(*f.theoretical_gb_s, 63.008, 1e-9);
+  EXPECT_NEAR(*f.percent, 100.0 * 50 / 63.008, 1e-6);
   EXPECT_NEAR(*f.reference_gb_s, 50.5, 1e-6);
   EXPECT_NEAR(*f.reference_ratio, 50.0 / 50.5, 1e-9);
   EXPECT_FALSE(r.d2h.waived);
@@ -61,9 +61,9 @@ TEST(P2pMeasure, PeerMatricesUseNvlinkOrPcieTheory) {
   EXPECT_NEAR(*r.d2d_bi.cells[0][1], 120, 1e-6);  // the fake moves both ways at one rate
   EXPECT_NEAR(*r.d2d_bi.theoretical[0][1], 300, 1e-9);
   EXPECT_NEAR(*r.d2d_uni.cells[0][4], 25, 1e-6);
-  EXPECT_NEAR(*r.d2d_uni.theoretical[0][4], 63.04, 1e-9);
+  EXPECT_NEAR(*r.d2d_uni.theoretical[0][4], 63.008, 1e-9);
   EXPECT_NEAR(*r.d2d_uni_no_p2p.cells[0][1], 10, 1e-6);
-  EXPECT_NEAR(*r.d2d_uni_no_p2p.theoretical[0][1], 63.04, 1e-9);  // staged: PCIe bound
+  EXPECT_NEAR(*r.d2d_uni_no_p2p.theoretical[0][1], 63.008, 1e-9);  // staged: PCIe bound
   EXPECT_NEAR(*r.latency_us.cells[2][3], 2.5, 1e-9);
   EXPECT_TRUE(r.latency_us.theoretical.empty());
   EXPECT_TRUE(r.d2d_uni_sm.waived);

@@ -232,6 +232,33 @@ TEST(PathModelHgx, DualPortNicPortsAtDifferentSpeedsEachCountTheirOwn) {
 // decoder records 0 GT/s for its speed code) is unknown capacity, never 0 GB/s. Mutation of
 // the HGX recording: GPU1's drive 3a:00.0 at such a speed; and the PEX downstream port
 // above GPU2 (4c:00.0) too, whose own link stays Gen5 x16.
+// The link check on the same edit: an unknown current speed is no downgrade, so a link at
+// full width with a speed code the table does not know fails nothing and reads no
+// "0.0 GB/s"; a lost lane on such a link still fails, without a made-up figure.
+TEST(PathModelHgx, UnknownLinkSpeedIsNoFailedLinkAndNoZeroFigure) {
+  Snapshot s = collect_lspci_text(kReal / "hgx-h100-lspci-vvv.txt", offline());
+  for (auto& d : s.devices)
+    if (d.bdf == kHgx[1].nvme && d.link) d.link->cur_speed_gts = 0;
+  auto o = evaluate_snapshot(s);
+  for (const auto* r : o.results("link")) {
+    EXPECT_EQ(std::find(r->devices.begin(), r->devices.end(), kHgx[1].nvme), r->devices.end())
+        << r->title;
+    EXPECT_EQ(r->consequence.find("0.0 of"), std::string::npos) << r->consequence;
+  }
+  for (auto& d : s.devices)
+    if (d.bdf == kHgx[1].nvme && d.link) d.link->cur_width = 2;
+  auto lost = evaluate_snapshot(std::move(s));
+  bool named = false;
+  for (const auto* r : lost.results("link"))
+    if (std::find(r->devices.begin(), r->devices.end(), kHgx[1].nvme) != r->devices.end()) {
+      named = true;
+      EXPECT_EQ(r->verdict, Verdict::Fail);
+      EXPECT_NE(r->consequence.find("2 of 4 lanes trained"), std::string::npos) << r->consequence;
+      EXPECT_EQ(r->consequence.find("GB/s per direction"), std::string::npos) << r->consequence;
+    }
+  EXPECT_TRUE(named);
+}
+
 TEST(PathModelHgx, UnknownLinkSpeedIsUnknownCapacityNotZero) {
   Snapshot s = collect_lspci_text(kReal / "hgx-h100-lspci-vvv.txt", offline());
   const std::string gpu2_port = s.find(kHgx[2].gpu)->parent;

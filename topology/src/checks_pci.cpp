@@ -267,8 +267,11 @@ class LinkCheck final : public Check {
         exp_speed = std::min(exp_speed, partner->link->max_speed_gts);
         exp_width = std::min(exp_width, partner->link->max_width);
       }
+      // A speed code the generation table does not know (a newer generation, a damaged
+      // recording) is kept as 0 GT/s: unknown, never a downgrade to 0 (issue 24).
+      const bool speeds_known = d.link->cur_speed_gts > 0 && exp_speed > 0;
       bool width_loss = d.link->cur_width < exp_width;
-      bool speed_loss = d.link->cur_speed_gts + 0.01 < exp_speed;
+      bool speed_loss = speeds_known && d.link->cur_speed_gts + 0.01 < exp_speed;
       if (!width_loss && !speed_loss) continue;
       CheckResult r =
           make(id(),
@@ -285,9 +288,15 @@ class LinkCheck final : public Check {
                              link_text(partner->link->max_speed_gts, partner->link->max_width));
       }
       char buf[160];
-      std::snprintf(buf, sizeof buf, "%.1f of %.1f GB/s per direction available on this link",
-                    link_gb_s(d.link->cur_speed_gts, d.link->cur_width),
-                    link_gb_s(exp_speed, exp_width));
+      if (speeds_known)
+        std::snprintf(buf, sizeof buf, "%.1f of %.1f GB/s per direction available on this link",
+                      link_gb_s(d.link->cur_speed_gts, d.link->cur_width),
+                      link_gb_s(exp_speed, exp_width));
+      else
+        std::snprintf(buf, sizeof buf,
+                      "%d of %d lanes trained; the link's speed is unknown in this input, so "
+                      "its GB/s are too",
+                      d.link->cur_width, exp_width);
       r.consequence = buf;
       if (width_loss) {
         r.remedy =

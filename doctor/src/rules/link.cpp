@@ -20,7 +20,9 @@ std::vector<Finding> run(const Facts& facts) {
       if (!d || !d->link || d->link->max_width <= 0) continue;
       const double now = topo::link_gb_s(d->link->cur_speed_gts, d->link->cur_width);
       const double cap = topo::link_gb_s(d->link->max_speed_gts, d->link->max_width);
-      if (cap <= now) continue;
+      // An unknown speed (0 GT/s in the snapshot) gives no figure to quote: the check's
+      // own evidence (the lanes) stands alone (issue 24).
+      if (now <= 0 || cap <= now) continue;
       f.evidence.push_back(bdf + " LnkSta " + topo::link_text(d->link->cur_speed_gts, d->link->cur_width) +
                            " (" + detail::gb(now) + ") of LnkCap " +
                            topo::link_text(d->link->max_speed_gts, d->link->max_width) + " (" +

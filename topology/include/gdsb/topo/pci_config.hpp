@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "gdsb/pcie.hpp"
 #include "gdsb/topo/model.hpp"
 
 namespace gdsb::topo {
@@ -32,25 +33,15 @@ std::optional<size_t> find_capability(std::span<const uint8_t> cfg, uint8_t id);
 // Offset of an extended capability, walking from 0x100 (needs > 256 bytes).
 std::optional<size_t> find_ext_capability(std::span<const uint8_t> cfg, uint16_t id);
 
-// The one PCIe generation table: generation <-> transfer rate <-> usable bandwidth per lane
-// and direction in GB/s (base 1000, after line encoding). LnkCap/LnkSta speed codes and
-// NVML's generation numbers are the generation (1 = 2.5 GT/s ... 6 = 64 GT/s).
-struct PcieGeneration {
-  int generation;
-  double gts;
-  double lane_gb_s;
-};
-// nullopt for a code, generation or rate the table does not hold (a newer generation, a
-// reserved code, 0): "unknown", never 0 GB/s.
-std::optional<PcieGeneration> pcie_generation(int generation_or_speed_code);
-std::optional<PcieGeneration> pcie_generation_at(double gts);  // within 0.1 GT/s
-
-// The same lookups for callers that keep 0 as "unknown" in their model (Link's speeds).
-double speed_code_to_gts(int code);  // 1..6 -> 2.5 .. 64; 0 for unknown codes
-int gts_to_generation(double gts);   // 2.5 -> 1 ... 64 -> 6; 0 when unknown
-double lane_gb_s(double gts);        // 0 when the rate is unknown
-double link_gb_s(double gts, int width);
-std::string link_text(double gts, int width);  // "Gen4 x16"; "2.7GT/s x4", "unknown speed x4"
+// The PCIe generation table lives in libgdsbench (gdsb/pcie.hpp), for every tool.
+using gdsb::gts_to_generation;
+using gdsb::lane_gb_s;
+using gdsb::link_gb_s;
+using gdsb::link_text;
+using gdsb::pcie_generation;
+using gdsb::pcie_generation_at;
+using gdsb::PcieGeneration;
+using gdsb::speed_code_to_gts;
 
 std::string acs_bits_text(uint16_t v);  // "SrcValid+ TransBlk- ReqRedir+ ..."
 std::string hex16(uint16_t v);          // "0x001d"
