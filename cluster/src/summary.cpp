@@ -134,7 +134,8 @@ void to_json(json& j, const NodeSummary& s) {
 json summary_without_fingerprint(const NodeSummary& s) {
   json checks = json::array();
   for (const auto& c : s.failing_checks)
-    checks.push_back({{"id", c.id}, {"verdict", c.verdict}, {"summary", c.summary}});
+    checks.push_back({{"id", c.id}, {"verdict", c.verdict}, {"summary", c.summary},
+                      {"title", c.title}, {"cause", c.cause}});
   return json{{"node", s.node},
            {"host", s.host},
            {"rank", s.rank},
@@ -177,7 +178,8 @@ NodeSummary summarize(const json& doc, const std::string& origin) {
         const std::string v = c.value("verdict", "");
         if (v != "fail" && v != "warn") continue;
         const auto ev = c.value("evidence", std::vector<std::string>{});
-        s.failing_checks.push_back({c.value("id", ""), v, ev.empty() ? c.value("title", "") : ev.front()});
+        s.failing_checks.push_back({c.value("id", ""), v, ev.empty() ? c.value("title", "") : ev.front(),
+                                    c.value("title", ""), c.value("consequence", "")});
       }
     }
     const json& p2p = doc.contains("p2p") ? doc.at("p2p") : none;

@@ -239,6 +239,8 @@ class SummaryReader final : public nlohmann::json_sax<json> {
         if (k == "id") return text(v, c.id);
         if (k == "verdict") return text(v, c.verdict);
         if (k == "summary") return text(v, c.summary);
+        if (k == "title") return text(v, c.title);
+        if (k == "cause") return text(v, c.cause);
         return true;
       }
       case In::GpuMetrics:
