@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gdsb/error.hpp"
+#include "summary_fields.hpp"
 
 namespace gdsb::cluster {
 namespace {
@@ -33,7 +34,8 @@ void host_series(const json& m, const char* key, const char* metric, NodeSummary
   if (!v.is_array()) return;
   auto& out = s.gpu_metrics[metric];
   for (const json& item : v) {
-    const int gpu = item.value("gpu", -1);
+    const json index = item.value("gpu", json());
+    const int gpu = index.is_number() ? summary_fields::to_count(index.get<double>()).value_or(-1) : -1;
     if (gpu < 0 || gpu > 4096) continue;
     if (out.size() <= static_cast<std::size_t>(gpu)) out.resize(static_cast<std::size_t>(gpu) + 1);
     out[static_cast<std::size_t>(gpu)] = num_or_null(item.value("gb_s", json()));
@@ -74,7 +76,9 @@ void io_runs(const json& io, NodeSummary& s) {
   if (!io.contains("runs")) return;
   for (const json& r : io.at("runs")) {
     const json& w = r.at("workload");
-    const std::string metric = "io_x" + std::to_string(w.value("xfer_type", -1)) + "_read_gb_s";
+    const json x = w.value("xfer_type", json());
+    const int xfer = x.is_number() ? summary_fields::to_count(x.get<double>()).value_or(-1) : -1;
+    const std::string metric = "io_x" + std::to_string(xfer) + "_read_gb_s";
     const std::string status = r.value("status", "");
     if (status == "ok" && r.contains("result")) {
       // gdsbench.io/1 reports GiB/s (base 1024); the cluster reports GB/s (base 1000).
@@ -85,20 +89,40 @@ void io_runs(const json& io, NodeSummary& s) {
   }
 }
 
-// The fields a summary and a node document share: node, host, rank, hardware, versions.
-void read_identity(const json& j, NodeSummary& s) {
-  s.node = j.at("node").get<std::string>();
-  s.host = j.value("host", "");
-  s.rank = j.value("rank", -1);
-  s.driver = j.value("driver", "");
-  s.kernel = j.value("kernel", "");
-  const json h = j.value("hardware", json::object());
-  s.gpu_model = h.value("gpu_model", "");
-  s.drive_model = h.value("drive_model", "");
-  s.nic_model = h.value("nic_model", "");
-  s.gpus = h.value("gpus", 0);
-  s.drives = h.value("drives", 0);
-  s.nics = h.value("nics", 0);
+// A JSON value's type in words, for messages ("a string", "an object").
+std::string type_words(const json& v) {
+  const std::string t = v.type_name();
+  return (t == "null" ? "" : (t == "array" || t == "object") ? "an " : "a ") + t;
+}
+
+// The identity fields of a node document without a summary block (summary_fields.hpp: the
+// same fields, at the same places, as in a summary). `origin` names the file in errors.
+void read_identity(const json& doc, NodeSummary& s, const std::string& origin) {
+  using namespace summary_fields;
+  const auto bad = [&](const std::string& where, const std::string& wanted, const std::string& found) {
+    return UsageError(origin + ": invalid gdsb-cluster node report: " + where + ": expected " + wanted +
+                      ", found " + found);
+  };
+  if (!doc.contains(kRequired)) throw UsageError(origin + ": invalid gdsb-cluster node report: no \"node\"");
+  const json* hardware = doc.contains(kHardware) ? &doc.at(kHardware) : nullptr;
+  if (hardware != nullptr && !hardware->is_object())
+    throw bad(kHardware, "an object", type_words(*hardware));
+  for (const Field& f : kFields) {
+    if (!f.identity) continue;
+    const json* in = f.group == Group::Top ? &doc : hardware;
+    if (in == nullptr || !in->contains(f.key)) continue;
+    const json& v = in->at(f.key);
+    const std::string where = f.group == Group::Top ? f.key : std::string(kHardware) + "." + f.key;
+    if (f.text != nullptr) {
+      if (!v.is_string()) throw bad(where, "a string", type_words(v));
+      s.*f.text = v.get<std::string>();
+    } else {
+      if (!v.is_number()) throw bad(where, "a number", type_words(v));
+      const auto n = to_count(v.get<double>());
+      if (!n) throw bad(where, kCountWanted, number_words(v.get<double>()));
+      s.*f.count = *n;
+    }
+  }
 }
 
 json gpu_metrics_json(const std::map<std::string, std::vector<std::optional<double>>>& m) {
@@ -128,29 +152,29 @@ std::string NodeSummary::class_key() const {
 
 void to_json(json& j, const NodeSummary& s) {
   j = summary_without_fingerprint(s);
-  j["fingerprint"] = s.fingerprint;
+  j[summary_fields::kFingerprint] = s.fingerprint;
 }
 
 json summary_without_fingerprint(const NodeSummary& s) {
+  using namespace summary_fields;
+  json j = json::object();
+  json& hardware = j[kHardware] = json::object();
+  for (const Field& f : kFields) {
+    json& into = f.group == Group::Top ? j : hardware;
+    into[f.key] = f.text != nullptr ? json(s.*f.text) : json(s.*f.count);
+  }
   json checks = json::array();
-  for (const auto& c : s.failing_checks)
-    checks.push_back({{"id", c.id}, {"verdict", c.verdict}, {"summary", c.summary},
-                      {"title", c.title}, {"cause", c.cause}});
-  return json{{"node", s.node},
-           {"host", s.host},
-           {"rank", s.rank},
-           {"status", node_status_name(s.status)},
-           {"errors", s.errors},
-           {"hardware",
-            {{"gpu_model", s.gpu_model}, {"gpus", s.gpus}, {"drive_model", s.drive_model},
-             {"drives", s.drives}, {"nic_model", s.nic_model}, {"nics", s.nics}}},
-           {"driver", s.driver},
-           {"kernel", s.kernel},
-           {"topology_verdict", s.topo_verdict},
-           {"failing_checks", checks},
-           {"gpu_metrics", gpu_metrics_json(s.gpu_metrics)},
-           {"node_metrics", s.node_metrics},
-           {"waived", s.waived}};
+  for (const auto& c : s.failing_checks) {
+    json& check = checks.emplace_back(json::object());
+    for (const CheckField& f : kCheckFields) check[f.key] = c.*f.text;
+  }
+  j[kStatus] = node_status_name(s.status);
+  j[kErrors] = s.errors;
+  j[kFailingChecks] = std::move(checks);
+  j[kGpuMetrics] = gpu_metrics_json(s.gpu_metrics);
+  j[kNodeMetrics] = s.node_metrics;
+  j[kWaived] = s.waived;
+  return j;
 }
 
 void from_json(const json& j, NodeSummary& s) { s = summary_from_text(j.dump(), "summary"); }
@@ -162,7 +186,7 @@ NodeSummary summarize(const json& doc, const std::string& origin) {
   try {
     if (doc.contains("summary")) return doc.at("summary").get<NodeSummary>();
     NodeSummary s;
-    read_identity(doc, s);
+    read_identity(doc, s, origin);
     for (const json& p : doc.value("phases", json::array()))
       if (p.value("status", "ok") == "waived")
         s.waived[p.value("name", "?")] = p.value("error", "");
