@@ -42,6 +42,16 @@ void host_series(const json& m, const char* key, const char* metric, NodeSummary
   }
 }
 
+// The figure at cells[a][b] of a matrix, nullopt where it has none: no such matrix, a row
+// shorter than the other matrix's (a corrupt report), or no number there.
+std::optional<double> cell(const json* matrix, std::size_t a, std::size_t b) {
+  if (matrix == nullptr) return std::nullopt;
+  const json& rows = matrix->at("cells");
+  if (!rows.is_array() || a >= rows.size() || !rows[a].is_array() || b >= rows[a].size())
+    return std::nullopt;
+  return num_or_null(rows[a][b]);
+}
+
 // d2d per GPU: the median over its peers of the unidirectional copies from it, peer access
 // on where that matrix has the figure, otherwise the staged (peer access off) figure.
 void d2d_series(const json& m, NodeSummary& s) {
@@ -55,12 +65,14 @@ void d2d_series(const json& m, NodeSummary& s) {
     return;
   }
   const json& rows = (on != nullptr ? *on : *off).at("cells");
+  if (!rows.is_array()) return;
   auto& out = s.gpu_metrics["d2d_gb_s"];
   for (std::size_t a = 0; a < rows.size(); ++a) {
     std::vector<double> peers;
-    for (std::size_t b = 0; b < rows[a].size(); ++b) {
-      std::optional<double> v = on != nullptr ? num_or_null(on->at("cells")[a][b]) : std::nullopt;
-      if (!v && off != nullptr && a < off->at("cells").size()) v = num_or_null(off->at("cells")[a][b]);
+    const std::size_t width = rows[a].is_array() ? rows[a].size() : 0;
+    for (std::size_t b = 0; b < width; ++b) {
+      std::optional<double> v = cell(on, a, b);
+      if (!v) v = cell(off, a, b);
       if (v) peers.push_back(*v);
     }
     std::sort(peers.begin(), peers.end());
@@ -184,7 +196,9 @@ NodeSummary summarize(const json& doc, const std::string& origin) {
     throw UsageError(origin + " is not a gdsb-cluster node report (schema " + kNodeSchema +
                      "); pass the files written under OUT/nodes/");
   try {
-    if (doc.contains("summary")) return doc.at("summary").get<NodeSummary>();
+    // A summary block the reader did not take (the schema after it): read as one, named
+    // with its file.
+    if (doc.contains("summary")) return summary_from_text(doc.at("summary").dump(), origin);
     NodeSummary s;
     read_identity(doc, s, origin);
     for (const json& p : doc.value("phases", json::array()))

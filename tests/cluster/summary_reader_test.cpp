@@ -230,6 +230,35 @@ TEST(SummaryReader, AReportIsReadUpToItsSummaryBlockElseWhole) {
   }
 }
 
+// The H200 report's d2d matrices, read off it: GPU0 -> GPU1 395.0624407985687 GB/s and GPU1
+// -> GPU0 395.0950196205712 GB/s with peer access; 37.86 and 37.83 staged. A corrupt report
+// whose staged row is shorter than the peer-access row (GPU0 -> GPU1 missing in both) has
+// no figure for GPU0: it was read past the end of the row (undefined behaviour, which ASan
+// in the asan preset and libstdc++'s _GLIBCXX_ASSERTIONS stop at).
+TEST(SummaryReader, AShortRowOfACorruptMatrixIsNoFigure) {
+  json doc = real_node_document();
+  const NodeSummary recorded = summarize(doc, "n.json");
+  const auto& d2d = recorded.gpu_metrics.at("d2d_gb_s");
+  ASSERT_EQ(d2d.size(), 2u);
+  EXPECT_DOUBLE_EQ(d2d[0].value(), 395.0624407985687);
+  EXPECT_DOUBLE_EQ(d2d[1].value(), 395.0950196205712);
+  json& m = doc["p2p"]["measurements"];
+  m["d2d_uni"]["cells"][0] = {nullptr, nullptr};
+  m["d2d_uni_no_p2p"]["cells"][0] = {nullptr};
+  const NodeSummary corrupt = summarize(doc, "n.json");
+  const auto& d2d_corrupt = corrupt.gpu_metrics.at("d2d_gb_s");
+  ASSERT_EQ(d2d_corrupt.size(), 2u);
+  EXPECT_FALSE(d2d_corrupt[0].has_value());
+  EXPECT_DOUBLE_EQ(d2d_corrupt[1].value(), 395.0950196205712);
+  // A staged matrix with fewer rows, or rows that are no arrays: no figure, no error.
+  m["d2d_uni_no_p2p"]["cells"] = {{nullptr}};
+  m["d2d_uni"]["cells"][1] = 7;
+  const auto& short_rows = summarize(doc, "n.json").gpu_metrics.at("d2d_gb_s");
+  ASSERT_EQ(short_rows.size(), 2u);
+  EXPECT_FALSE(short_rows[0].has_value());
+  EXPECT_FALSE(short_rows[1].has_value());
+}
+
 // A count out of an int's range (1e300 cast to int is undefined behaviour), or not whole, is
 // a malformed field, named with its file: in a summary block, in a node document without
 // one, and in the gdsb-p2p GPU index and gdsb-io transfer type (no figure, then).
@@ -268,4 +297,15 @@ TEST(SummaryReader, ACountOutOfRangeIsMalformedNotCast) {
   ASSERT_EQ(h2d.size(), 2u);  // GPU1's figure in its place; GPU0's index is no index
   EXPECT_FALSE(h2d[0].has_value());
   EXPECT_DOUBLE_EQ(h2d[1].value(), 55.425818737848026);
+}
+
+// A summary block that only the whole-document reader takes (the schema after it) names
+// its file in errors, as the block reader does: it said "summary: ..." without the file.
+TEST(SummaryReader, AMalformedLateSummaryNamesItsFile) {
+  json summary = summarize(real_node_document(), "n.json");
+  summary["hardware"]["gpus"] = "two";
+  const std::string late = R"({"summary": )" + summary.dump() + R"(, "schema": "gdsbench.cluster-node/1"})";
+  EXPECT_EQ(node_error(late, "--from nodes/gpu-a17.json"),
+            "--from nodes/gpu-a17.json: invalid gdsb-cluster node report: summary.hardware.gpus: "
+            "expected a number, found a string");
 }
