@@ -115,7 +115,8 @@ void read_identity(const json& doc, NodeSummary& s, const std::string& origin) {
     return UsageError(origin + ": invalid gdsb-cluster node report: " + where + ": expected " + wanted +
                       ", found " + found);
   };
-  if (!doc.contains(kRequired)) throw UsageError(origin + ": invalid gdsb-cluster node report: no \"node\"");
+  if (!doc.contains(kRequired))
+    throw UsageError(origin + ": invalid gdsb-cluster node report: no \"" + kRequired + "\"");
   const json* hardware = doc.contains(kHardware) ? &doc.at(kHardware) : nullptr;
   if (hardware != nullptr && !hardware->is_object())
     throw bad(kHardware, "an object", type_words(*hardware));
