@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "gdsb/cluster/fingerprint.hpp"
 #include "gdsb/cluster/robust.hpp"
@@ -119,30 +120,47 @@ void drop_duplicates(ClusterResult& r) {
   r.nodes = std::move(kept);
 }
 
-// Failed checks: per class, a check failing on more than half its members is one fleet-wide
-// finding (a VM fleet without nvidia-fs has no odd node); the others name their node.
+// What failed: the check, and the result's title and cause. One check gives several results
+// (gds-stack: nvidia-fs, udev, cufile.json, file systems), so the id alone would merge
+// different failures. Reports of older versions carry no title: their first evidence line
+// stands for what failed, so that different failures are never merged.
+using Failure = std::tuple<std::string, std::string, std::string>;
+Failure failure_of(const FailingCheck& c) {
+  if (c.title.empty()) return {c.id, "", c.summary};
+  return {c.id, c.title, c.cause};
+}
+
+// "gds-stack (udev database)", or the id alone when the report has no title.
+std::string check_words(const FailingCheck& c) {
+  return c.title.empty() ? c.id : c.id + " (" + c.title + ")";
+}
+
+// Failed checks: per class, a failure (failure_of) on more than half its members is one
+// fleet-wide finding (a VM fleet without nvidia-fs has no odd node); the others name their
+// node, so a node that fails otherwise than the fleet stays odd.
 void check_findings(ClusterResult& r) {
-  std::set<std::pair<std::size_t, std::string>> fleet;  // (class, check id)
+  std::set<std::pair<std::size_t, Failure>> fleet;  // (class, failure)
   std::vector<std::size_t> class_of_node(r.nodes.size(), r.classes.size());
   for (std::size_t c = 0; c < r.classes.size(); ++c) {
     const NodeClass& cls = r.classes[c];
-    std::map<std::string, std::pair<int, const FailingCheck*>> failing;  // id -> nodes, first
+    std::map<Failure, std::pair<int, const FailingCheck*>> failing;  // failure -> nodes, first
     for (std::size_t i : cls.members) {
       class_of_node[i] = c;
-      std::set<std::string> seen;  // a check counts once per node
+      std::set<Failure> seen;  // a failure counts once per node
       for (const auto& check : r.nodes[i].failing_checks)
-        if (check.verdict == "fail" && seen.insert(check.id).second) {
-          auto& [n, first] = failing[check.id];
+        if (check.verdict == "fail" && seen.insert(failure_of(check)).second) {
+          auto& [n, first] = failing[failure_of(check)];
           if (n++ == 0) first = &check;
         }
     }
     const std::size_t members = cls.members.size();
-    for (const auto& [id, count_first] : failing) {
+    for (const auto& [failure, count_first] : failing) {
       const auto [n, first] = count_first;
       if (static_cast<std::size_t>(n) * 2 <= members) continue;
-      fleet.emplace(c, id);
-      Finding f = said(FindingKind::FleetWide, "", id,
-                       "check " + id + " failed on " + std::to_string(n) + " of " +
+      fleet.emplace(c, failure);
+      const std::string what = first->title.empty() ? first->id : first->id + ": " + first->title;
+      Finding f = said(FindingKind::FleetWide, "", what,
+                       "check " + check_words(*first) + " failed on " + std::to_string(n) + " of " +
                            std::to_string(members) + " nodes of class " + cls.key +
                            " (fleet-wide: no node is odd for it): " + first->summary);
       f.count = n;
@@ -153,9 +171,9 @@ void check_findings(ClusterResult& r) {
   for (std::size_t i = 0; i < r.nodes.size(); ++i) {
     const NodeSummary& n = r.nodes[i];
     for (const auto& c : n.failing_checks)
-      if (c.verdict == "fail" && !fleet.contains({class_of_node[i], c.id}))
+      if (c.verdict == "fail" && !fleet.contains({class_of_node[i], failure_of(c)}))
         r.findings.push_back(said(FindingKind::CheckFailed, n.node, c.id,
-                                  n.node + ": check " + c.id + " failed: " + c.summary));
+                                  n.node + ": check " + check_words(c) + " failed: " + c.summary));
   }
 }
 

@@ -30,11 +30,7 @@ using nlohmann::json;
 // The model of a kind of device: the most common name among them (pci.ids), else its ids.
 std::string model_of(const std::vector<const topo::Device*>& devs) {
   std::map<std::string, int> seen;
-  for (const topo::Device* d : devs) {
-    char ids[16];
-    std::snprintf(ids, sizeof ids, "%04x:%04x", d->vendor, d->device);
-    ++seen[d->name.empty() ? ids : d->name];
-  }
+  for (const topo::Device* d : devs) ++seen[d->name.empty() ? topo::pci_ids_text(*d) : d->name];
   std::string best;
   int n = 0;
   for (const auto& [name, c] : seen)

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gdsb/error.hpp"
+#include "summary_fields.hpp"
 
 namespace gdsb::cluster {
 namespace {
@@ -33,11 +34,22 @@ void host_series(const json& m, const char* key, const char* metric, NodeSummary
   if (!v.is_array()) return;
   auto& out = s.gpu_metrics[metric];
   for (const json& item : v) {
-    const int gpu = item.value("gpu", -1);
+    const json index = item.value("gpu", json());
+    const int gpu = index.is_number() ? summary_fields::to_count(index.get<double>()).value_or(-1) : -1;
     if (gpu < 0 || gpu > 4096) continue;
     if (out.size() <= static_cast<std::size_t>(gpu)) out.resize(static_cast<std::size_t>(gpu) + 1);
     out[static_cast<std::size_t>(gpu)] = num_or_null(item.value("gb_s", json()));
   }
+}
+
+// The figure at cells[a][b] of a matrix, nullopt where it has none: no such matrix, a row
+// shorter than the other matrix's (a corrupt report), or no number there.
+std::optional<double> cell(const json* matrix, std::size_t a, std::size_t b) {
+  if (matrix == nullptr) return std::nullopt;
+  const json& rows = matrix->at("cells");
+  if (!rows.is_array() || a >= rows.size() || !rows[a].is_array() || b >= rows[a].size())
+    return std::nullopt;
+  return num_or_null(rows[a][b]);
 }
 
 // d2d per GPU: the median over its peers of the unidirectional copies from it, peer access
@@ -53,12 +65,14 @@ void d2d_series(const json& m, NodeSummary& s) {
     return;
   }
   const json& rows = (on != nullptr ? *on : *off).at("cells");
+  if (!rows.is_array()) return;
   auto& out = s.gpu_metrics["d2d_gb_s"];
   for (std::size_t a = 0; a < rows.size(); ++a) {
     std::vector<double> peers;
-    for (std::size_t b = 0; b < rows[a].size(); ++b) {
-      std::optional<double> v = on != nullptr ? num_or_null(on->at("cells")[a][b]) : std::nullopt;
-      if (!v && off != nullptr && a < off->at("cells").size()) v = num_or_null(off->at("cells")[a][b]);
+    const std::size_t width = rows[a].is_array() ? rows[a].size() : 0;
+    for (std::size_t b = 0; b < width; ++b) {
+      std::optional<double> v = cell(on, a, b);
+      if (!v) v = cell(off, a, b);
       if (v) peers.push_back(*v);
     }
     std::sort(peers.begin(), peers.end());
@@ -74,7 +88,9 @@ void io_runs(const json& io, NodeSummary& s) {
   if (!io.contains("runs")) return;
   for (const json& r : io.at("runs")) {
     const json& w = r.at("workload");
-    const std::string metric = "io_x" + std::to_string(w.value("xfer_type", -1)) + "_read_gb_s";
+    const json x = w.value("xfer_type", json());
+    const int xfer = x.is_number() ? summary_fields::to_count(x.get<double>()).value_or(-1) : -1;
+    const std::string metric = "io_x" + std::to_string(xfer) + "_read_gb_s";
     const std::string status = r.value("status", "");
     if (status == "ok" && r.contains("result")) {
       // gdsbench.io/1 reports GiB/s (base 1024); the cluster reports GB/s (base 1000).
@@ -85,20 +101,41 @@ void io_runs(const json& io, NodeSummary& s) {
   }
 }
 
-// The fields a summary and a node document share: node, host, rank, hardware, versions.
-void read_identity(const json& j, NodeSummary& s) {
-  s.node = j.at("node").get<std::string>();
-  s.host = j.value("host", "");
-  s.rank = j.value("rank", -1);
-  s.driver = j.value("driver", "");
-  s.kernel = j.value("kernel", "");
-  const json h = j.value("hardware", json::object());
-  s.gpu_model = h.value("gpu_model", "");
-  s.drive_model = h.value("drive_model", "");
-  s.nic_model = h.value("nic_model", "");
-  s.gpus = h.value("gpus", 0);
-  s.drives = h.value("drives", 0);
-  s.nics = h.value("nics", 0);
+// A JSON value's type in words, for messages ("a string", "an object").
+std::string type_words(const json& v) {
+  const std::string t = v.type_name();
+  return (t == "null" ? "" : (t == "array" || t == "object") ? "an " : "a ") + t;
+}
+
+// The identity fields of a node document without a summary block (summary_fields.hpp: the
+// same fields, at the same places, as in a summary). `origin` names the file in errors.
+void read_identity(const json& doc, NodeSummary& s, const std::string& origin) {
+  using namespace summary_fields;
+  const auto bad = [&](const std::string& where, const std::string& wanted, const std::string& found) {
+    return UsageError(origin + ": invalid gdsb-cluster node report: " + where + ": expected " + wanted +
+                      ", found " + found);
+  };
+  if (!doc.contains(kRequired))
+    throw UsageError(origin + ": invalid gdsb-cluster node report: no \"" + kRequired + "\"");
+  const json* hardware = doc.contains(kHardware) ? &doc.at(kHardware) : nullptr;
+  if (hardware != nullptr && !hardware->is_object())
+    throw bad(kHardware, "an object", type_words(*hardware));
+  for (const Field& f : kFields) {
+    if (!f.identity) continue;
+    const json* in = f.group == Group::Top ? &doc : hardware;
+    if (in == nullptr || !in->contains(f.key)) continue;
+    const json& v = in->at(f.key);
+    const std::string where = f.group == Group::Top ? f.key : std::string(kHardware) + "." + f.key;
+    if (f.text != nullptr) {
+      if (!v.is_string()) throw bad(where, "a string", type_words(v));
+      s.*f.text = v.get<std::string>();
+    } else {
+      if (!v.is_number()) throw bad(where, "a number", type_words(v));
+      const auto n = to_count(v.get<double>());
+      if (!n) throw bad(where, kCountWanted, number_words(v.get<double>()));
+      s.*f.count = *n;
+    }
+  }
 }
 
 json gpu_metrics_json(const std::map<std::string, std::vector<std::optional<double>>>& m) {
@@ -128,28 +165,29 @@ std::string NodeSummary::class_key() const {
 
 void to_json(json& j, const NodeSummary& s) {
   j = summary_without_fingerprint(s);
-  j["fingerprint"] = s.fingerprint;
+  j[summary_fields::kFingerprint] = s.fingerprint;
 }
 
 json summary_without_fingerprint(const NodeSummary& s) {
+  using namespace summary_fields;
+  json j = json::object();
+  json& hardware = j[kHardware] = json::object();
+  for (const Field& f : kFields) {
+    json& into = f.group == Group::Top ? j : hardware;
+    into[f.key] = f.text != nullptr ? json(s.*f.text) : json(s.*f.count);
+  }
   json checks = json::array();
-  for (const auto& c : s.failing_checks)
-    checks.push_back({{"id", c.id}, {"verdict", c.verdict}, {"summary", c.summary}});
-  return json{{"node", s.node},
-           {"host", s.host},
-           {"rank", s.rank},
-           {"status", node_status_name(s.status)},
-           {"errors", s.errors},
-           {"hardware",
-            {{"gpu_model", s.gpu_model}, {"gpus", s.gpus}, {"drive_model", s.drive_model},
-             {"drives", s.drives}, {"nic_model", s.nic_model}, {"nics", s.nics}}},
-           {"driver", s.driver},
-           {"kernel", s.kernel},
-           {"topology_verdict", s.topo_verdict},
-           {"failing_checks", checks},
-           {"gpu_metrics", gpu_metrics_json(s.gpu_metrics)},
-           {"node_metrics", s.node_metrics},
-           {"waived", s.waived}};
+  for (const auto& c : s.failing_checks) {
+    json& check = checks.emplace_back(json::object());
+    for (const CheckField& f : kCheckFields) check[f.key] = c.*f.text;
+  }
+  j[kStatus] = node_status_name(s.status);
+  j[kErrors] = s.errors;
+  j[kFailingChecks] = std::move(checks);
+  j[kGpuMetrics] = gpu_metrics_json(s.gpu_metrics);
+  j[kNodeMetrics] = s.node_metrics;
+  j[kWaived] = s.waived;
+  return j;
 }
 
 void from_json(const json& j, NodeSummary& s) { s = summary_from_text(j.dump(), "summary"); }
@@ -159,9 +197,11 @@ NodeSummary summarize(const json& doc, const std::string& origin) {
     throw UsageError(origin + " is not a gdsb-cluster node report (schema " + kNodeSchema +
                      "); pass the files written under OUT/nodes/");
   try {
-    if (doc.contains("summary")) return doc.at("summary").get<NodeSummary>();
+    // A summary block the reader did not take (the schema after it): read as one, named
+    // with its file.
+    if (doc.contains("summary")) return summary_from_text(doc.at("summary").dump(), origin);
     NodeSummary s;
-    read_identity(doc, s);
+    read_identity(doc, s, origin);
     for (const json& p : doc.value("phases", json::array()))
       if (p.value("status", "ok") == "waived")
         s.waived[p.value("name", "?")] = p.value("error", "");
@@ -177,7 +217,8 @@ NodeSummary summarize(const json& doc, const std::string& origin) {
         const std::string v = c.value("verdict", "");
         if (v != "fail" && v != "warn") continue;
         const auto ev = c.value("evidence", std::vector<std::string>{});
-        s.failing_checks.push_back({c.value("id", ""), v, ev.empty() ? c.value("title", "") : ev.front()});
+        s.failing_checks.push_back({c.value("id", ""), v, ev.empty() ? c.value("title", "") : ev.front(),
+                                    c.value("title", ""), c.value("consequence", "")});
       }
     }
     const json& p2p = doc.contains("p2p") ? doc.at("p2p") : none;

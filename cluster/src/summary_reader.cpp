@@ -6,6 +6,7 @@
 
 #include "gdsb/cluster/summary.hpp"
 #include "gdsb/error.hpp"
+#include "summary_fields.hpp"
 
 namespace gdsb::cluster {
 namespace {
@@ -62,11 +63,12 @@ const char* type_words(Scalar::Type t) {
 
 // The containers of a summary, by key; In::Skip for any other key.
 In container_of(const std::string& k) {
+  using namespace summary_fields;
   static const std::pair<const char*, In> containers[] = {
-      {"hardware", In::Hardware},        {"errors", In::Errors},
-      {"failing_checks", In::Checks},    {"gpu_metrics", In::GpuMetrics},
-      {"node_metrics", In::NodeMetrics}, {"waived", In::Waived},
-      {"fingerprint", In::Fingerprint}};
+      {kHardware, In::Hardware},        {kErrors, In::Errors},
+      {kFailingChecks, In::Checks},     {kGpuMetrics, In::GpuMetrics},
+      {kNodeMetrics, In::NodeMetrics},  {kWaived, In::Waived},
+      {kFingerprint, In::Fingerprint}};
   for (const auto& [name, in] : containers)
     if (k == name) return in;
   return In::Skip;
@@ -190,8 +192,18 @@ class SummaryReader final : public nlohmann::json_sax<json> {
   }
   bool count(const Scalar& v, int& out) {
     if (v.type != Scalar::Type::Number) return wrong("a number", type_words(v.type));
-    out = static_cast<int>(v.number);
+    const auto n = summary_fields::to_count(v.number);
+    if (!n) return fail(where() + ": expected " + summary_fields::kCountWanted + ", found " +
+                        summary_fields::number_words(v.number));
+    out = *n;
     return true;
+  }
+  // A plain field of the summary's top level or its hardware (summary_fields.hpp).
+  bool field(summary_fields::Group group, const std::string& k, const Scalar& v) {
+    const summary_fields::Field* f = summary_fields::find_field(group, k);
+    if (f == nullptr) return true;  // a field this version does not know
+    if (k == summary_fields::kRequired) has_node_ = true;
+    return f->text != nullptr ? text(v, s_.*f->text) : count(v, s_.*f->count);
   }
 
   bool scalar(const Scalar& v) {
@@ -205,41 +217,24 @@ class SummaryReader final : public nlohmann::json_sax<json> {
           return fail(std::string("summary: expected an object, found ") + type_words(v.type));
         return true;
       case In::Summary:
-        if (k == "node") return has_node_ = true, text(v, s_.node);
-        if (k == "host") return text(v, s_.host);
-        if (k == "rank") return count(v, s_.rank);
-        if (k == "driver") return text(v, s_.driver);
-        if (k == "kernel") return text(v, s_.kernel);
-        if (k == "topology_verdict") return text(v, s_.topo_verdict);
-        if (k == "status") {
+        if (k == summary_fields::kStatus) {
           std::string st;
           if (!text(v, st)) return false;
-          s_.status = st == "ok"        ? NodeStatus::Ok
-                      : st == "missing" ? NodeStatus::Missing
-                                        : NodeStatus::Error;
+          s_.status = summary_fields::status_from_name(st);
           return true;
         }
         if (const In c = container_of(k); c != In::Skip)
           return wrong(is_array(c) ? "an array" : "an object", type_words(v.type));
-        return true;  // a field this version does not know
+        return field(summary_fields::Group::Top, k, v);
       case In::Hardware:
-        if (k == "gpu_model") return text(v, s_.gpu_model);
-        if (k == "drive_model") return text(v, s_.drive_model);
-        if (k == "nic_model") return text(v, s_.nic_model);
-        if (k == "gpus") return count(v, s_.gpus);
-        if (k == "drives") return count(v, s_.drives);
-        if (k == "nics") return count(v, s_.nics);
-        return true;
+        return field(summary_fields::Group::Hardware, k, v);
       case In::Errors:
         return text(v, s_.errors.emplace_back());
       case In::Checks:
         return wrong("an object", type_words(v.type));
       case In::Check: {
-        FailingCheck& c = s_.failing_checks.back();
-        if (k == "id") return text(v, c.id);
-        if (k == "verdict") return text(v, c.verdict);
-        if (k == "summary") return text(v, c.summary);
-        return true;
+        const summary_fields::CheckField* check_field = summary_fields::find_check_field(k);
+        return check_field == nullptr || text(v, s_.failing_checks.back().*check_field->text);
       }
       case In::GpuMetrics:
         return wrong("an array", type_words(v.type));
@@ -285,7 +280,8 @@ std::optional<NodeSummary> read_block(std::string_view text, const std::string& 
     throw UsageError(origin + ": invalid gdsb-cluster node report: " + reader.error());
   if (!reader.complete() || !reader.schema_is_node()) return std::nullopt;
   if (!reader.has_node())
-    throw UsageError(origin + ": invalid gdsb-cluster node report: the summary has no \"node\"");
+    throw UsageError(origin + ": invalid gdsb-cluster node report: the summary has no \"" +
+                     summary_fields::kRequired + "\"");
   return s;
 }
 

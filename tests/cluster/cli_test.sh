@@ -71,6 +71,10 @@ sed 's/"gpus": [0-9]*/"gpus": "two"/' "$work/one/nodes/$(hostname).json" >"$work
 expect 2 "--from $work/malformed.json: invalid gdsb-cluster node report: summary.hardware.gpus: expected a number, found a string" \
   -- --from "$work/malformed.json" --out "$work/bad11"
 [ ! -e "$work/bad11/cluster.json" ] || { echo "FAIL: wrote reports from a malformed summary"; failures=$((failures + 1)); }
+# A rank no int holds: a malformed field, never cast (undefined behaviour).
+sed 's/"rank": [0-9-]*/"rank": 1e300/' "$work/one/nodes/$(hostname).json" >"$work/huge-rank.json"
+expect 2 "--from $work/huge-rank.json: invalid gdsb-cluster node report: summary.rank: expected a whole number from -2147483648 to 2147483647, found 1e\\+300" \
+  -- --from "$work/huge-rank.json" --out "$work/bad12"
 # A user's file where a report goes is never overwritten.
 mkdir -p "$work/user" && echo "my notes" >"$work/user/cluster.txt"
 expect 2 "cluster.txt.*allow-overwrite" -- --from "$work/one/nodes/"*.json --out "$work/user"

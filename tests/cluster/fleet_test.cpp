@@ -3,7 +3,7 @@
 // (reading node reports: summary_reader_test.cpp).
 #include <gtest/gtest.h>
 
-
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "gdsb/cluster/aggregate.hpp"
@@ -24,6 +24,23 @@ NodeSummary vm(const std::string& name) {
 }
 
 std::string name(int i) { return "vm" + std::to_string(10000 + i); }
+
+// The H100 VM's recorded `gdsb-topo --json` (tests/doctor/fixtures/real/h100-vm, SOURCES.md
+// there). Read off it: gds-stack gives five results; only "nvidia-fs driver" fails
+// ("/proc/driver/nvidia-fs absent (module not loaded)"), "udev database" passes.
+nlohmann::json h100_vm_topology() {
+  std::ifstream in(std::string(GDSB_H100_VM_REPORTS) + "/topo.json");
+  return nlohmann::json::parse(in);
+}
+
+// A node document around a topology report, as a rank writes it (no summary block).
+NodeSummary node_from(const std::string& node, const nlohmann::json& topology) {
+  const nlohmann::json doc{{"schema", kNodeSchema},
+                           {"node", node},
+                           {"hardware", {{"gpu_model", "NVIDIA H100 80GB HBM3"}, {"gpus", 1}}},
+                           {"topology", topology}};
+  return summarize(doc, node + ".json");
+}
 
 }  // namespace
 
@@ -103,4 +120,52 @@ TEST(Fleet, DuplicateRanksStillCountAsAnswered) {
   const ClusterResult r = aggregate(nodes, {3.5, 0.1, 3});
   ASSERT_EQ(r.findings.size(), 1u);  // no "rank(s) sent no summary"
   EXPECT_EQ(r.findings[0].kind, FindingKind::DuplicateNode);
+}
+
+// gds-stack covers nvidia-fs, udev, cufile.json and the file systems: seven VMs without
+// nvidia-fs (the recording as it is) and three that have it but lost their udev database
+// (the recording with those two results changed as gdsb-topo writes them) are two failures.
+// The seven are fleet-wide; the three are odd nodes, each named with its own failure.
+TEST(Fleet, DifferentGdsStackFailuresAreReportedApart) {
+  const nlohmann::json recorded = h100_vm_topology();
+  nlohmann::json no_udev = recorded;
+  for (auto& c : no_udev.at("checks")) {
+    if (c.at("title") == "nvidia-fs driver") {
+      c["verdict"] = "pass";
+      c["evidence"] = {"/proc/driver/nvidia-fs present, version 2.26"};
+      c["consequence"] = "";
+    }
+    if (c.at("title") == "udev database") {
+      c["verdict"] = "fail";
+      c["evidence"] = {"/run/udev/data absent"};
+      c["consequence"] =
+          "cuFile looks up ID_FS_USAGE/ID_FS_TYPE in the udev database: without it "
+          "cuFileHandleRegister fails (5027/5030, \"udev property not found: ID_FS_USAGE\")";
+    }
+  }
+  std::vector<NodeSummary> nodes;
+  for (int i = 0; i < 10; ++i) nodes.push_back(node_from(name(i), i < 7 ? recorded : no_udev));
+  const ClusterResult r = aggregate(nodes, {});
+  ASSERT_EQ(r.fleet_wide, 1);
+  const Finding& fleet = r.findings.at(0);
+  EXPECT_EQ(fleet.kind, FindingKind::FleetWide);
+  EXPECT_EQ(fleet.count, 7);
+  EXPECT_EQ(fleet.metric, "gds-stack: nvidia-fs driver");
+  EXPECT_EQ(fleet.text,
+            "check gds-stack (nvidia-fs driver) failed on 7 of 10 nodes of class NVIDIA H100 80GB "
+            "HBM3 |  |  (fleet-wide: no node is odd for it): /proc/driver/nvidia-fs absent (module "
+            "not loaded)");
+  EXPECT_EQ(r.odd_nodes, (std::vector<std::string>{name(7), name(8), name(9)}));
+  ASSERT_EQ(r.findings.size(), 4u);
+  for (std::size_t i = 1; i < 4; ++i) {
+    EXPECT_EQ(r.findings[i].kind, FindingKind::CheckFailed);
+    EXPECT_EQ(r.findings[i].text, name(static_cast<int>(i) + 6) +
+                                      ": check gds-stack (udev database) failed: /run/udev/data absent");
+  }
+  // The same check failing the same way on most nodes is still one fleet-wide finding.
+  nodes.clear();
+  for (int i = 0; i < 10; ++i) nodes.push_back(node_from(name(i), recorded));
+  const ClusterResult all = aggregate(nodes, {});
+  EXPECT_EQ(all.fleet_wide, 1);
+  EXPECT_TRUE(all.odd_nodes.empty());
 }

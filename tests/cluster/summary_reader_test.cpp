@@ -4,6 +4,7 @@
 // a summary block after its schema falls back to reading the whole document.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -56,6 +57,35 @@ std::string report_text(const json& summary,
 std::string error_of(const std::string& text) {
   try {
     (void)read_summary_block(text, "--from n.json");
+  } catch (const gdsb::UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+json load(const std::string& path) {
+  std::ifstream in(path);
+  return json::parse(in);
+}
+
+// A node document from real recordings: the H100 VM's `gdsb-topo --json`
+// (tests/doctor/fixtures/real/h100-vm) and the 2 x H200 machine's `gdsb-p2p --measure`
+// (tests/p2p/fixtures/h200x2-measure.json), as a rank writes them, without a summary block.
+json real_node_document() {
+  return json{{"schema", kNodeSchema},
+              {"node", "gpu-a17"},
+              {"host", "gpu-a17"},
+              {"rank", 3},
+              {"hardware", {{"gpu_model", "NVIDIA H200"}, {"gpus", 2}}},
+              {"topology", load(std::string(GDSB_H100_VM_REPORTS) + "/topo.json")},
+              {"p2p", load(GDSB_H200X2_P2P_REPORT)}};
+}
+
+// What a reader of this text says is wrong with it ("" when nothing).
+std::string node_error(const std::string& text, const std::string& origin) {
+  std::istringstream in(text);
+  try {
+    (void)read_node_summary(in, origin);
   } catch (const gdsb::UsageError& e) {
     return e.what();
   }
@@ -198,4 +228,84 @@ TEST(SummaryReader, AReportIsReadUpToItsSummaryBlockElseWhole) {
   } catch (const gdsb::UsageError& e) {
     EXPECT_STREQ(e.what(), "--from junk.json: not JSON; pass the files of OUT/nodes/");
   }
+}
+
+// The H200 report's d2d matrices, read off it: GPU0 -> GPU1 395.0624407985687 GB/s and GPU1
+// -> GPU0 395.0950196205712 GB/s with peer access; 37.86 and 37.83 staged. A corrupt report
+// whose staged row is shorter than the peer-access row (GPU0 -> GPU1 missing in both) has
+// no figure for GPU0: it was read past the end of the row (undefined behaviour, which ASan
+// in the asan preset and libstdc++'s _GLIBCXX_ASSERTIONS stop at).
+TEST(SummaryReader, AShortRowOfACorruptMatrixIsNoFigure) {
+  json doc = real_node_document();
+  const NodeSummary recorded = summarize(doc, "n.json");
+  const auto& d2d = recorded.gpu_metrics.at("d2d_gb_s");
+  ASSERT_EQ(d2d.size(), 2u);
+  EXPECT_DOUBLE_EQ(d2d[0].value(), 395.0624407985687);
+  EXPECT_DOUBLE_EQ(d2d[1].value(), 395.0950196205712);
+  json& m = doc["p2p"]["measurements"];
+  m["d2d_uni"]["cells"][0] = {nullptr, nullptr};
+  m["d2d_uni_no_p2p"]["cells"][0] = {nullptr};
+  const NodeSummary corrupt = summarize(doc, "n.json");
+  const auto& d2d_corrupt = corrupt.gpu_metrics.at("d2d_gb_s");
+  ASSERT_EQ(d2d_corrupt.size(), 2u);
+  EXPECT_FALSE(d2d_corrupt[0].has_value());
+  EXPECT_DOUBLE_EQ(d2d_corrupt[1].value(), 395.0950196205712);
+  // A staged matrix with fewer rows, or rows that are no arrays: no figure, no error.
+  m["d2d_uni_no_p2p"]["cells"] = {{nullptr}};
+  m["d2d_uni"]["cells"][1] = 7;
+  const auto& short_rows = summarize(doc, "n.json").gpu_metrics.at("d2d_gb_s");
+  ASSERT_EQ(short_rows.size(), 2u);
+  EXPECT_FALSE(short_rows[0].has_value());
+  EXPECT_FALSE(short_rows[1].has_value());
+}
+
+// A count out of an int's range (1e300 cast to int is undefined behaviour), or not whole, is
+// a malformed field, named with its file: in a summary block, in a node document without
+// one, and in the gdsb-p2p GPU index and gdsb-io transfer type (no figure, then).
+TEST(SummaryReader, ACountOutOfRangeIsMalformedNotCast) {
+  json doc = real_node_document();
+  const NodeSummary recorded = summarize(doc, "n.json");
+  EXPECT_EQ(recorded.rank, 3);
+  json summary = recorded;
+  summary["rank"] = 1e300;
+  EXPECT_EQ(error_of(report_text(summary)),
+            "--from n.json: invalid gdsb-cluster node report: summary.rank: expected a whole "
+            "number from -2147483648 to 2147483647, found 1e+300");
+  summary["rank"] = 3;
+  summary["hardware"]["gpus"] = 2147483648.0;
+  EXPECT_EQ(error_of(report_text(summary)),
+            "--from n.json: invalid gdsb-cluster node report: summary.hardware.gpus: expected a "
+            "whole number from -2147483648 to 2147483647, found 2147483648");
+  summary["hardware"]["gpus"] = 2.5;
+  EXPECT_NE(error_of(report_text(summary)).find("summary.hardware.gpus: expected a whole number"),
+            std::string::npos);
+  summary["hardware"]["gpus"] = -2147483648.0;  // the ends of the range are counts
+  EXPECT_EQ(error_of(report_text(summary)), "");
+  // The document without a summary block.
+  doc["rank"] = -1e300;
+  EXPECT_EQ(node_error(doc.dump(), "--from n.json"),
+            "--from n.json: invalid gdsb-cluster node report: rank: expected a whole number from "
+            "-2147483648 to 2147483647, found -1e+300");
+  doc["rank"] = 3;
+  doc["hardware"]["gpus"] = "two";
+  EXPECT_EQ(node_error(doc.dump(), "--from n.json"),
+            "--from n.json: invalid gdsb-cluster node report: hardware.gpus: expected a number, "
+            "found a string");
+  doc["hardware"]["gpus"] = 2;
+  doc["p2p"]["measurements"]["h2d"][0]["gpu"] = 1e300;
+  const auto h2d = summarize(doc, "n.json").gpu_metrics.at("h2d_gb_s");
+  ASSERT_EQ(h2d.size(), 2u);  // GPU1's figure in its place; GPU0's index is no index
+  EXPECT_FALSE(h2d[0].has_value());
+  EXPECT_DOUBLE_EQ(h2d[1].value(), 55.425818737848026);
+}
+
+// A summary block that only the whole-document reader takes (the schema after it) names
+// its file in errors, as the block reader does: it said "summary: ..." without the file.
+TEST(SummaryReader, AMalformedLateSummaryNamesItsFile) {
+  json summary = summarize(real_node_document(), "n.json");
+  summary["hardware"]["gpus"] = "two";
+  const std::string late = R"({"summary": )" + summary.dump() + R"(, "schema": "gdsbench.cluster-node/1"})";
+  EXPECT_EQ(node_error(late, "--from nodes/gpu-a17.json"),
+            "--from nodes/gpu-a17.json: invalid gdsb-cluster node report: summary.hardware.gpus: "
+            "expected a number, found a string");
 }

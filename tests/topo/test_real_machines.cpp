@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sstream>
 #include <string>
 
+#include "gdsb/topo/nic_role.hpp"
 #include "gdsb/topo/path_model.hpp"
 #include "gdsb/topo/render.hpp"
 #include "hgx_recording.hpp"
@@ -113,6 +115,47 @@ TEST(TopoRealHgxH100, NamesInFullFromTheIdDatabase) {
   EXPECT_EQ(o.snapshot.find("0000:4b:00.0")->name,
             "Intel Corporation NVMe DC SSD [3DNAND, Sentinel Rock Controller]");
   EXPECT_EQ(o.snapshot.find("0000:00:00.0")->vendor, 0x8086);  // from the vendor's name
+}
+
+// The HGX recording was taken without -nn, so IDs come from names. pci.ids of 2018-10-24 to
+// 2021-03-15 names 14e4:165f "NetXtreme BCM5720 2-port Gigabit Ethernet PCIe", the recording
+// "NetXtreme BCM5720 Gigabit Ethernet PCIe" (fixtures/real/pci-ids-2021.03.11-excerpt.ids,
+// SOURCES.md). Read off both: no vendor whose name starts "Broadcom Inc. and subsidiaries
+// NetXtreme ..." lists that device, so the LOM ports' IDs are unknown; 1166 "Broadcom" (whose
+// device 0000 is a CMIC-LE host bridge) was a wrong ID. The ConnectX-7 is named alike in
+// both (15b3:1021); "NVIDIA Corporation Device 2330" names its vendor exactly (10de).
+TEST(TopoRealHgxH100, ANameTheIdDatabaseGivesOtherwiseLeavesTheIdsUnknown) {
+  CollectOptions o = offline();
+  o.lookup_names = true;
+  o.pci_ids_path = (kReal / "pci-ids-2021.03.11-excerpt.ids").string();
+  auto out = evaluate_snapshot(collect_lspci_text(kReal / "hgx-h100-lspci-vvv.txt", o));
+  for (const char* lom : {"0000:01:00.0", "0000:01:00.1"}) {
+    const Device* d = out.snapshot.find(lom);
+    ASSERT_NE(d, nullptr) << lom;
+    EXPECT_EQ(d->vendor, 0) << lom;
+    EXPECT_EQ(pci_ids_text(*d), "unknown") << lom;
+    EXPECT_EQ(d->role, Role::Nic) << lom;  // its class is in the text
+    EXPECT_EQ(classify_nic(*d).role, NicRole::Management) << lom;
+  }
+  const Device* cx7 = out.snapshot.find(kHgx[0].nic);
+  EXPECT_EQ(pci_ids_text(*cx7), "15b3:1021");
+  EXPECT_EQ(classify_nic(*cx7).role, NicRole::Data);
+  const Device* gpu = out.snapshot.find(kHgx[0].gpu);
+  EXPECT_EQ(pci_ids_text(*gpu), "10de:2330");
+  EXPECT_EQ(out.view->gpus().size(), 8U);
+  // What the report prints of the LOM ports: "unknown", never an ID of another vendor.
+  std::ostringstream rendered;
+  TextOptions verbose;
+  verbose.verbose = true;
+  render_text(rendered, out.snapshot, *out.view, out.report, verbose);
+  const std::string text = rendered.str();
+  EXPECT_EQ(text.find("1166:"), std::string::npos);
+  EXPECT_NE(text.find("0000:01:00.0: vendor:device unknown, so no known InfiniBand"), std::string::npos)
+      << text;
+  bool said = false;
+  for (const auto& n : out.snapshot.notes)
+    said = said || n.find("their vendor:device IDs are unknown") != std::string::npos;
+  EXPECT_TRUE(said);
 }
 
 TEST(TopoRealHgxH100, MissingIdDatabaseIsSaidOnce) {

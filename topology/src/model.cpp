@@ -119,9 +119,17 @@ std::string display_name(const Snapshot& s, const Device& d) {
   const auto f = s.gpu_facts.find(d.bdf);
   if (f != s.gpu_facts.end() && !f->second.name.empty()) return f->second.name;
   if (!d.name.empty()) return d.name;
-  char id[32];
-  std::snprintf(id, sizeof id, "[%04x:%04x]", d.vendor, d.device);
-  return id;
+  return "[" + pci_ids_text(d) + "]";
+}
+
+std::string pci_ids_text(const Device& d) {
+  if (d.vendor == 0) return "unknown";
+  char ids[24];
+  if (d.device == 0)
+    std::snprintf(ids, sizeof ids, "%04x:unknown", d.vendor);
+  else
+    std::snprintf(ids, sizeof ids, "%04x:%04x", d.vendor, d.device);
+  return ids;
 }
 
 std::string virtual_device_reason(const Device& d) {
@@ -147,9 +155,7 @@ std::string virtual_device_reason(const Device& d) {
   }};
   for (const auto& k : kKnown)
     if (d.vendor == k.vendor && (k.device == 0 || d.device == k.device)) {
-      char ids[16];
-      std::snprintf(ids, sizeof ids, "%04x:%04x", d.vendor, d.device);
-      return std::string(k.what) + " (" + ids +
+      return std::string(k.what) + " (" + pci_ids_text(d) +
              "): the hypervisor (or the cloud's storage service) moves its data, so there is "
              "no PCIe peer-to-peer path to a GPU (cuFile runs in compat mode)";
     }

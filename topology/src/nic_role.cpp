@@ -25,11 +25,6 @@ constexpr std::array<Family, 10> kRdmaFamilies{{
     {0x17db, 0x0500, 0x05ff, "HPE Slingshot (Cassini)"},
 }};
 
-std::string ids(const Device& d) {
-  char b[16];
-  std::snprintf(b, sizeof b, "%04x:%04x", d.vendor, d.device);
-  return b;
-}
 
 }  // namespace
 
@@ -54,7 +49,7 @@ NicClass classify_nic(const Device& d) {
   for (const auto& f : kRdmaFamilies)
     if (d.vendor == f.vendor && d.device >= f.first && d.device <= f.last) {
       c.role = NicRole::Data;
-      c.why = std::string(f.name) + " " + ids(d);
+      c.why = std::string(f.name) + " " + pci_ids_text(d);
       return c;
     }
   if (d.net_speed_mbps && *d.net_speed_mbps >= 25000) {
@@ -62,11 +57,14 @@ NicClass classify_nic(const Device& d) {
     c.why = std::to_string(*d.net_speed_mbps / 1000) + " Gb/s network link (25 Gb/s or more)";
     return c;
   }
+  // IDs that were not established are said so, never printed as an ID.
+  const std::string ids = d.vendor != 0 ? pci_ids_text(d) + " is no"
+                                        : "vendor:device unknown, so no known";
   if (d.net_speed_mbps && *d.net_speed_mbps > 0)
-    c.why = std::to_string(*d.net_speed_mbps) + " Mb/s network link (10 GbE or less), " + ids(d) +
-            " is no RDMA family";
+    c.why = std::to_string(*d.net_speed_mbps) + " Mb/s network link (10 GbE or less), " + ids +
+            " RDMA family";
   else
-    c.why = ids(d) + " is no InfiniBand or RDMA Ethernet family and its network rate is not "
+    c.why = ids + " InfiniBand or RDMA Ethernet family and its network rate is not "
             "recorded (management or 10 GbE class)";
   return c;
 }

@@ -167,9 +167,7 @@ void lookup_names(Snapshot& s, const std::string& ids_file) {
     size_t unnamed = 0;
     for (auto& d : s.devices)
       if (d.name.empty() && (d.vendor || d.device)) {
-        char b[32];
-        std::snprintf(b, sizeof b, "[%04x:%04x]", d.vendor, d.device);
-        d.name = b;
+        d.name = "[" + pci_ids_text(d) + "]";
         ++unnamed;
       }
     s.notes.push_back("PCI ID database " + path + " not readable: " +
@@ -190,7 +188,8 @@ void lookup_names(Snapshot& s, const std::string& ids_file) {
   // Text recorded without -nn names devices only in words: map them back to IDs. One
   // vendor name may stand for several IDs (Red Hat: 1af4 virtio, 1b36 QEMU).
   bool need_vendors = false;
-  for (const auto& d : s.devices) need_vendors = need_vendors || (d.vendor == 0 && !d.name.empty());
+  for (const auto& d : s.devices)
+    need_vendors = need_vendors || ((d.vendor == 0 || d.device == 0) && !d.name.empty());
   // libpci drops a ".gz" it could not open, so the name it loaded is known only now.
   const std::string loaded = acc->id_file_name ? acc->id_file_name : path;
   std::optional<ReverseIds> from_file = need_vendors ? read_reverse_ids(loaded) : std::nullopt;
@@ -213,22 +212,35 @@ void lookup_names(Snapshot& s, const std::string& ids_file) {
     if (f == it->second.end()) return std::nullopt;
     return f->second;
   };
-  for (auto& d : s.devices) {
-    if (d.vendor == 0 && !d.name.empty()) {
-      uint16_t first = 0;
-      for (const auto& [vname, id] : vendor_ids) {
-        if (d.name.size() <= vname.size() || d.name.compare(0, vname.size(), vname) != 0 ||
-            d.name[vname.size()] != ' ')
-          continue;
-        if (!first) first = id;
-        if (auto dev = device_id(id, d.name.substr(vname.size() + 1))) {
-          d.vendor = id;
-          d.device = *dev;
-          break;
-        }
+  // The IDs of a name as lspci printed it, "<vendor> <device>": a vendor whose name starts
+  // the text AND whose device list has the rest. Where none has (the database names the
+  // device otherwise: pci.ids of 2018-2021 says "NetXtreme BCM5720 2-port Gigabit Ethernet
+  // PCIe"), the IDs stay unknown (0): the first vendor whose name merely starts the text
+  // (1166 "Broadcom" for "Broadcom Inc. and subsidiaries ...") was a wrong ID. Only lspci's
+  // own "<vendor> Device 1234", for a device its database lacked, names a vendor on its
+  // own: exactly, and where one ID has that name. A vendor the collector already knew (the
+  // text's "NVIDIA ..." or "Mellanox ...") is kept: only its device is looked for.
+  std::size_t unresolved = 0;
+  const auto ids_of_name = [&](Device& d) {
+    for (const auto& [vname, id] : vendor_ids) {
+      if (d.name.size() <= vname.size() || d.name.compare(0, vname.size(), vname) != 0 ||
+          d.name[vname.size()] != ' ' || (d.vendor != 0 && id != d.vendor))
+        continue;
+      if (auto dev = device_id(id, d.name.substr(vname.size() + 1))) {
+        d.vendor = id;
+        d.device = *dev;
+        return;
       }
-      if (!d.vendor) d.vendor = first;
     }
+    if (const auto u = unnamed_device(d.name)) {
+      if (d.vendor == 0 && vendor_ids.count(u->first) == 1)
+        d.vendor = vendor_ids.find(u->first)->second;
+      if (d.vendor != 0) return;  // its device ID is in the name
+    }
+    ++unresolved;
+  };
+  for (auto& d : s.devices) {
+    if ((d.vendor == 0 || d.device == 0) && !d.name.empty()) ids_of_name(d);
     if (auto u = d.name.empty() ? std::nullopt : unnamed_device(d.name)) {
       if (d.device == 0) d.device = u->second;
       if (d.vendor && d.device == u->second)
@@ -250,6 +262,11 @@ void lookup_names(Snapshot& s, const std::string& ids_file) {
       d.name = b;
     }
   }
+  if (unresolved > 0)
+    s.notes.push_back(std::to_string(unresolved) +
+                      " device(s) recorded by name only are not named so in the PCI ID database " +
+                      loaded + ": their vendor:device IDs are unknown (or only the vendor is " +
+                      "known); record with `lspci -nn` (or -vvvnn) to keep them");
 }
 
 }  // namespace detail

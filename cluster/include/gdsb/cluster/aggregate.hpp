@@ -23,8 +23,9 @@ struct AggregateOptions {
 
 // DuplicateNode: several reports carry one node name (a cloned image whose hostname was
 // never set, or one report passed twice); the first is judged, the others are not counted.
-// FleetWide: a check that fails on more than half the nodes of a class is the class's
-// problem, not theirs: reported once, with the count, and it names no node.
+// FleetWide: a failure (the check, and its result's title and cause) on more than half the
+// nodes of a class is the class's problem, not theirs: reported once, with the count, and it
+// names no node. Nodes failing the same check otherwise are still named.
 enum class FindingKind {
   DuplicateNode, MissingNode, NodeError, MissingHardware, FleetWide, CheckFailed, Topology, Outlier
 };
@@ -33,7 +34,7 @@ std::string_view finding_kind_name(FindingKind k);  // "duplicate-node", "missin
 struct Finding {
   FindingKind kind = FindingKind::Outlier;
   std::string node;
-  std::string metric;      // outliers
+  std::string metric;      // outliers; checks: the check id (fleet-wide: "id: title")
   std::optional<int> gpu;  // outliers of per-GPU metrics
   std::optional<double> value, median, mad, z;
   std::string text;        // one line in words

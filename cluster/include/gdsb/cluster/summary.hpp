@@ -20,10 +20,15 @@ inline constexpr const char* kNodeSchema = "gdsbench.cluster-node/1";
 enum class NodeStatus { Ok, Error, Missing };
 std::string_view node_status_name(NodeStatus s);  // "ok", "error", "missing"
 
+// One failed or warning result of a check. A check gives several results (gds-stack: the
+// nvidia-fs driver, udev, cufile.json, file systems), so the id alone does not say what
+// failed: the title and the cause (its consequence) do.
 struct FailingCheck {
   std::string id;
   std::string verdict;  // "fail" or "warn"
   std::string summary;  // first evidence line
+  std::string title{};  // the result's title ("" in reports of older versions)
+  std::string cause{};  // the result's consequence
 };
 
 // Metric names and units, defined once (docs/gdsb-cluster.md).

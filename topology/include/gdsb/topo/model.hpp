@@ -212,6 +212,10 @@ struct Snapshot {
 // hwloc's GPUModel), else the device name (pci.ids through libpci, or as recorded), else
 // "[vendor:device]".
 std::string display_name(const Snapshot& s, const Device& d);
+// The device's IDs as text, "14e4:165f"; "unknown" for what was not established (0: text
+// recorded without -nn whose name the PCI ID database gives otherwise): "unknown", or
+// "15b3:unknown" where only the vendor is known.
+std::string pci_ids_text(const Device& d);
 
 // Fills GPU facts for every GPU from a provider (e.g. NVML); absent facts stay unknown.
 void apply_gpu_facts(Snapshot& s, const GpuFactsProvider& provider);
