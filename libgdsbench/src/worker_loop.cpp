@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "gdsb/error.hpp"
+#include "gdsb/page_cache.hpp"
 #include "gdsb/verify.hpp"
 
 namespace gdsb::detail {
@@ -28,13 +29,13 @@ void ThreadStats::reset() {
   phases.reset();
 }
 
-ThreadLoop::ThreadLoop(const Workload& w, std::vector<OffsetPlan> plans,
-                       const std::vector<std::string>& paths, PathWorker& worker,
-                       LiveCounters& live)
+ThreadLoop::ThreadLoop(const Workload& w, std::vector<OffsetPlan> plans, const FileSet& files,
+                       PathWorker& worker, LiveCounters& live)
     : w_(w),
       plans_(std::move(plans)),
       gen_(plans_.at(0)),
-      paths_(paths),
+      paths_(files.paths),
+      fds_(files.fds),
       worker_(worker),
       live_(live),
       depth_(worker.depth()),
@@ -143,6 +144,14 @@ void ThreadLoop::start_pass(uint64_t pass) {
   gen_.start_pass(pass);
 }
 
+void ThreadLoop::drop_read_regions() const {
+  if (default_dir_ != IoDir::Read && !read_percent_) return;
+  for (const OffsetPlan& p : plans_) {
+    (void)drop_from_page_cache(fds_.at(p.region.file), p.region.begin, p.region.end - p.region.begin,
+                               /*sync=*/false);
+  }
+}
+
 bool ThreadLoop::next_offset(uint32_t& file, uint64_t& offset) {
   while (!gen_.next(offset)) {
     if (current_ + 1 >= plans_.size()) return false;
@@ -184,6 +193,7 @@ void ThreadLoop::run(uint64_t t0_ns, uint64_t deadline_ns, const StopSignals& st
           exhausted = true;
           break;
         }
+        drop_read_regions();  // the next pass must not find the last one in the cache
         start_pass(pass_ + 1);
         next_offset(file, offset);
       }
