@@ -109,6 +109,8 @@ void ThreadLoop::complete(const IoCompletion& c, uint64_t now, ThreadStats& stat
   if (c.result != static_cast<int64_t>(io_size_)) fail(c, slot);
   InFlight& f = inflight_[slot];
   f.tag = ~uint64_t{0};
+  if (f.pass != pass_ && f.dir == IoDir::Read)  // in flight across the pass's drop
+    (void)drop_from_page_cache(fds_.at(f.file), f.offset, io_size_, /*sync=*/false);
   if (verify_ && f.dir == IoDir::Read) {
     worker_.read_slot(slot, scratch_);
     check_pattern(scratch_, f.offset, w_.seed, paths_.at(f.file));
@@ -217,6 +219,7 @@ void ThreadLoop::run(uint64_t t0_ns, uint64_t deadline_ns, const StopSignals& st
       inflight_[slot].file = file;
       inflight_[slot].request = request;
       inflight_[slot].dir = dir;
+      inflight_[slot].pass = pass_;
     }
     if (n > 0) {
       if (filled) now = now_ns();

@@ -77,9 +77,10 @@ class ThreadLoop {
 
   // Issues I/O from pass 0 until the data is done (deadline_ns == 0: one pass) or the
   // deadline passes (further passes as needed), then drains. Stats restart at t0_ns.
-  // A job that reads drops its regions from the page cache before each further pass, so
-  // that a path that turns out to read through the cache (cuFile compat, -O 1, -x 4) reads
-  // every pass from storage.
+  // A job that reads drops its regions from the page cache before each further pass (and
+  // each read of the previous pass still in flight then, once it completes), so that a path
+  // that turns out to read through the cache (cuFile compat, -O 1, -x 4) reads every pass
+  // from storage.
   void run(uint64_t t0_ns, uint64_t deadline_ns, const StopSignals& stop, ThreadStats& stats);
 
   // Drops the thread's regions from the page cache when the job reads (no-op for writes):
@@ -107,6 +108,7 @@ class ThreadLoop {
     uint32_t file = 0;
     uint64_t request = 0;
     IoDir dir = IoDir::Read;
+    uint64_t pass = 0;  // a read of an earlier pass is dropped from the cache when it completes
   };
   struct OpenRequest {
     uint64_t start_ns = 0;
