@@ -13,8 +13,9 @@
 namespace gdsb {
 
 // Bytes of [offset, offset + length) of the open file fd that sit in the page cache;
-// length 0: to the end of the file. Counts whole pages. nullopt where the kernel cannot
-// tell (empty file, a descriptor opened for writing only, mmap refused).
+// length 0: to the end of the file. Counts whole pages, with cachestat(2) where the kernel
+// has it (6.5), else mmap + mincore. nullopt where the kernel cannot tell (empty file, a
+// descriptor opened for writing only where mincore is needed, mmap refused).
 std::optional<uint64_t> page_cache_bytes(int fd, uint64_t offset = 0, uint64_t length = 0);
 
 // Asks the kernel to drop [offset, offset + length) of fd from the page cache (length 0:
