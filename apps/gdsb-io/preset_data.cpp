@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gdsb/error.hpp"
+#include "gdsb/page_cache.hpp"
 #include "gdsb/report/output_file.hpp"
 #include "gdsb/units.hpp"
 #include "presets.hpp"
@@ -170,8 +171,10 @@ void write_headers(const PresetParams& p, const Layout& l) {
     const std::string path = p.dir + "/" + name;
     const std::string header = safetensors_header(p.shard_data, p.header_bytes, shard++ % p.shards);
     const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    // Durable and out of the page cache, as the runner leaves the data it wrote.
     const bool ok = fd >= 0 && ::pwrite(fd, header.data(), header.size(), 0) ==
-                                   static_cast<ssize_t>(header.size()) && ::fsync(fd) == 0;
+                                   static_cast<ssize_t>(header.size()) &&
+                    drop_from_page_cache(fd, 0, header.size(), /*sync=*/true);
     const int err = errno;
     if (fd >= 0) ::close(fd);
     if (!ok) throw RuntimeError("cannot write the header of " + path + ": " + std::strerror(err));
@@ -206,7 +209,7 @@ void drop_cached_pages(const PresetParams& p) {
   for (const auto& name : layout_of(p).data) {
     const int fd = ::open((p.dir + "/" + name).c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) continue;
-    (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    (void)drop_from_page_cache(fd, 0, 0, /*sync=*/false);
     ::close(fd);
   }
 }

@@ -2,7 +2,6 @@
 
 #include "gdsb/report/output_file.hpp"
 
-#include <fcntl.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -27,53 +26,46 @@ namespace {
 
 constexpr uint64_t kDefaultSize = 1ULL << 30;
 constexpr uint64_t kMinSize = 16ULL << 20;
-constexpr uint64_t kChunk = 4ULL << 20;
 
 std::string sys_error() { return std::strerror(errno); }
 
-// The scratch file: created exclusively, removed when this object goes, whatever happened.
+// The scratch file's name: the runner creates it (exclusively: the name carries our pid);
+// removed when this object goes, whatever happened.
 class ScratchFile {
  public:
-  explicit ScratchFile(std::string path) : path_(std::move(path)) {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd_ < 0) throw RuntimeError("cannot create scratch file " + path_ + ": " + sys_error());
-  }
-  ~ScratchFile() {
-    if (fd_ >= 0) ::close(fd_);
-    ::unlink(path_.c_str());
-  }
+  explicit ScratchFile(std::string path) : path_(std::move(path)) {}
+  ~ScratchFile() { ::unlink(path_.c_str()); }
   ScratchFile(const ScratchFile&) = delete;
   ScratchFile& operator=(const ScratchFile&) = delete;
-
-  // Writes size bytes of real data (reads of unwritten extents would not reach storage).
-  // Returns false when stopped.
-  bool fill(uint64_t size, const std::atomic<bool>& stop) {
-    std::vector<unsigned char> chunk(kChunk);
-    for (std::size_t i = 0; i < chunk.size(); ++i)
-      chunk[i] = static_cast<unsigned char>((i * 131 + 7) & 0xff);
-    for (uint64_t done = 0; done < size;) {
-      if (stop.load()) return false;
-      const auto n = static_cast<std::size_t>(std::min<uint64_t>(kChunk, size - done));
-      chunk[0] = static_cast<unsigned char>(done >> 20);  // no two chunks alike
-      const ssize_t w = ::pwrite(fd_, chunk.data(), n, static_cast<off_t>(done));
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0)
-        throw RuntimeError("cannot write scratch file " + path_ + ": " +
-                           (w < 0 ? sys_error() : "short write"));
-      done += static_cast<uint64_t>(w);
-    }
-    if (::fsync(fd_) != 0)
-      throw RuntimeError("cannot sync scratch file " + path_ + ": " + sys_error());
-    ::close(fd_);
-    fd_ = -1;
-    return true;
-  }
   const std::string& path() const { return path_; }
 
  private:
   std::string path_;
-  int fd_ = -1;
 };
+
+// The survey's file, written by the runner as every file gdsbench writes (real data: reads
+// of unwritten extents would not reach storage), buffered so that any file system takes
+// it; the runner ends a write run with the data on storage and out of the page cache, so
+// the reads that follow start from storage. Returns false when stopped.
+bool fill_scratch(const Runner& runner, const std::string& path, uint64_t size,
+                  const std::atomic<bool>& stop) {
+  Workload w;
+  w.name = "survey-fill";
+  w.file = path;
+  w.file_size = size;
+  w.io_size = std::min<uint64_t>(1ULL << 20, size);  // the size is whole MiB (survey_size)
+  w.xfer = XferType::CpuOnly;
+  w.pattern = IoPattern::Write;
+  w.odirect = false;
+  w.fill_random = true;  // no two blocks alike
+  w.threads = 1;
+  RunOptions ro;
+  ro.stop = &stop;
+  const RunResult r = runner.run(w, ro);
+  if (r.status != RunStatus::Ok)
+    throw RuntimeError("cannot write scratch file " + path + ": " + r.reason);
+  return !r.interrupted;
+}
 
 std::string scratch_dir() {
   const char* env = std::getenv("GDSB_SCRATCH");
@@ -161,7 +153,7 @@ int run_survey(const Options& opt, const std::atomic<bool>& stop, ProgressLine& 
   }
   bool filled = false;
   try {
-    filled = scratch.fill(size, stop);
+    filled = fill_scratch(runner, scratch.path(), size, stop);
   } catch (...) {
     progress.clear();
     throw;

@@ -301,8 +301,11 @@ Diagnosis diagnose(const Platform* platform, const Figures& figures) {
   rank(d.findings);
   if (const RunResult* x1 = facts.best_read(XferType::CpuOnly))
     d.storage = "storage alone reads at " + detail::run_line(*x1, *run_gb_s(*x1));
+  // Runs without a figure of their own: GPU runs that did not run, and any run whose
+  // figures are the memory's (status "page cache"), which no ceiling or verdict uses.
   for (const auto& r : figures.runs)
-    if (xfer_uses_gpu(r.workload.xfer) && r.status != RunStatus::Ok)
+    if ((xfer_uses_gpu(r.workload.xfer) || r.status == RunStatus::PageCache) &&
+        r.status != RunStatus::Ok)
       detail::add_unique(d.notes, detail::describe_run(r) + " " +
                                       std::string(run_status_name(r.status)) + ": " + r.reason);
   if (!platform) d.notes.push_back("no topology input: hop ceilings unknown, storage side only");

@@ -9,6 +9,7 @@ std::string_view run_status_name(RunStatus s) {
     case RunStatus::Ok: return "ok";
     case RunStatus::Waived: return "waived";
     case RunStatus::Failed: return "failed";
+    case RunStatus::PageCache: return "page cache";
   }
   return "?";
 }
@@ -19,6 +20,7 @@ RunStatus parse_status(const std::string& s) {
   if (s == "ok") return RunStatus::Ok;
   if (s == "waived") return RunStatus::Waived;
   if (s == "failed") return RunStatus::Failed;
+  if (s == "page cache") return RunStatus::PageCache;
   throw nlohmann::json::other_error::create(501, "run status '" + s + "' is unknown", nullptr);
 }
 
@@ -158,6 +160,8 @@ void to_json(nlohmann::json& j, const RunResult& r) {
                      {"interrupted", r.interrupted},
                      {"started_at", r.started_at},
                      {"ended_at", r.ended_at}};
+  if (r.page_cache_resident_at_start)
+    j["page_cache_resident_at_start"] = *r.page_cache_resident_at_start;
   if (r.setup.files > 0) {
     j["setup"] = {{"files", r.setup.files},
                   {"open_latency_us", latency_json(r.setup.open_latency)},
@@ -183,6 +187,9 @@ void from_json(const nlohmann::json& j, RunResult& r) {
   r.interrupted = j.value("interrupted", false);
   r.started_at = j.value("started_at", std::string());
   r.ended_at = j.value("ended_at", std::string());
+  r.page_cache_resident_at_start.reset();
+  if (j.contains("page_cache_resident_at_start"))
+    r.page_cache_resident_at_start = j.at("page_cache_resident_at_start").get<double>();
   if (j.contains("setup")) {
     const auto& s = j.at("setup");
     r.setup.files = s.value("files", uint64_t{0});

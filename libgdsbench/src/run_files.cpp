@@ -21,13 +21,6 @@ namespace {
 
 std::string sys_error(int err) { return std::strerror(err); }
 
-bool needs_reads(const Workload& w) {
-  return !pattern_is_write(w.pattern) || (w.mixed_read_percent && *w.mixed_read_percent > 0);
-}
-bool needs_writes(const Workload& w) {
-  return pattern_is_write(w.pattern) || (w.mixed_read_percent && *w.mixed_read_percent < 100);
-}
-
 bool has_created_mark(const std::string& path) {
   char value[8];
   return ::getxattr(path.c_str(), kCreatedXattr, value, sizeof value) >= 0;
@@ -47,7 +40,7 @@ Planned inspect(const Workload& w, const std::string& path) {
   if (::stat(path.c_str(), &st) != 0) {
     const int err = errno;
     if (err != ENOENT) throw RuntimeError("cannot access " + path + ": " + sys_error(err));
-    if (needs_reads(w)) {
+    if (job_reads(w)) {
       throw RuntimeError("cannot read " + path + ": " + sys_error(err) +
                          " (create it first, e.g. with a write job: -I 1)");
     }
@@ -58,7 +51,7 @@ Planned inspect(const Workload& w, const std::string& path) {
   if (!p.block_device && !S_ISREG(st.st_mode)) {
     throw UsageError(path + " is neither a regular file nor a block device");
   }
-  if (needs_writes(w)) {
+  if (job_writes(w)) {
     if (p.block_device) {
       throw UsageError("refusing to write to block device " + path +
                        ": gdsb-io never writes to block devices (reads are fine)");
@@ -110,6 +103,13 @@ void ensure_descriptors(std::size_t files, bool cufile) {
 }
 
 }  // namespace
+
+bool job_reads(const Workload& w) {
+  return !pattern_is_write(w.pattern) || (w.mixed_read_percent && *w.mixed_read_percent > 0);
+}
+bool job_writes(const Workload& w) {
+  return pattern_is_write(w.pattern) || (w.mixed_read_percent && *w.mixed_read_percent < 100);
+}
 
 void validate_workload(const Workload& w, bool odirect) {
   if (!w.file.empty() && !w.directory.empty()) {
@@ -212,7 +212,7 @@ RunFiles open_run_files(const Workload& w, bool odirect) {
   std::vector<std::string> created;
   try {
     for (const Planned& p : plan) {
-      int flags = O_CLOEXEC | (needs_writes(w) ? O_RDWR : O_RDONLY);
+      int flags = O_CLOEXEC | (job_writes(w) ? O_RDWR : O_RDONLY);
       if (odirect) flags |= O_DIRECT;
       if (!p.exists) flags |= O_CREAT | O_EXCL;
       const uint64_t t_open = mono_ns();
@@ -221,7 +221,7 @@ RunFiles open_run_files(const Workload& w, bool odirect) {
       if (fd < 0) {
         const int err = errno;
         std::string msg = "cannot open " + p.path +
-                          (needs_writes(w) ? " for writing: " : " for reading: ") + sys_error(err);
+                          (job_writes(w) ? " for writing: " : " for reading: ") + sys_error(err);
         if (err == EINVAL && odirect)
           msg += " (this open asked for O_DIRECT, and EINVAL is how a file system refuses it; add "
                  "-O 1 or use -x 4)";
@@ -238,7 +238,7 @@ RunFiles open_run_files(const Workload& w, bool odirect) {
         }
       }
       uint64_t size = p.block_device ? block_device_size(fd, p.path) : p.size;
-      if (needs_reads(w)) {
+      if (job_reads(w)) {
         if (size <= w.start_offset || (w.file_size != 0 && size < w.start_offset + w.file_size)) {
           throw RuntimeError(p.path + " is " + std::to_string(size) +
                              " bytes, shorter than -o + -s = " +

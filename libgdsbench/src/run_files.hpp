@@ -16,6 +16,10 @@ inline constexpr uint64_t kDirectIoAlignment = 4096;
 // The extended attribute that marks files gdsbench created (and may overwrite).
 inline constexpr const char* kCreatedXattr = "user.gdsbench.created";
 
+// Whether the job reads (any read pattern, or -M with reads) and whether it writes.
+bool job_reads(const Workload& w);
+bool job_writes(const Workload& w);
+
 // Checks that need no file system access. Throws UsageError naming the option.
 void validate_workload(const Workload& w, bool odirect);
 

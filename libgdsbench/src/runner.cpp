@@ -18,6 +18,7 @@
 
 #include "gdsb/error.hpp"
 #include "gdsb/offsets.hpp"
+#include "gdsb/page_cache.hpp"
 #include "numa.hpp"
 #include "run_files.hpp"
 #include "worker_loop.hpp"
@@ -150,7 +151,10 @@ void sync_files(const Job& job, uint32_t thread, ThreadStats& stats) {
   stats.end_ns = end;
 }
 
-Repetition run_repetition(const Job& job, double warmup_s) {
+// first: the run's first repetition, which starts with the page cache as the run found it
+// (what the user's own file brought is reported, not hidden); later ones start without
+// what the earlier ones read.
+Repetition run_repetition(const Job& job, double warmup_s, bool first) {
   const Workload& w = job.w;
   const uint32_t n = w.threads;
   std::vector<ThreadStats> stats(n);
@@ -202,7 +206,8 @@ Repetition run_repetition(const Job& job, double warmup_s) {
       worker = job.path_run.make_worker(i);
       std::vector<OffsetPlan> plans;
       for (const Region& region : job.regions[i]) plans.push_back(offset_plan(w, region, i));
-      loop.emplace(w, std::move(plans), job.files.set.paths, *worker, live[i]);
+      loop.emplace(w, std::move(plans), job.files.set, *worker, live[i]);
+      if (!first) loop->drop_read_regions();
     } catch (...) {
       record_error(std::current_exception());
     }
@@ -210,6 +215,7 @@ Repetition run_repetition(const Job& job, double warmup_s) {
     if (warmup_s > 0 && !stop.requested()) {
       try {
         loop->run(clock.warmup_start, clock.warmup_start + to_ns(warmup_s), stop, stats[i]);
+        loop->drop_read_regions();  // the measured interval reads storage, not the warm-up's pages
       } catch (...) {
         record_error(std::current_exception());
       }
@@ -347,6 +353,49 @@ void check_regions(const Workload& w, const std::vector<Region>& regions) {
   }
 }
 
+// Share of the bytes the job covers that sit in the page cache now; nullopt where mincore
+// cannot tell.
+std::optional<double> resident_share(const detail::RunFiles& files,
+                                     const std::vector<std::vector<Region>>& regions) {
+  uint64_t total = 0;
+  uint64_t resident = 0;
+  for (const auto& per_thread : regions) {
+    for (const Region& r : per_thread) {
+      const auto bytes = page_cache_bytes(files.set.fds.at(r.file), r.begin, r.end - r.begin);
+      if (!bytes) return std::nullopt;
+      total += r.end - r.begin;
+      resident += *bytes;
+    }
+  }
+  if (total == 0) return std::nullopt;
+  return static_cast<double>(resident) / static_cast<double>(total);
+}
+
+// After the last repetition: what the job wrote goes to storage and out of the page cache
+// (a later run of gdsbench that reads it, the survey's or the doctor's, starts from
+// storage), and what it read is dropped. A read range still resident after the drop is on
+// a file system that keeps data in memory whatever the advice: the figures are the
+// memory's, and the run says so in its status.
+void leave_page_cache(const Workload& w, const detail::RunFiles& files,
+                      const std::vector<std::vector<Region>>& regions, RunResult& r) {
+  for (const auto& per_thread : regions) {
+    for (const Region& region : per_thread) {
+      const int fd = files.set.fds.at(region.file);
+      if (!drop_from_page_cache(fd, region.begin, region.end - region.begin, detail::job_writes(w)))
+        r.path.warnings.push_back("could not drop " + files.set.paths.at(region.file) +
+                                  " from the page cache: " + std::strerror(errno));
+    }
+  }
+  if (!detail::job_reads(w)) return;
+  const std::optional<double> kept = resident_share(files, regions);
+  if (!kept || *kept < kResidentAfterDropLimit) return;
+  r.status = RunStatus::PageCache;
+  r.reason = std::to_string(static_cast<int>(*kept * 100.0 + 0.5)) + "% of the data read stayed in " +
+             "the page cache after posix_fadvise(DONTNEED): this file system (tmpfs, ramfs ...) " +
+             "keeps it in memory, so these figures are the memory's, not the storage's; use a " +
+             "file on the storage to measure";
+}
+
 }  // namespace
 
 Availability Runner::probe(const Workload& w) const {
@@ -393,6 +442,7 @@ RunResult Runner::run(const Workload& w, const RunOptions& options) const {
   if (r.workload.file_size == 0) r.workload.file_size = files.data_size;
   const std::vector<std::vector<Region>> regions = thread_regions(w, files);
   if (w.file_list.empty()) check_regions(w, split_regions(w, files.data_size));
+  if (detail::job_reads(w)) r.page_cache_resident_at_start = resident_share(files, regions);
   const uint64_t start_ns = detail::now_ns();
   std::unique_ptr<PathRun> path_run = path.start(w, files.set);
   r.setup.path_start_s = static_cast<double>(detail::now_ns() - start_ns) * 1e-9;
@@ -400,7 +450,7 @@ RunResult Runner::run(const Workload& w, const RunOptions& options) const {
 
   std::vector<Measurement> reps;
   for (uint32_t i = 0; i < w.repeat; ++i) {
-    Repetition rep = run_repetition(job, i == 0 ? w.warmup_s : 0.0);
+    Repetition rep = run_repetition(job, i == 0 ? w.warmup_s : 0.0, i == 0);
     reps.push_back(std::move(rep.m));
     if (rep.interrupted) {
       r.interrupted = true;
@@ -420,6 +470,7 @@ RunResult Runner::run(const Workload& w, const RunOptions& options) const {
   r.result = reps[order[(order.size() - 1) / 2]];
   if (w.repeat > 1) r.repetitions = std::move(reps);
   r.status = RunStatus::Ok;
+  leave_page_cache(w, files, regions, r);
   r.ended_at = iso_now();
   return r;
 }

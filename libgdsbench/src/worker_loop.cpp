@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "gdsb/error.hpp"
+#include "gdsb/page_cache.hpp"
 #include "gdsb/verify.hpp"
 
 namespace gdsb::detail {
@@ -28,13 +29,13 @@ void ThreadStats::reset() {
   phases.reset();
 }
 
-ThreadLoop::ThreadLoop(const Workload& w, std::vector<OffsetPlan> plans,
-                       const std::vector<std::string>& paths, PathWorker& worker,
-                       LiveCounters& live)
+ThreadLoop::ThreadLoop(const Workload& w, std::vector<OffsetPlan> plans, const FileSet& files,
+                       PathWorker& worker, LiveCounters& live)
     : w_(w),
       plans_(std::move(plans)),
       gen_(plans_.at(0)),
-      paths_(paths),
+      paths_(files.paths),
+      fds_(files.fds),
       worker_(worker),
       live_(live),
       depth_(worker.depth()),
@@ -108,6 +109,8 @@ void ThreadLoop::complete(const IoCompletion& c, uint64_t now, ThreadStats& stat
   if (c.result != static_cast<int64_t>(io_size_)) fail(c, slot);
   InFlight& f = inflight_[slot];
   f.tag = ~uint64_t{0};
+  if (f.pass != pass_ && f.dir == IoDir::Read)  // in flight across the pass's drop
+    (void)drop_from_page_cache(fds_.at(f.file), f.offset, io_size_, /*sync=*/false);
   if (verify_ && f.dir == IoDir::Read) {
     worker_.read_slot(slot, scratch_);
     check_pattern(scratch_, f.offset, w_.seed, paths_.at(f.file));
@@ -141,6 +144,14 @@ void ThreadLoop::start_pass(uint64_t pass) {
   current_ = 0;
   gen_ = OffsetGenerator(plans_[0]);
   gen_.start_pass(pass);
+}
+
+void ThreadLoop::drop_read_regions() const {
+  if (default_dir_ != IoDir::Read && !read_percent_) return;
+  for (const OffsetPlan& p : plans_) {
+    (void)drop_from_page_cache(fds_.at(p.region.file), p.region.begin, p.region.end - p.region.begin,
+                               /*sync=*/false);
+  }
 }
 
 bool ThreadLoop::next_offset(uint32_t& file, uint64_t& offset) {
@@ -184,6 +195,7 @@ void ThreadLoop::run(uint64_t t0_ns, uint64_t deadline_ns, const StopSignals& st
           exhausted = true;
           break;
         }
+        drop_read_regions();  // the next pass must not find the last one in the cache
         start_pass(pass_ + 1);
         next_offset(file, offset);
       }
@@ -207,6 +219,7 @@ void ThreadLoop::run(uint64_t t0_ns, uint64_t deadline_ns, const StopSignals& st
       inflight_[slot].file = file;
       inflight_[slot].request = request;
       inflight_[slot].dir = dir;
+      inflight_[slot].pass = pass_;
     }
     if (n > 0) {
       if (filled) now = now_ns();

@@ -72,12 +72,20 @@ struct StopSignals {
 // (-f, -D) or several whole files in turn (a file list); a pass visits each region once.
 class ThreadLoop {
  public:
-  ThreadLoop(const Workload& w, std::vector<OffsetPlan> plans,
-             const std::vector<std::string>& paths, PathWorker& worker, LiveCounters& live);
+  ThreadLoop(const Workload& w, std::vector<OffsetPlan> plans, const FileSet& files,
+             PathWorker& worker, LiveCounters& live);
 
   // Issues I/O from pass 0 until the data is done (deadline_ns == 0: one pass) or the
   // deadline passes (further passes as needed), then drains. Stats restart at t0_ns.
+  // A job that reads drops its regions from the page cache before each further pass (and
+  // each read of the previous pass still in flight then, once it completes), so that a path
+  // that turns out to read through the cache (cuFile compat, -O 1, -x 4) reads every pass
+  // from storage.
   void run(uint64_t t0_ns, uint64_t deadline_ns, const StopSignals& stop, ThreadStats& stats);
+
+  // Drops the thread's regions from the page cache when the job reads (no-op for writes):
+  // the runner calls it between a warm-up and the measured interval and before a repetition.
+  void drop_read_regions() const;
 
   // -V after writes: reads back every block the last run() wrote and checks it.
   void verify_written(const StopSignals& stop);
@@ -100,6 +108,7 @@ class ThreadLoop {
     uint32_t file = 0;
     uint64_t request = 0;
     IoDir dir = IoDir::Read;
+    uint64_t pass = 0;  // a read of an earlier pass is dropped from the cache when it completes
   };
   struct OpenRequest {
     uint64_t start_ns = 0;
@@ -114,6 +123,7 @@ class ThreadLoop {
   uint64_t issued_in_pass_ = 0;
   uint64_t blocks_per_pass_ = 0;
   const std::vector<std::string>& paths_;
+  const std::vector<int>& fds_;
   PathWorker& worker_;
   LiveCounters& live_;
   uint32_t depth_;

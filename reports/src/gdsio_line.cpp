@@ -74,6 +74,9 @@ std::string gdsio_block(const RunResult& r) {
     case RunStatus::Waived:
       out = "not available: " + r.reason + "\n";
       break;
+    case RunStatus::PageCache:  // measured, but the memory's figures: said under the line
+      out = gdsio_line(r) + "\n" + std::string(run_status_name(r.status)) + ": " + r.reason + "\n";
+      break;
     case RunStatus::Failed:
       // A run that failed part way may still have measured something worth showing.
       if (r.result.ops > 0) out = gdsio_line(r) + "\n";

@@ -31,11 +31,19 @@ std::string path_cell(const RunResult& r) {
   return "<td><code>" + esc(r.path.path_used) + "</code></td>";
 }
 
+// The badge colour of a run's status: "page cache" measured, but the memory's figures.
+const char* status_kind(RunStatus s) {
+  switch (s) {
+    case RunStatus::Ok: return "ok";
+    case RunStatus::Waived: return "muted";
+    case RunStatus::PageCache: return "warn";
+    case RunStatus::Failed: break;
+  }
+  return "bad";
+}
+
 std::string status_cell(const RunResult& r) {
-  const std::string kind = r.status == RunStatus::Ok       ? "ok"
-                           : r.status == RunStatus::Waived ? "muted"
-                                                           : "bad";
-  std::string s = "<td>" + badge(std::string(run_status_name(r.status)), kind);
+  std::string s = "<td>" + badge(std::string(run_status_name(r.status)), status_kind(r.status));
   if (r.interrupted) s += " " + badge("interrupted", "warn");
   if (r.verify_errors > 0)
     s += " " + badge(std::to_string(r.verify_errors) + " verify errors", "bad");
@@ -192,9 +200,7 @@ std::string run_section(const RunResult& r, std::size_t i) {
   const auto& w = r.workload;
   std::string files = w.file.empty() ? w.directory + "/gdsio.N" : w.file;
   o << "<p>"
-    << badge(std::string(run_status_name(r.status)), r.status == RunStatus::Ok       ? "ok"
-                                                     : r.status == RunStatus::Waived ? "muted"
-                                                                                     : "bad")
+    << badge(std::string(run_status_name(r.status)), status_kind(r.status))
     << " <span class=\"note\">GPU " << w.gpu << " · " << esc(std::string(mem_type_name(w.mem_type)))
     << " · file <code>" << esc(files) << "</code> · " << esc(r.started_at) << " to "
     << esc(r.ended_at) << "</span></p>";

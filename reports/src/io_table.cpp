@@ -142,7 +142,10 @@ std::string io_table(std::span<const RunResult> runs) {
     const RunResult& r = runs[i];
     if (r.status != RunStatus::Ok) {
       add_note(i, std::string(xfer_name(r.workload.xfer)) + ": " +
-                      (r.status == RunStatus::Waived ? "not available: " : "failed: ") + r.reason);
+                      (r.status == RunStatus::Waived   ? std::string("not available: ")
+                       : r.status == RunStatus::Failed ? std::string("failed: ")
+                                                       : std::string(run_status_name(r.status)) + ": ") +
+                      r.reason);
     }
     for (const auto& w : r.path.warnings) add_note(i, "warning: " + w);
   }

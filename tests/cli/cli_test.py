@@ -561,6 +561,46 @@ class Survey(Base):
                 if x == 4:
                     self.assertEqual((r["status"], r["path_used"]), ("ok", "page-cache (host only)"))
         self.assertEqual([n for n in self.listing() if n.startswith("gdsb-survey")], [])
+        # The scratch file is the tool's own: every read row starts with none of it in the
+        # page cache (this directory is on the machine's disk, where the advice holds).
+        measured = [r for r in doc["runs"] if r["status"] != "waived"]
+        for r in measured:
+            self.assertEqual(r["status"], "ok", r["reason"])
+            self.assertEqual(r["page_cache_resident_at_start"], 0, r["workload"])
+        self.assertIn(4, [r["workload"]["xfer_type"] for r in measured], "-x 4 reads buffered")
+        self.assertNotIn("in the page cache when the run began", p.stdout + p.stderr)
+        self.validate(doc)
+
+    def validate(self, doc):
+        try:
+            import jsonschema
+        except ImportError:
+            return
+        jsonschema.validate(doc, json.load(open(SCHEMA)))
+
+    def test_survey_on_tmpfs_says_page_cache(self):
+        shm = "/dev/shm"
+        if not os.path.isdir(shm) or not os.access(shm, os.W_OK) or \
+                subprocess.run(["stat", "-f", "-c", "%T", shm], capture_output=True, text=True).stdout.strip() != "tmpfs":
+            self.skipTest("no writable tmpfs at /dev/shm")
+        scratch = tempfile.mkdtemp(prefix="gdsb-cli-", dir=shm)
+        try:
+            env = {"GDSB_SCRATCH": scratch, "GDSB_SURVEY_SIZE": "16M", "GDSB_SURVEY_SECONDS": "0.2"}
+            p = run([], cwd=self.tmp, env=env)
+            self.assertExit(p, 0)  # a survey that ran, whatever it found
+            self.assertEqual(os.listdir(scratch), [])
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        doc = json.load(open(self.path("gdsb-report", "io.json")))
+        measured = [r for r in doc["runs"] if r["status"] != "waived"]
+        self.assertTrue(measured)
+        for r in measured:
+            self.assertEqual(r["status"], "page cache", r["workload"])
+            self.assertIn("stayed in the page cache after posix_fadvise(DONTNEED)", r["reason"])
+            self.assertIn("throughput_gib_s", r["result"])  # shown, not hidden
+            self.assertEqual(r["page_cache_resident_at_start"], 1)
+        self.assertIn("page cache: ", p.stdout)
+        self.validate(doc)
 
     def test_survey_interrupted_removes_scratch(self):
         env = dict(os.environ, GDSB_SCRATCH=self.tmp, GDSB_SURVEY_SIZE="32M", GDSB_SURVEY_SECONDS="5")

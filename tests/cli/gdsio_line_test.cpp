@@ -124,6 +124,19 @@ TEST(GdsioBlock, WaivedSaysNotAvailable) {
   EXPECT_EQ(gdsio_block(r), "not available: libcufile.so.0 not found\n");
 }
 
+// Measured, but the memory's figures: the line stays (parsers), the status follows it, and
+// the table's row and note say "page cache".
+TEST(GdsioBlock, PageCacheKeepsTheLineAndSaysWhy) {
+  RunResult r = sample();
+  r.status = RunStatus::PageCache;
+  r.reason = "100% of the data read stayed in the page cache";
+  EXPECT_EQ(gdsio_block(r), gdsio_line(r) + "\npage cache: 100% of the data read stayed in the page cache\n");
+  const std::vector<RunResult> runs{r};
+  const std::string t = io_table(runs);
+  EXPECT_NE(t.find("6.525"), std::string::npos) << t;
+  EXPECT_NE(t.find("1 gpu_direct: page cache: 100% of the data read stayed"), std::string::npos) << t;
+}
+
 TEST(IoTable, HasHeaderRowsAndReasons) {
   std::vector<RunResult> runs{sample(), sample()};
   runs[0].result.iops = 6681.2;

@@ -53,6 +53,19 @@ PY
 grep -q 'gdsb_cluster_h2d_gb_s{node="[^"]*",gpu="1"}' "$work/out/cluster.prom" || fail "no per-GPU gauge"
 [ "$(grep -c '<failure' "$work/out/cluster.junit.xml")" -eq 3 ] || fail "JUnit failures != 3"
 
+# The io phase reads the file it wrote itself: every read starts with none of it in the
+# page cache ($work is on this machine's disk, where the runner's drop holds).
+python3 - "$work/out/nodes/"*.json <<'PY' || fail "an io phase read its own file from the page cache"
+import json, sys
+for path in sys.argv[1:]:
+    runs = json.load(open(path))["io"]["runs"]
+    assert runs, f"{path}: no io runs"
+    for r in runs:
+        assert r["status"] == "ok", (path, r["status"], r["reason"])
+        assert r["page_cache_resident_at_start"] == 0, (path, r["page_cache_resident_at_start"])
+print("ok: every node's io reads started out of the page cache")
+PY
+
 # The same judgement from the node reports alone (no MPI).
 "$bin" --from "$work/out/nodes/"*.json --out "$work/again" --min-deviation 50 -q >"$work/from.log" 2>&1
 rc=$?

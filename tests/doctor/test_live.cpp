@@ -42,6 +42,13 @@ TEST(DoctorLive, LadderOnThisMachineRunsStorageAndSaysWhatItCouldNot) {
   render_text(text, d);
   EXPECT_TRUE(contains(text.str(), "ran     [4/6] storage alone (-x 1, O_DIRECT)"));
   EXPECT_TRUE(contains(text.str(), "not run [5/6] CPU bounce (-x 2)") || gpu_here);
+  // The scratch file is the doctor's own: every read of it starts out of the page cache
+  // (the temporary directory is on this machine's disk).
+  for (const RunResult& r : live.figures.runs) {
+    if (r.status != RunStatus::Ok) continue;
+    ASSERT_TRUE(r.page_cache_resident_at_start.has_value()) << xfer_label(r.workload.xfer);
+    EXPECT_EQ(*r.page_cache_resident_at_start, 0.0) << xfer_label(r.workload.xfer);
+  }
 }
 
 TEST(DoctorLive, StepSecondsStayWithinTheBudget) {

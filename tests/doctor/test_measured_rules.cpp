@@ -39,6 +39,21 @@ TEST(DoctorMeasured, PageCacheFiguresAboveEveryDrive) {
   EXPECT_TRUE(contains(f.fix, "drop_caches"));
 }
 
+// A run on a file system that kept the data in memory (gdsb-io's status "page cache",
+// e.g. the survey on a tmpfs) is no storage figure: no ceiling, comparison or verdict.
+TEST(DoctorMeasured, PageCacheStatusRunsAreLeftOutAndSaidSo) {
+  RunResult tmpfs = run(XferType::CpuOnly, 40.0);
+  tmpfs.status = RunStatus::PageCache;
+  tmpfs.reason = "100% of the data read stayed in the page cache after posix_fadvise(DONTNEED)";
+  const auto d = diagnose_with(fx::make_box(1, 1, 1, 2, 0), {tmpfs, run(XferType::CpuOnly, 1.1)});
+  EXPECT_EQ(find_rule(d, "page-cache"), nullptr) << "40 GB/s is not the storage's, nor a finding";
+  EXPECT_TRUE(contains(d.storage, ": 1.2 GB/s")) << d.storage;  // 1.1 GiB/s, the disk's
+  EXPECT_TRUE(any_contains(d.notes, "page cache: 100% of the data read stayed"));
+  const auto alone = diagnose_with(fx::make_box(1, 1, 1, 2, 0), {tmpfs});
+  EXPECT_TRUE(alone.storage.empty()) << alone.storage;
+  EXPECT_TRUE(alone.findings.empty());
+}
+
 TEST(DoctorMeasured, TooFewThreadsProvenByTheLargerRetry) {
   RunResult small = cufile_run(2.0, nvfs_facts(true), 1);
   RunResult big = cufile_run(13.5, nvfs_facts(true), 16);

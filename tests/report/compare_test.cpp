@@ -95,6 +95,23 @@ TEST(Compare, WaivedRunIsNotComparable) {
   EXPECT_NE(c.not_comparable[0].why.find("no GPU"), std::string::npos);
 }
 
+// A run on a file system that kept the data in memory (tmpfs) measured the memory: shown,
+// never compared with a storage figure, on either side.
+TEST(Compare, PageCacheRunIsNotComparable) {
+  auto cached = run(XferType::CpuOnly, 40);
+  cached.status = RunStatus::PageCache;
+  cached.reason = "100% of the data read stayed in the page cache after posix_fadvise(DONTNEED)";
+  for (const bool after : {true, false}) {
+    const auto c = after ? compare_runs({run(XferType::CpuOnly, 1)}, {cached}, {})
+                         : compare_runs({cached}, {run(XferType::CpuOnly, 1)}, {});
+    EXPECT_TRUE(c.matches.empty());
+    ASSERT_EQ(c.not_comparable.size(), 1u);
+    EXPECT_EQ(c.not_comparable[0].side, after ? "after" : "before");
+    EXPECT_NE(c.not_comparable[0].why.find("page cache: 100% of the data read stayed"), std::string::npos)
+        << c.not_comparable[0].why;
+  }
+}
+
 TEST(Compare, GdsVersusCpuPathInOneDocument) {
   const std::vector<RunResult> runs{run(XferType::CpuGpu, 13, {}, "posix"),
                                     run(XferType::GpuDirect, 24, {}, "gds-nvfs"),

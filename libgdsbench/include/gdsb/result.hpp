@@ -14,8 +14,11 @@
 
 namespace gdsb {
 
-enum class RunStatus { Ok, Waived, Failed };
-std::string_view run_status_name(RunStatus s);  // "ok", "waived", "failed"
+// PageCache: the run measured, but the file system kept the data in memory whatever the
+// advice (tmpfs, ramfs): its figures are the memory's, shown but kept out of every
+// ceiling, comparison and verdict, like any status other than Ok.
+enum class RunStatus { Ok, Waived, Failed, PageCache };
+std::string_view run_status_name(RunStatus s);  // "ok", "waived", "failed", "page cache"
 
 struct LatencySummary {
   double mean_us = 0, min_us = 0, p50_us = 0, p90_us = 0, p99_us = 0, p999_us = 0,
@@ -118,6 +121,9 @@ struct RunResult {
   SetupCost setup;
   uint64_t verify_errors = 0;
   bool interrupted = false;
+  // Share (0..1) of the bytes the run reads that sat in the page cache when it began
+  // (mincore, before the path started); none for runs that only write.
+  std::optional<double> page_cache_resident_at_start;
   std::string started_at;          // ISO 8601 UTC
   std::string ended_at;
 };

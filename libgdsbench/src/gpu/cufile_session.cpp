@@ -1,6 +1,5 @@
 #include "gdsb/gpu/cufile_session.hpp"
 
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -164,24 +163,6 @@ std::string CufileSession::explain_io(const std::string& call, long long result,
     c.errno_value = static_cast<int>(-result);
   }
   return cufile::describe_failure(c);
-}
-
-std::optional<uint64_t> page_cache_bytes(int fd) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || st.st_size <= 0) return std::nullopt;
-  const auto size = static_cast<std::size_t>(st.st_size);
-  void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
-  if (map == MAP_FAILED) return std::nullopt;
-  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  std::vector<unsigned char> vec((size + page - 1) / page);
-  std::optional<uint64_t> bytes;
-  if (::mincore(map, size, vec.data()) == 0) {
-    uint64_t pages = 0;
-    for (unsigned char v : vec) pages += v & 1U;
-    bytes = pages * page;
-  }
-  ::munmap(map, size);
-  return bytes;
 }
 
 std::optional<std::string> page_cache_warning(const std::string& path, uint64_t file_bytes,

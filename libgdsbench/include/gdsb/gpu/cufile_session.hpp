@@ -12,6 +12,7 @@
 #include "gdsb/gpu/cufile_errors.hpp"
 #include "gdsb/gpu/gpu_paths.hpp"
 #include "gdsb/gpu/path_evidence.hpp"
+#include "gdsb/page_cache.hpp"  // page_cache_bytes, which the warning below is about
 
 namespace gdsb::gpu {
 
@@ -65,10 +66,6 @@ class CufileSession {
   std::atomic<uint64_t> reads_{0}, writes_{0};
   std::vector<uint64_t> cached_before_;  // page-cache bytes of each file at the start
 };
-
-// Bytes of the open file fd that sit in the page cache (mmap + mincore); nullopt where
-// the kernel cannot tell (empty file, mmap refused).
-std::optional<uint64_t> page_cache_bytes(int fd);
 
 // The warning a cuFile run gets when a file opened with O_DIRECT gained page-cache pages
 // during the run (cuFile's compat mode did buffered I/O: its figures are not the
