@@ -244,6 +244,9 @@ ClusterResult aggregate(std::vector<NodeSummary> nodes, const AggregateOptions& 
       d.push_back(r.nodes[i].drives);
       n.push_back(r.nodes[i].nics);
     }
+    c.applicability = r.nodes[c.members.front()].applicability;
+    for (std::size_t i : c.members)
+      if (r.nodes[i].applicability != c.applicability) c.applicability.clear();
     c.gpus = majority_count(g);
     c.drives = majority_count(d);
     c.nics = majority_count(n);

@@ -213,6 +213,7 @@ NodeSummary summarize(const json& doc, const std::string& origin) {
     const json& topo = doc.contains("topology") ? doc.at("topology") : none;
     if (topo.is_object()) {
       s.topo_verdict = topo.value("verdict", "");
+      if (!topo.value("gds_applicable", true)) s.applicability = topo.value("applicability", "");
       for (const json& c : topo.value("checks", json::array())) {
         const std::string v = c.value("verdict", "");
         if (v != "fail" && v != "warn") continue;

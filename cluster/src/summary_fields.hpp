@@ -37,6 +37,7 @@ inline constexpr Field kFields[] = {
     {"driver", Group::Top, &NodeSummary::driver, nullptr, true},
     {"kernel", Group::Top, &NodeSummary::kernel, nullptr, true},
     {"topology_verdict", Group::Top, &NodeSummary::topo_verdict, nullptr, false},
+    {"applicability", Group::Top, &NodeSummary::applicability, nullptr, false},
     {"gpu_model", Group::Hardware, &NodeSummary::gpu_model, nullptr, true},
     {"gpus", Group::Hardware, nullptr, &NodeSummary::gpus, true},
     {"drive_model", Group::Hardware, &NodeSummary::drive_model, nullptr, true},

@@ -164,7 +164,8 @@ std::string render_cluster(const json& doc) {
   for (const auto& c : doc.at("classes"))
     classes.push_back({esc(str(c, "key")), esc(std::to_string(c.at("nodes").size())),
                        esc(text_of(c.at("gpus")) + " GPUs, " + text_of(c.at("drives")) +
-                           " drives, " + text_of(c.at("nics")) + " NICs")});
+                           " drives, " + text_of(c.at("nics")) + " NICs" +
+                           (str(c, "applicability").empty() ? "" : "; " + str(c, "applicability")))});
   body << section("classes", "Hardware classes", table({"class", "nodes", "majority"}, classes));
   body << context_section(doc);
   const bool failed = str(doc, "verdict") == "fail";

@@ -3,11 +3,16 @@
 // (reading node reports: summary_reader_test.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "gdsb/cluster/aggregate.hpp"
 #include "gdsb/cluster/outputs.hpp"
+#include "gdsb/run_context.hpp"
+#include "gdsb/topo/checks.hpp"
+#include "gdsb/topo/collect.hpp"
+#include "gdsb/topo/render.hpp"
 
 using namespace gdsb::cluster;
 
@@ -168,4 +173,40 @@ TEST(Fleet, DifferentGdsStackFailuresAreReportedApart) {
   const ClusterResult all = aggregate(nodes, {});
   EXPECT_EQ(all.fleet_wide, 1);
   EXPECT_TRUE(all.odd_nodes.empty());
+}
+
+// Issue 29: a fleet of GPU nodes plus one login node. The login node's topology report is
+// gdsb-topo's own, evaluated from the QEMU guest of the corpus (tests/topo/fixtures/real:
+// virtio disks and NIC, no NVIDIA GPU). It is its own class, named as one GDS does not
+// apply to, and not odd: nothing it lacks is held against the GPU nodes' majority.
+TEST(Fleet, ALoginNodeWithoutGpusIsItsOwnClassNotOdd) {
+  gdsb::topo::CollectOptions o;
+  o.lookup_names = false;
+  o.use_hwloc = false;
+  const gdsb::topo::Snapshot s = gdsb::topo::collect_lspci_text(
+      std::string(GDSB_TOPO_REAL_FIXTURES) + "/qemu-vm-virtio-lspci-v.txt", o);
+  const gdsb::topo::TopologyView v(s);
+  const nlohmann::json login_topo =
+      gdsb::topo::to_json(s, v, gdsb::topo::evaluate(s, v), gdsb::RunContext{});
+  ASSERT_EQ(login_topo.at("gds_applicable"), false);
+  std::vector<NodeSummary> nodes;
+  for (int i = 0; i < 8; ++i) nodes.push_back(node_from(name(i), h100_vm_topology()));
+  const nlohmann::json login_doc{{"schema", kNodeSchema},
+                                 {"node", "login1"},
+                                 {"hardware", {{"gpus", 0}}},
+                                 {"topology", login_topo}};
+  nodes.push_back(summarize(login_doc, "login1.json"));
+  EXPECT_EQ(nodes.back().applicability, "GDS not applicable on this node: no NVIDIA GPU");
+  const ClusterResult r = aggregate(nodes, {});
+  ASSERT_EQ(r.classes.size(), 2u);
+  const auto login = std::find_if(r.classes.begin(), r.classes.end(),
+                                  [](const NodeClass& c) { return c.gpus == 0; });
+  ASSERT_NE(login, r.classes.end());
+  EXPECT_EQ(login->applicability, "GDS not applicable on this node: no NVIDIA GPU");
+  EXPECT_EQ(std::find(r.odd_nodes.begin(), r.odd_nodes.end(), "login1"), r.odd_nodes.end());
+  for (const auto& f : r.findings) EXPECT_NE(f.node, "login1") << f.text;
+  const std::string text = cluster_text(r);
+  EXPECT_NE(text.find("0 GPUs, 0 drives, 0 NICs; GDS not applicable on this node: no NVIDIA GPU"),
+            std::string::npos)
+      << text;
 }

@@ -46,6 +46,9 @@ struct NodeSummary {
   int gpus = 0, drives = 0, nics = 0;
   std::string driver, kernel;
   std::string topo_verdict;  // pass, warn, fail, or "" when the topology phase failed
+  // gdsb-topo's sentence when GDS does not apply to the node ("GDS not applicable on this
+  // node: no NVIDIA GPU" on a login or storage node); "" when it applies (issue 29).
+  std::string applicability;
   std::vector<FailingCheck> failing_checks;
   std::map<std::string, std::vector<std::optional<double>>> gpu_metrics;
   std::map<std::string, double> node_metrics;
