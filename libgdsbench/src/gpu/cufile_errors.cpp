@@ -127,7 +127,7 @@ std::vector<Hint> select_hints(const FailureContext& c) {
       (!c.udev_database_present || !c.udev_record_present || udev_in_log)) {
     std::string where = c.udev_record.empty() ? "/run/udev/data" : c.udev_record;
     out.push_back({"no-udev",
-                   "cuFile identifies the file system through the udev database, and " + where +
+                   std::string(kNoUdevHint) + where +
                        (c.udev_database_present ? " is missing" : " is missing: this machine has no udev database (typical in containers and VMs)") +
                        "; handle registration fails without it. Expose the host's /run/udev "
                        "(e.g. docker -v /run/udev:/run/udev:ro) or run where udev runs."});

@@ -224,6 +224,19 @@ std::string private_cufile_config(const CufileConfig& base, const std::string& l
   return j.dump(2);
 }
 
+std::optional<CufileLogRecord> parse_log_record(std::string_view line) {
+  const auto pid = line.find("[pid=");
+  if (pid == std::string_view::npos) return std::nullopt;
+  const auto close = line.find(']', pid);
+  if (close == std::string_view::npos) return std::nullopt;
+  std::istringstream in{std::string(line.substr(close + 1))};
+  CufileLogRecord r;
+  if (!(in >> r.level >> r.source) || !is_log_record(" " + r.level + " ")) return std::nullopt;
+  std::getline(in >> std::ws, r.message);
+  r.message = trim(r.message);
+  return r;
+}
+
 std::vector<std::string> filter_log_lines(const std::vector<std::string>& lines,
                                           std::size_t max_lines) {
   // At INFO cuFile also dumps its configuration as JSON, whose lines
