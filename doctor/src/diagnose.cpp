@@ -99,10 +99,9 @@ std::vector<GpuDiagnosis> gpu_hops(const Platform* platform, const Figures& figu
       out.push_back(std::move(g));
     }
   }
-  // GPUs the runs or the host-link figures name that the platform does not know: by PCI
-  // address where known, else (no platform) by CUDA index.
-  // A new GPU is labelled by its CUDA index only without a platform (labels are then CUDA
-  // indices throughout), else by its address.
+  // GPUs the runs or the host-link figures name that the platform does not know, matched
+  // by PCI address where known. A new one is labelled by its CUDA index only without a
+  // platform (labels are then CUDA indices throughout), else by its address.
   auto ensure = [&](int index, const std::string& bdf) {
     const std::string by_index = "GPU" + std::to_string(index);
     for (const auto& g : out)

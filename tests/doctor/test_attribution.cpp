@@ -88,6 +88,19 @@ TEST(DoctorAttribution, PciBusIdOrderMapsAnOldRunThroughVisibleDevices) {
   EXPECT_TRUE(gpu_at(plain, kGpu1)->measured_gb_s.has_value());
 }
 
+// CUDA_VISIBLE_DEVICES naming GPUs by UUID cannot be mapped from an index, even in PCI
+// order: an older run is charged to none; a run with its bus id is placed all the same.
+TEST(DoctorAttribution, VisibleDevicesByUuidNeedTheRecordedBusId) {
+  Platform p = hgx();
+  const std::map<std::string, std::string> env{
+      {"CUDA_VISIBLE_DEVICES", "GPU-4964db7b-bd9e-ca3"}, {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}};
+  const Diagnosis old = diagnose(&p, figures_of({gds_on(0, 7.2, "")}, env));
+  for (const auto& g : old.gpus) EXPECT_FALSE(g.measured_gb_s.has_value()) << g.label;
+  EXPECT_TRUE(any_contains(old.notes, "names GPUs by something other than"));
+  const Diagnosis now = diagnose(&p, figures_of({gds_on(0, 7.2, kGpu3)}, env));
+  EXPECT_TRUE(gpu_at(now, kGpu3)->measured_gb_s.has_value());
+}
+
 // A finding about a run names the GPU the run used: a compat-mode run on -d 0 under
 // CUDA_VISIBLE_DEVICES=3,1 is about 0000:5d:00.0.
 TEST(DoctorAttribution, FindingsNameTheGpuOfTheRecordedBusId) {
