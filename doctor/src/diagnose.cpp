@@ -7,6 +7,7 @@
 #include "gdsb/doctor/rules.hpp"
 #include "gdsb/units.hpp"
 #include "gdsb/topo/pci_config.hpp"
+#include "attribution.hpp"
 #include "rules/rule_util.hpp"
 
 namespace gdsb::doctor {
@@ -99,26 +100,28 @@ std::vector<GpuDiagnosis> gpu_hops(const Platform* platform, const Figures& figu
       out.push_back(std::move(g));
     }
   }
-  // GPUs the runs or the host-link figures name that the platform does not know.
+  // GPUs the runs or the host-link figures name that the platform does not know, matched
+  // by PCI address where known. A new one is labelled by its CUDA index only without a
+  // platform (labels are then CUDA indices throughout), else by its address.
   auto ensure = [&](int index, const std::string& bdf) {
+    const std::string by_index = "GPU" + std::to_string(index);
     for (const auto& g : out)
-      if ((!bdf.empty() && g.bdf == bdf) || g.label == "GPU" + std::to_string(index)) return;
+      if (bdf.empty() ? g.label == by_index : g.bdf == bdf) return;
     GpuDiagnosis g;
-    g.label = "GPU" + std::to_string(index);
+    g.label = !platform || bdf.empty() ? by_index : "GPU " + bdf;
     g.bdf = bdf;
     out.push_back(std::move(g));
   };
   for (const auto& hl : figures.host_links) ensure(hl.gpu, hl.bdf);
   for (const auto& r : figures.runs)
-    if (is_gpu_run(r) && r.status == RunStatus::Ok) ensure(r.workload.gpu, "");
+    if (is_gpu_run(r) && r.status == RunStatus::Ok) {
+      const detail::RunGpu at = detail::place_run(figures, platform, r);
+      if (!at.bdf.empty() || at.cuda_index) ensure(r.workload.gpu, at.bdf);
+    }
 
   Facts facts{platform, figures, out};
-  // Storage alone: the best -x 1 read with O_DIRECT (a page-cache figure is no storage's).
-  const RunResult* x1 = nullptr;
-  for (const auto& r : figures.runs)
-    if (r.workload.xfer == XferType::CpuOnly && r.workload.odirect && is_read(r.workload) &&
-        r.path.path_used != "page-cache" && run_gb_s(r) && (!x1 || *run_gb_s(r) > *run_gb_s(*x1)))
-      x1 = &r;
+  // Storage alone: the one rule (measures_storage_alone), as every rule reads it.
+  const RunResult* x1 = facts.storage_alone();
   for (auto& g : out) {
     if (x1) {
       Hop h{topo::HopKind::StorageAlone, run_gb_s(*x1),
@@ -173,14 +176,19 @@ std::vector<GpuDiagnosis> gpu_hops(const Platform* platform, const Figures& figu
 }
 
 const GpuDiagnosis* Facts::gpu_of(const RunResult& r) const {
-  const int d = r.workload.gpu;
-  for (const auto& hl : figures.host_links)
-    if (hl.gpu == d && !hl.bdf.empty())
-      for (const auto& g : gpus)
-        if (g.bdf == hl.bdf) return &g;
+  const detail::RunGpu at = detail::place_run(figures, platform, r);
   for (const auto& g : gpus)
-    if (g.label == "GPU" + std::to_string(d)) return &g;
+    if (at.bdf.empty() ? at.cuda_index && g.label == "GPU" + std::to_string(*at.cuda_index)
+                       : g.bdf == at.bdf)
+      return &g;
   return nullptr;
+}
+
+const RunResult* Facts::storage_alone() const {
+  const RunResult* best = nullptr;
+  for (const auto& r : figures.runs)
+    if (measures_storage_alone(r) && (!best || *run_gb_s(r) > *run_gb_s(*best))) best = &r;
+  return best;
 }
 
 const RunResult* Facts::best_read(XferType x) const {
@@ -299,8 +307,14 @@ Diagnosis diagnose(const Platform* platform, const Figures& figures) {
     for (auto& f : rule.run(facts)) d.findings.push_back(std::move(f));
   cap_expected(d);
   rank(d.findings);
-  if (const RunResult* x1 = facts.best_read(XferType::CpuOnly))
+  if (const RunResult* x1 = facts.storage_alone())
     d.storage = "storage alone reads at " + detail::run_line(*x1, *run_gb_s(*x1));
+  for (const auto& r : figures.runs)
+    if (is_gpu_run(r) && r.status == RunStatus::Ok)
+      if (const auto at = detail::place_run(figures, platform, r); !at.unplaced.empty())
+        detail::add_unique(d.notes, detail::describe_run(r) + " -d " +
+                                        std::to_string(r.workload.gpu) +
+                                        " is charged to no GPU: " + at.unplaced);
   // Runs without a figure of their own: GPU runs that did not run, and any run whose
   // figures are the memory's (status "page cache"), which no ceiling or verdict uses.
   for (const auto& r : figures.runs)

@@ -34,10 +34,21 @@ bool is_read(const Workload& w) {
   return !pattern_is_write(w.pattern);
 }
 
+bool measures_storage_alone(const RunResult& r) {
+  return r.workload.xfer == XferType::CpuOnly && r.workload.odirect && is_read(r.workload) &&
+         path_used_of(r.path.path_used) == PathUsed::Posix && run_gb_s(r).has_value();
+}
+
 void add_io_document(Figures& f, const nlohmann::json& doc, const std::string& name) {
   if (!doc.contains("runs") || !doc.at("runs").is_array())
     throw RuntimeError(name + ": invalid document: no \"runs\" array (expected gdsbench.io/1)");
   const auto& runs = doc.at("runs");
+  std::map<std::string, std::string> env;
+  if (doc.contains("context") && doc.at("context").is_object() &&
+      doc.at("context").contains("env") && doc.at("context").at("env").is_object())
+    for (const auto& [k, v] : doc.at("context").at("env").items())
+      if (v.is_string()) env.emplace(k, v.get<std::string>());
+  const CudaOrdering ordering = cuda_ordering_of(env);
   for (std::size_t i = 0; i < runs.size(); ++i) {
     try {
       f.runs.push_back(runs.at(i).get<RunResult>());
@@ -46,7 +57,15 @@ void add_io_document(Figures& f, const nlohmann::json& doc, const std::string& n
                          "] cannot be read: " + e.what());
     }
     f.run_sources.push_back(name + " runs[" + std::to_string(i) + "]");
+    f.run_ordering.push_back(ordering);
   }
+}
+
+CudaOrdering cuda_ordering_of(const std::map<std::string, std::string>& env) {
+  CudaOrdering o;
+  if (auto it = env.find("CUDA_VISIBLE_DEVICES"); it != env.end()) o.visible_devices = it->second;
+  if (auto it = env.find("CUDA_DEVICE_ORDER"); it != env.end()) o.device_order = it->second;
+  return o;
 }
 
 namespace {

@@ -9,6 +9,7 @@
 
 #include "gdsb/doctor/diagnose.hpp"
 #include "gdsb/error.hpp"
+#include "gdsb/run_context.hpp"
 #include "gdsb/units.hpp"
 #include "rules/rule_util.hpp"
 
@@ -133,6 +134,7 @@ void run_step(const std::string& name, const Workload& w, const LiveOptions& o,
   if (r.interrupted) out.interrupted = true;
   out.figures.runs.push_back(std::move(r));
   out.figures.run_sources.push_back(source);
+  out.figures.run_ordering.push_back(cuda_ordering_of(collect_context().env));
   out.steps.push_back(s);
 }
 

@@ -36,14 +36,14 @@ class HostPathRun final : public PathRun {
         "storage I/O by " +
         (description_.empty() ? std::string(engine_name(options_.engine)) : description_);
     if (page_cache_path_) {
-      r.path_used = "page-cache (host only)";
+      r.path_used = path_used_name(PathUsed::PageCacheHostOnly);
       r.evidence.push_back("files opened without O_DIRECT: data moves through the page cache");
       r.evidence.push_back(how + " into page-aligned host memory");
       r.warnings.push_back("CPU_CACHED_GPU: the copy to the GPU was not done (" +
                            why_no_gpu_copy_ +
                            "); the figures cover storage to host memory only");
     } else {
-      r.path_used = "posix";
+      r.path_used = path_used_name(PathUsed::Posix);
       r.evidence.push_back(
           files_.odirect
               ? "files opened with O_DIRECT: data bypasses the page cache"

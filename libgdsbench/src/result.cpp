@@ -16,6 +16,44 @@ std::string_view run_status_name(RunStatus s) {
 
 namespace {
 
+struct PathName {
+  PathUsed path;
+  std::string_view name;
+};
+constexpr PathName kPathNames[] = {
+    {PathUsed::Posix, "posix"},
+    {PathUsed::PageCache, "page-cache"},
+    {PathUsed::PageCacheHostOnly, "page-cache (host only)"},
+    {PathUsed::PageCachePageable, "page-cache-pageable"},
+    {PathUsed::PageCachePageableHostOnly, "page-cache-pageable (host only)"},
+    {PathUsed::GdsNvfs, "gds-nvfs"},
+    {PathUsed::GdsP2pdma, "gds-p2pdma"},
+    {PathUsed::Compat, "compat"},
+};
+
+}  // namespace
+
+std::string_view path_used_name(PathUsed p) {
+  for (const auto& n : kPathNames)
+    if (n.path == p) return n.name;
+  return "";
+}
+
+PathUsed path_used_of(std::string_view name) {
+  for (const auto& n : kPathNames)
+    if (n.name == name) return n.path;
+  return PathUsed::Unknown;
+}
+
+bool path_is_gds(PathUsed p) { return p == PathUsed::GdsNvfs || p == PathUsed::GdsP2pdma; }
+
+bool path_through_page_cache(PathUsed p) {
+  return p == PathUsed::PageCache || p == PathUsed::PageCacheHostOnly ||
+         p == PathUsed::PageCachePageable || p == PathUsed::PageCachePageableHostOnly;
+}
+
+namespace {
+
 RunStatus parse_status(const std::string& s) {
   if (s == "ok") return RunStatus::Ok;
   if (s == "waived") return RunStatus::Waived;
@@ -162,6 +200,7 @@ void to_json(nlohmann::json& j, const RunResult& r) {
                      {"ended_at", r.ended_at}};
   if (r.page_cache_resident_at_start)
     j["page_cache_resident_at_start"] = *r.page_cache_resident_at_start;
+  if (!r.path.gpu_pci_bus_id.empty()) j["gpu_pci_bus_id"] = r.path.gpu_pci_bus_id;
   if (r.setup.files > 0) {
     j["setup"] = {{"files", r.setup.files},
                   {"open_latency_us", latency_json(r.setup.open_latency)},
@@ -190,6 +229,7 @@ void from_json(const nlohmann::json& j, RunResult& r) {
   r.page_cache_resident_at_start.reset();
   if (j.contains("page_cache_resident_at_start"))
     r.page_cache_resident_at_start = j.at("page_cache_resident_at_start").get<double>();
+  r.path.gpu_pci_bus_id = j.value("gpu_pci_bus_id", std::string());
   if (j.contains("setup")) {
     const auto& s = j.at("setup");
     r.setup.files = s.value("files", uint64_t{0});

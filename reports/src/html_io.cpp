@@ -14,7 +14,7 @@ namespace gdsb::report::html {
 namespace {
 
 bool is_compat(const RunResult& r) {
-  return xfer_uses_cufile(r.workload.xfer) && r.path.path_used.find("compat") != std::string::npos;
+  return xfer_uses_cufile(r.workload.xfer) && path_used_of(r.path.path_used) == PathUsed::Compat;
 }
 
 std::string num_cell(double v, int sig = 4) {

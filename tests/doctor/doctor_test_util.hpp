@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -79,9 +80,13 @@ inline gpu::PathFacts nvfs_facts(bool counters_move) {
   return f;
 }
 
-// Through gdsb-io's writer and back, as gdsb-doctor --io reads a file.
-inline Figures figures_of(const std::vector<RunResult>& runs) {
-  const auto doc = report::io_document({"gdsb-io", "0.1.0"}, {"gdsb-io"}, {}, runs, false);
+// Through gdsb-io's writer and back, as gdsb-doctor --io reads a file; env: the CUDA_*
+// variables the report's context records.
+inline Figures figures_of(const std::vector<RunResult>& runs,
+                          const std::map<std::string, std::string>& env = {}) {
+  RunContext context;
+  context.env = env;
+  const auto doc = report::io_document({"gdsb-io", "0.1.0"}, {"gdsb-io"}, context, runs, false);
   Figures f;
   add_io_document(f, nlohmann::json::parse(doc.dump()), "io.json");
   return f;

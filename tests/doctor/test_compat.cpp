@@ -1,6 +1,7 @@
 // Compat-mode scenarios: a healthy box (fixture builder) where cuFile fell back, each
 // with the evidence gdsb-io's decide_path writes for that cause.
 #include "doctor_test_util.hpp"
+#include "gdsb/gpu/cufile_errors.hpp"
 
 namespace gdsb::doctor::testing {
 namespace {
@@ -58,7 +59,10 @@ TEST(DoctorCompat, P2pdmaConfiguredButNotEnabledInTheDriver) {
 
 TEST(DoctorCompat, UdevDatabaseMissing) {
   auto facts = nvfs_facts(false);
-  facts.log_lines = {"ERROR cufio-udev:58 udev property not found: ID_FS_USAGE nvme0n1"};
+  // A cuFile record as cufile.log writes it (timestamp, pid/tid, level, module:line).
+  facts.log_lines = {
+      " 22-11-2026 06:01:02:130 [pid=4242 tid=4242] ERROR  cufio-udev:132 udev property not "
+      "found: ID_FS_USAGE nvme0n1"};
   auto m = box();
   m.host.udev = false;
   const auto d = diagnose_with(m, {cufile_run(1.5, facts)});
@@ -71,9 +75,15 @@ TEST(DoctorCompat, UdevDatabaseMissing) {
 }
 
 TEST(DoctorCompat, FailedRegistrationWithoutUdevRecord) {
-  const RunResult x0 = not_run(XferType::GpuDirect, RunStatus::Failed,
-                               "cuFileHandleRegister: 5030 internal error; hint: the udev record "
-                               "/run/udev/data/b259:0 of the file's block device is missing");
+  // As gdsb-io reports it (describe_failure), after finding the record missing.
+  gpu::cufile::FailureContext c;
+  c.call = "cuFileHandleRegister";
+  c.code = 5030;
+  c.file = "/raid/f";
+  c.udev_record = "/run/udev/data/b259:0";
+  c.udev_record_present = false;
+  const RunResult x0 =
+      not_run(XferType::GpuDirect, RunStatus::Failed, gpu::cufile::describe_failure(c));
   const auto d = diagnose_with(box(), {run(XferType::CpuOnly, 13.0), x0});
   ASSERT_FALSE(d.findings.empty());
   EXPECT_EQ(d.findings.front().title,

@@ -8,6 +8,7 @@ namespace {
 TEST(DoctorMeasured, BounceBuffersOnTheRemoteSocket) {
   RunResult x2 = run(XferType::CpuGpu, 4.0);
   x2.workload.numa_node = 1;  // GPU0 sits on node 0
+  x2.path.gpu_pci_bus_id = "0000:03:00.0";  // gdsb-io records the GPU of each run
   const auto d = diagnose_with(fx::make_box(2, 1, 1, 2, 0), {run(XferType::CpuOnly, 13.0), x2},
                                p2p_doc(50.0, 49.0, "0000:03:00.0"));
   const Finding* f = find_rule(d, "numa-bounce");
@@ -24,6 +25,27 @@ TEST(DoctorMeasured, BounceBuffersOnTheRemoteSocket) {
                                     {run(XferType::CpuOnly, 13.0), x2}),
                       "numa-bounce"),
             nullptr);
+}
+
+// A buffered -x 1 (-O 1: gdsb-io reports path "posix" without O_DIRECT) reads at page-cache
+// speed; storage alone is the O_DIRECT run, for every rule and the summary alike (issue 24:
+// best_read took the buffered figure, so -x 2 at 92% of storage looked like a NUMA fault).
+TEST(DoctorMeasured, BufferedCpuReadIsNoStorageAloneFigure) {
+  RunResult buffered = run(XferType::CpuOnly, 40.0);
+  buffered.workload.odirect = false;
+  const RunResult direct = run(XferType::CpuOnly, 13.0);
+  RunResult x2 = run(XferType::CpuGpu, 12.0);  // no -n: unbound
+  x2.path.gpu_pci_bus_id = "0000:03:00.0";     // GPU0, on node 0
+  const auto d = diagnose_with(fx::make_box(2, 1, 1, 2, 0), {buffered, direct, x2},
+                               p2p_doc(50.0, 49.0, "0000:03:00.0"));
+  EXPECT_EQ(find_rule(d, "numa-bounce"), nullptr);
+  // 13 GiB/s = 14.0 GB/s, the O_DIRECT run.
+  EXPECT_TRUE(contains(d.storage, ": 14.0 GB/s")) << d.storage;
+  ASSERT_FALSE(d.gpus.empty());
+  ASSERT_TRUE(d.gpus[0].storage_gb_s.has_value());
+  EXPECT_NEAR(*d.gpus[0].storage_gb_s, 13.0 * 1.073741824, 0.01);
+  // The buffered figure is the page cache's, and said so.
+  EXPECT_NE(find_rule(d, "page-cache"), nullptr);
 }
 
 TEST(DoctorMeasured, PageCacheFiguresAboveEveryDrive) {

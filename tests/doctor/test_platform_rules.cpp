@@ -149,7 +149,9 @@ TEST(DoctorPlatform, HealthyBoxAtItsCeilingIsNothingWrong) {
 TEST(DoctorPlatform, RealHgxH100RecordingAtTheDriveCeilingIsNothingWrong) {
   Platform p = platform_from_snapshot(
       topo::collect_lspci_text(GDSB_DOCTOR_FIXTURES "/hgx-h100-lspci-vvv.txt"), "hgx");
-  Figures f = figures_of({run(XferType::CpuOnly, 7.3), gds(7.2)});
+  RunResult x0 = gds(7.2);
+  x0.path.gpu_pci_bus_id = "0000:19:00.0";  // gdsb-io records the GPU of each run
+  Figures f = figures_of({run(XferType::CpuOnly, 7.3), x0});
   add_p2p_document(f, p2p_doc(53.1, 52.4, "0000:19:00.0"), "p2p.json");
   const auto d = diagnose(&p, f);
   ASSERT_EQ(d.gpus.size(), 8U);

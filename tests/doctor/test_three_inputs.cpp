@@ -221,6 +221,7 @@ TEST_F(DoctorThreeInputs, SingleDriveOfFour) {
 TEST_F(DoctorThreeInputs, NumaBounce) {
   RunResult x2 = run(XferType::CpuGpu, 4.0);
   x2.workload.numa_node = 1;  // GPU0 sits on node 0
+  x2.path.gpu_pci_bus_id = "0000:03:00.0";  // gdsb-io records the GPU of each run
   check({"numa", [] { return fx::make_box(2, 1, 1, 2, 0); }, {run(XferType::CpuOnly, 13.0), x2},
          p2p_doc(50.0, 49.0, "0000:03:00.0"), Expect{"numa-bounce", "likely", ""}});
 }

@@ -50,8 +50,13 @@ TEST(CufileHints, NoUdevDatabaseOnHandleRegistration) {
   // The same error with a udev record present and nothing in the log: no udev hint.
   c.udev_database_present = c.udev_record_present = true;
   EXPECT_FALSE(has_hint(select_hints(c), "no-udev"));
-  // ... unless cuFile's log talks about udev.
-  c.log_lines = {"ERROR cufio-udev:132 udev property not found: ID_FS_USAGE vda"};
+  // Nor when cuFile's log reports its own udev lookup failing (a device-mapper volume
+  // without ID_FS_USAGE, LMCache/LMCache#795): the record exists, the hint would be false.
+  c.log_lines = {" 09-06-2025 07:01:23:837 [pid=276 tid=454] ERROR  cufio-udev:67 udev property "
+                 "not found: ID_FS_USAGE dm-0"};
+  EXPECT_FALSE(has_hint(select_hints(c), "no-udev"));
+  // A log line about udev with the record unchecked-missing still gives it.
+  c.udev_record_present = false;
   EXPECT_TRUE(has_hint(select_hints(c), "no-udev"));
 }
 

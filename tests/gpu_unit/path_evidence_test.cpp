@@ -70,6 +70,25 @@ TEST(CufileLog, KeepsTheLinesThatExplain) {
             (std::vector<std::string>{"3 WARN c", "4 NOTICE d compat"}));
 }
 
+// A cuFile record split into level, source and message, wherever it stands in a line
+// (a report quotes it behind "cuFile log: "); the record is real (LMCache/LMCache#795,
+// tests/doctor/fixtures/cufile-log). Configuration dumps and prose are no records.
+TEST(CufileLog, ParsesARecordByItsParts) {
+  const std::string line =
+      " 09-06-2025 07:01:23:837 [pid=276 tid=454] ERROR  cufio-udev:67 udev property not "
+      "found: ID_FS_USAGE dm-0";
+  for (const std::string& l : {line, "cuFile log: " + line}) {
+    const auto r = parse_log_record(l);
+    ASSERT_TRUE(r.has_value()) << l;
+    EXPECT_EQ(r->level, "ERROR");
+    EXPECT_EQ(r->source, "cufio-udev:67");
+    EXPECT_EQ(r->message, "udev property not found: ID_FS_USAGE dm-0");
+  }
+  EXPECT_FALSE(parse_log_record("    \"allow_compat_mode\": true,").has_value());
+  EXPECT_FALSE(parse_log_record("the udev record /run/udev/data/b259:0 is missing").has_value());
+  EXPECT_FALSE(parse_log_record("x [pid=1 tid=1] HELLO  mod:1 text").has_value());
+}
+
 TEST(FileFacts, FindsFileSystemAndUdevRecord) {
   testing::TempDir d;
   const std::string f = d.file("x");

@@ -30,9 +30,9 @@ constexpr uint64_t kFileSize = 2 << 20;
 constexpr uint32_t kIoSize = 64 << 10;
 
 struct RunnerFixture {
-  explicit RunnerFixture(CopyTiming timing = CopyTiming::Events)
+  explicit RunnerFixture(CopyTiming timing = CopyTiming::Events, int devices = 1)
       : gpu(std::make_shared<FakeGpuService>(
-            FakeGpuOptions{.copy_delay = std::chrono::microseconds(20)})),
+            FakeGpuOptions{.devices = devices, .copy_delay = std::chrono::microseconds(20)})),
         cufile(*gpu) {
     GpuPathDeps deps;
     deps.service = gpu;
@@ -106,6 +106,18 @@ TEST_P(RunnerGpu, WritesThenReadsWithVerification) {
       ASSERT_FALSE(rd.path.warnings.empty()) << "compat mode must be a warning";
     }
   }
+}
+
+// Every GPU type names the GPU it ran on by PCI bus id (issue 24): -d 1 of a two-GPU
+// fake is the fake's 0000:00:01.0, whatever CUDA index the run was given.
+TEST_P(RunnerGpu, RecordsThePciBusIdOfTheGpuItRanOn) {
+  RunnerFixture fx(CopyTiming::Events, 2);
+  const Runner runner(fx.registry);
+  Workload w = fx.workload(GetParam(), IoPattern::Write);
+  w.gpu = 1;
+  const RunResult r = runner.run(w);
+  ASSERT_EQ(r.status, RunStatus::Ok) << r.reason;
+  EXPECT_EQ(r.path.gpu_pci_bus_id, "0000:00:01.0");
 }
 
 // Verification is not vacuous on the GPU paths: a byte changed in the file is found.

@@ -92,5 +92,35 @@ TEST(ResultJson, RoundTripsWithRepetitions) {
   EXPECT_EQ(jw.get<RunResult>().reason, "no GPU");
 }
 
+// The GPU's PCI bus id travels with each run (issue 24: a reader maps -d through it); a
+// CPU-only run and an older file have none, and the field is then absent, not "".
+TEST(ResultJson, GpuPciBusIdRoundTripsAndIsAbsentWhenUnknown) {
+  RunResult r;
+  r.workload = sample_workload();
+  r.path.path_used = "gds-nvfs";
+  r.path.gpu_pci_bus_id = "0000:5d:00.0";
+  const nlohmann::json j = r;
+  EXPECT_EQ(j.at("gpu_pci_bus_id"), "0000:5d:00.0");
+  EXPECT_EQ(j.get<RunResult>().path.gpu_pci_bus_id, "0000:5d:00.0");
+  r.path.gpu_pci_bus_id.clear();
+  const nlohmann::json none = r;
+  EXPECT_FALSE(none.contains("gpu_pci_bus_id"));
+  EXPECT_TRUE(none.get<RunResult>().path.gpu_pci_bus_id.empty());
+}
+
+// path_used's names and the enum readers compare: one table, both ways.
+TEST(ResultJson, PathUsedNamesRoundTrip) {
+  for (PathUsed p : {PathUsed::Posix, PathUsed::PageCache, PathUsed::PageCacheHostOnly,
+                     PathUsed::PageCachePageable, PathUsed::PageCachePageableHostOnly,
+                     PathUsed::GdsNvfs, PathUsed::GdsP2pdma, PathUsed::Compat})
+    EXPECT_EQ(path_used_of(path_used_name(p)), p) << path_used_name(p);
+  EXPECT_EQ(path_used_of("compat"), PathUsed::Compat);
+  EXPECT_EQ(path_used_of("a compat path"), PathUsed::Unknown);
+  EXPECT_EQ(path_used_of(""), PathUsed::Unknown);
+  EXPECT_TRUE(path_is_gds(path_used_of("gds-p2pdma")));
+  EXPECT_FALSE(path_is_gds(path_used_of("compat")));
+  EXPECT_TRUE(path_through_page_cache(path_used_of("page-cache (host only)")));
+}
+
 }  // namespace
 }  // namespace gdsb

@@ -1,5 +1,6 @@
 // BAR1 too small for the buffers: cuFile cannot map them and falls back (gdsb-topo's bar1
 // check, or cuFile's BAR1 errors in a run).
+#include "cufile_evidence.hpp"
 #include "topo_check_rule.hpp"
 
 namespace gdsb::doctor {
@@ -33,7 +34,7 @@ std::vector<Finding> run(const Facts& facts) {
   }
   for (const auto& r : facts.figures.runs) {
     if (!xfer_uses_cufile(r.workload.xfer)) continue;
-    const auto ev = detail::lines_with(r, {"bar1", "BAR_MEM", "pinning failed", "5036"});
+    const auto ev = detail::bar1_exhausted(r);
     if (ev.empty()) continue;
     Finding f;
     f.rule = "bar1";

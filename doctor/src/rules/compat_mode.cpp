@@ -2,6 +2,7 @@
 // configuration, nvidia-fs not loaded, P2PDMA configured but unusable, udev database
 // missing, file system not GDS-capable, O_DIRECT refused. Evidence comes from the run's
 // own path evidence (gdsb-io's decide_path and cuFile's log) and the platform's facts.
+#include "cufile_evidence.hpp"
 #include "gdsb/gds_storage.hpp"
 #include "gdsb/topo/ext4_mode.hpp"
 #include "gdsb/topo/mounts.hpp"
@@ -23,6 +24,30 @@ struct Cause {
 const topo::Mount* mount_of(const Platform* p, const std::string& file) {
   if (!p || !p->snapshot->machine.proc_known) return nullptr;
   return topo::mount_holding(p->snapshot->machine.mounts, file);
+}
+
+constexpr const char* kUdevFix =
+    "expose /run/udev to the process (containers: -v /run/udev:/run/udev:ro) or start "
+    "systemd-udevd so /run/udev/data/b<major>:<minor> exists";
+
+// cuFile finds a file's file system through the udev record of its block device. The
+// database is missing for certain when the platform snapshot or gdsb-io's check of the
+// record says so; cuFile's own lookup failure alone may also be a device udev records no
+// file system for (device mapper, md).
+std::optional<Cause> udev_cause(const RunResult& r, const Platform* p) {
+  auto ev = detail::udev_record_missing(r);
+  const bool certain = !ev.empty() ||
+                       (p && p->snapshot->machine.proc_known && !p->snapshot->machine.udev_present);
+  for (const auto& l : detail::udev_lookup_failures(r)) add_unique(ev, l);
+  if (p && p->snapshot->machine.proc_known && !p->snapshot->machine.udev_present)
+    ev.push_back("/run/udev/data absent in the platform snapshot");
+  if (certain) return Cause{"the udev database is missing", Confidence::Certain, ev, kUdevFix};
+  if (ev.empty()) return std::nullopt;
+  return Cause{"cuFile found no udev file-system record for the file's block device",
+               Confidence::Likely, ev,
+               "udevadm info --query=property --name=<device> must list ID_FS_TYPE and "
+               "ID_FS_USAGE; device-mapper (LVM) and md volumes are not GDS-capable, so put the "
+               "data on ext4 or xfs directly on NVMe; in a container, " + std::string(kUdevFix)};
 }
 
 std::vector<Cause> causes_of(const RunResult& r, const Platform* p) {
@@ -52,13 +77,7 @@ std::vector<Cause> causes_of(const RunResult& r, const Platform* p) {
                    "/proc/driver/nvidia-fs/version), or on kernel >= 6.2 with the open GPU "
                    "driver set \"properties\": {\"use_pci_p2pdma\": true} in cufile.json"});
   }
-  auto udev = lines_with(r, {"udev"});
-  if (p && p->snapshot->machine.proc_known && !p->snapshot->machine.udev_present)
-    udev.push_back("/run/udev/data absent in the platform snapshot");
-  if (!udev.empty())
-    out.push_back({"the udev database is missing", Confidence::Certain, udev,
-                   "expose /run/udev to the process (containers: -v /run/udev:/run/udev:ro) or "
-                   "start systemd-udevd so /run/udev/data/b<major>:<minor> exists"});
+  if (auto udev = udev_cause(r, p)) out.push_back(std::move(*udev));
   // Only where an O_DIRECT open was tried and refused (gdsb-io's hint, cuFile's log), not
   // every line that names O_DIRECT.
   const auto odirect = lines_with(r, {"refuses O_DIRECT", "O_DIRECT failed"});
@@ -115,9 +134,9 @@ std::vector<Finding> run(const Facts& facts) {
     if (!xfer_uses_cufile(r.workload.xfer) || r.status != RunStatus::Failed) continue;
     // gdsb-io checked the file's device: a file on no block device (tmpfs, overlay) has no
     // udev record to find, whatever the database holds.
-    const auto no_block = lines_with(r, {"which is no block device"});
-    const auto udev = lines_with(r, {"udev"});
-    if (udev.empty() && no_block.empty()) continue;
+    const auto no_block = detail::no_block_device(r);
+    auto udev = no_block.empty() ? udev_cause(r, facts.platform) : std::nullopt;
+    if (!udev && no_block.empty()) continue;
     Finding f;
     f.rule = "compat-mode";
     f.confidence = Confidence::Certain;
@@ -127,10 +146,10 @@ std::vector<Finding> run(const Facts& facts) {
       f.fix = "put the file on ext4 or xfs on a block device (NVMe) for cuFile, or read it "
               "through a CPU path (-x 1, -x 2)";
     } else {
-      f.title = "cuFile failed to open the file: the udev database is missing";
-      f.evidence = udev;
-      f.fix = "expose /run/udev to the process (containers: -v /run/udev:/run/udev:ro) or start "
-              "systemd-udevd so /run/udev/data/b<major>:<minor> exists";
+      f.title = "cuFile failed to open the file: " + udev->why;
+      f.confidence = udev->confidence;
+      f.evidence = std::move(udev->evidence);
+      f.fix = std::move(udev->fix);
     }
     const GpuDiagnosis* g = facts.gpu_of(r);
     if (g) f.devices.push_back(g->label);
@@ -141,7 +160,7 @@ std::vector<Finding> run(const Facts& facts) {
   std::vector<const GpuDiagnosis*> seen;
   for (const auto& r : facts.figures.runs) {
     if (!xfer_uses_cufile(r.workload.xfer) || r.status != RunStatus::Ok ||
-        r.path.path_used != "compat")
+        path_used_of(r.path.path_used) != PathUsed::Compat)
       continue;
     const GpuDiagnosis* g = facts.gpu_of(r);
     if (std::find(seen.begin(), seen.end(), g) != seen.end()) continue;
@@ -157,7 +176,7 @@ std::vector<Finding> run(const Facts& facts) {
       f.devices.push_back(g->label + (g->bdf.empty() ? "" : " " + g->bdf));
       f.evidence.push_back(detail::run_line(r, measured.value_or(0)) +
                            " (path_used compat: POSIX I/O through cuFile's bounce buffers)");
-      if (const RunResult* x1 = facts.best_read(XferType::CpuOnly))
+      if (const RunResult* x1 = facts.storage_alone())
         f.evidence.push_back("storage alone " + detail::run_line(*x1, *run_gb_s(*x1)));
       f.fix = "none on this node: GDS peer-to-peer needs a PCIe NVMe drive or a data NIC (a VM "
               "with NVMe passthrough, or bare metal)";
@@ -174,7 +193,7 @@ std::vector<Finding> run(const Facts& facts) {
       f.evidence.push_back(detail::run_line(r, measured.value_or(0)) +
                            " (path_used compat: POSIX I/O through cuFile's bounce buffers)");
       for (const auto& e : c.evidence) add_unique(f.evidence, e);
-      if (const RunResult* x1 = facts.best_read(XferType::CpuOnly))
+      if (const RunResult* x1 = facts.storage_alone())
         f.evidence.push_back("storage alone " + detail::run_line(*x1, *run_gb_s(*x1)));
       f.fix = c.fix;
       detail::expect_ceiling(f, g, measured);

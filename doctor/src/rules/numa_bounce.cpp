@@ -7,7 +7,7 @@ namespace {
 
 std::vector<Finding> run(const Facts& facts) {
   std::vector<Finding> out;
-  const RunResult* x1 = facts.best_read(XferType::CpuOnly);
+  const RunResult* x1 = facts.storage_alone();
   for (XferType x : {XferType::CpuGpu, XferType::CpuAsyncGpu}) {
     const RunResult* r = facts.best_read(x);
     if (!r || !x1) continue;

@@ -23,13 +23,13 @@ std::optional<double> all_drives_gb_s(const Platform* p) {
 std::vector<Finding> run(const Facts& facts) {
   std::vector<Finding> out;
   const auto ceiling = all_drives_gb_s(facts.platform);
-  const RunResult* x1 = facts.best_read(XferType::CpuOnly);
-  const bool x1_direct = x1 && x1->workload.odirect && x1->path.path_used == "posix";
+  const RunResult* x1 = facts.storage_alone();
+  const bool x1_direct = x1 != nullptr;  // storage_alone() is O_DIRECT storage I/O
   for (const auto& r : facts.figures.runs) {
     const auto v = run_gb_s(r);
     if (!v || !is_read(r.workload)) continue;
     const bool cached_path = !r.workload.odirect || r.workload.xfer == XferType::CpuCachedGpu ||
-                             r.path.path_used.find("page-cache") != std::string::npos;
+                             path_through_page_cache(path_used_of(r.path.path_used));
     Finding f;
     f.rule = "page-cache";
     if (ceiling && *v > 1.1 * *ceiling) {

@@ -51,9 +51,9 @@ inline std::vector<std::string> lines_with(const RunResult& r,
   return out;
 }
 
-// Whether a run moved its data by GDS peer-to-peer: gdsb-io's structured path_used
-// ("gds-nvfs", "gds-p2pdma"), never a search of a display string.
-inline bool ran_gds(const RunResult& r) { return r.path.path_used.rfind("gds-", 0) == 0; }
+// Whether a run moved its data by GDS peer-to-peer: gdsb-io's path_used read as PathUsed,
+// never a search of a display string.
+inline bool ran_gds(const RunResult& r) { return path_is_gds(path_used_of(r.path.path_used)); }
 
 // "cuFile -x 0 (compat), 4 threads x 1M" style description of a run.
 std::string describe_run(const RunResult& r);

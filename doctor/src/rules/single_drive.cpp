@@ -9,7 +9,7 @@ namespace {
 
 std::vector<Finding> run(const Facts& facts) {
   if (!facts.platform) return {};
-  const RunResult* x1 = facts.best_read(XferType::CpuOnly);
+  const RunResult* x1 = facts.storage_alone();
   std::vector<Finding> out;
   for (const auto& g : facts.gpus) {
     const auto near = facts.platform->view->best_for_gpu(g.bdf, topo::Role::Nvme);

@@ -53,12 +53,34 @@ struct HistogramBucket {
   uint64_t count = 0;
 };
 
+// The data path that really ran. The report stores its name (path_used_name); a reader
+// of a report compares this enum, never the text (path_used_of).
+enum class PathUsed {
+  Unknown,                     // empty, or a name this version does not know
+  Posix,                       // "posix": O_DIRECT storage I/O (with -O 1: buffered)
+  PageCache,                   // "page-cache": buffered storage I/O, then the GPU copy
+  PageCacheHostOnly,           // "page-cache (host only)": -x 4 without a usable GPU
+  PageCachePageable,           // "page-cache-pageable": naive load through pageable memory
+  PageCachePageableHostOnly,   // "page-cache-pageable (host only)"
+  GdsNvfs,                     // "gds-nvfs": GDS peer-to-peer through nvidia-fs
+  GdsP2pdma,                   // "gds-p2pdma": GDS peer-to-peer through kernel P2PDMA
+  Compat,                      // "compat": cuFile's POSIX fallback through its bounce buffers
+};
+std::string_view path_used_name(PathUsed p);   // "" for Unknown
+PathUsed path_used_of(std::string_view name);  // Unknown for "" and unknown names
+bool path_is_gds(PathUsed p);                  // GdsNvfs or GdsP2pdma
+bool path_through_page_cache(PathUsed p);      // the PageCache* kinds
+
 // Which data path really ran, and how that was established (issue 3: cuFile compat
 // detection). CPU paths report "posix" or "page-cache".
 struct PathReport {
-  std::string path_used;               // e.g. "posix", "page-cache", "gds-nvfs", "gds-p2pdma", "compat"
+  std::string path_used;               // path_used_name() of a PathUsed
   std::vector<std::string> evidence;   // how path_used was established
   std::vector<std::string> warnings;   // printed after the gdsio line
+  // The PCI bus id of the GPU the run used ("0000:19:00.0", lower case, as
+  // cudaDeviceGetPCIBusId), so a reader maps the CUDA index -d to the GPU whatever
+  // CUDA_VISIBLE_DEVICES or CUDA_DEVICE_ORDER did; empty for CPU-only runs and older files.
+  std::string gpu_pci_bus_id;
 };
 
 // Bounce-buffer paths (-x 2/3/4): where the time of each I/O went, over the measured

@@ -323,7 +323,7 @@ class CpuAsyncGpuRun final : public PathRun {
   }
   PathReport finish() override {
     PathReport r;
-    r.path_used = "posix";
+    r.path_used = path_used_name(PathUsed::Posix);
     const std::size_t chunk = std::min<std::size_t>(w_.io_size, kAsyncChunkBytes);
     r.evidence.push_back(
         "O_DIRECT storage I/O into pinned staging chunks of " + std::to_string(chunk) +

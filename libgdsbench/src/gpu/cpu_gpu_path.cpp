@@ -144,7 +144,7 @@ class CpuGpuRun final : public PathRun {
   }
   PathReport finish() override {
     PathReport r;
-    r.path_used = cached_ ? "page-cache" : "posix";
+    r.path_used = path_used_name(cached_ ? PathUsed::PageCache : PathUsed::Posix);
     r.evidence.push_back(std::string(cached_ ? "buffered" : "O_DIRECT") +
                          " storage I/O into pinned host staging buffers, each copy to or from "
                          "GPU " + std::to_string(w_.gpu) +

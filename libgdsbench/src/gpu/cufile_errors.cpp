@@ -119,10 +119,13 @@ std::vector<Hint> select_hints(const FailureContext& c) {
                        "path (-x 1, -x 2)"});
   }
   if (registering && !no_block_device && (is_one_of(code, {5027, 5030, 5008}) || udev_in_log) &&
-      (!c.udev_database_present || !c.udev_record_present || udev_in_log)) {
+      // The hint says the record is missing: only where the check of this file found it so
+      // (a cuFile log line about udev with the record present is cuFile's own lookup, which
+      // the log lines quoted below show; issue 24).
+      (!c.udev_database_present || !c.udev_record_present)) {
     std::string where = c.udev_record.empty() ? "/run/udev/data" : c.udev_record;
     out.push_back({"no-udev",
-                   "cuFile identifies the file system through the udev database, and " + where +
+                   std::string(kNoUdevHint) + where +
                        (c.udev_database_present ? " is missing" : " is missing: this machine has no udev database (typical in containers and VMs)") +
                        "; handle registration fails without it. Expose the host's /run/udev "
                        "(e.g. docker -v /run/udev:/run/udev:ro) or run where udev runs."});

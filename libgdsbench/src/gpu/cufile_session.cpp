@@ -198,14 +198,14 @@ PathReport CufileSession::finish() {
     if (!after || ::fstat(files_.fds[i], &st) != 0) continue;
     const std::string& path = files_.paths.at(i);
     if (auto warn = page_cache_warning(path, static_cast<uint64_t>(st.st_size), cached_before_[i],
-                                       *after, r.path_used == "compat")) {
+                                       *after, path_used_of(r.path_used) == PathUsed::Compat)) {
       r.warnings.push_back(*warn);
     }
     r.evidence.push_back("page cache of " + path + ": " + std::to_string(cached_before_[i] >> 20) +
                          " MiB before the run, " + std::to_string(*after >> 20) + " MiB after");
   }
   close();
-  if (w_.require_gds && r.path_used == "compat") {
+  if (w_.require_gds && path_used_of(r.path_used) == PathUsed::Compat) {
     throw VerificationError("--require-gds: " + r.warnings.front());
   }
   return r;

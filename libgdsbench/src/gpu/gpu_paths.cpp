@@ -45,16 +45,57 @@ GpuPathDeps default_gpu_path_deps() {
   return d;
 }
 
+namespace {
+
+// Every GPU path's report names the GPU by its PCI bus id: -d is a CUDA index, which
+// CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER renumber, so a reader of the report could
+// not otherwise tell which GPU ran. One wrapper, so no path can forget it.
+class RecordsGpuBusId final : public TransferPath {
+ public:
+  RecordsGpuBusId(std::unique_ptr<TransferPath> inner, std::shared_ptr<GpuService> svc)
+      : inner_(std::move(inner)), svc_(std::move(svc)) {}
+  XferType type() const override { return inner_->type(); }
+  Availability probe(const Workload& w) const override { return inner_->probe(w); }
+  bool needs_odirect(const Workload& w) const override { return inner_->needs_odirect(w); }
+  std::unique_ptr<PathRun> start(const Workload& w, const FileSet& files) override {
+    return std::make_unique<Run>(inner_->start(w, files), svc_, w.gpu);
+  }
+
+ private:
+  class Run final : public PathRun {
+   public:
+    Run(std::unique_ptr<PathRun> inner, std::shared_ptr<GpuService> svc, int gpu)
+        : inner_(std::move(inner)), svc_(std::move(svc)), gpu_(gpu) {}
+    std::unique_ptr<PathWorker> make_worker(uint32_t thread_index) override {
+      return inner_->make_worker(thread_index);
+    }
+    PathReport finish() override {
+      PathReport r = inner_->finish();
+      // No usable GPU (-x 4's host-only part): no GPU ran, none is named.
+      if (r.gpu_pci_bus_id.empty() && svc_ && svc_->probe().ok && gpu_ >= 0 &&
+          gpu_ < svc_->device_count())
+        r.gpu_pci_bus_id = svc_->properties(gpu_).pci_bus_id;
+      return r;
+    }
+
+   private:
+    std::unique_ptr<PathRun> inner_;
+    std::shared_ptr<GpuService> svc_;
+    int gpu_;
+  };
+  std::unique_ptr<TransferPath> inner_;
+  std::shared_ptr<GpuService> svc_;
+};
+
+}  // namespace
+
 void add_gpu_paths(PathRegistry& registry) { add_gpu_paths(registry, default_gpu_path_deps()); }
 
 void add_gpu_paths(PathRegistry& registry, const GpuPathDeps& deps) {
-  registry.add(make_gpu_direct_path(deps));
-  registry.add(make_cpu_gpu_path(deps));
-  registry.add(make_cpu_async_gpu_path(deps));
-  registry.add(make_cpu_cached_gpu_path(deps));
-  registry.add(make_gpu_direct_async_path(deps));
-  registry.add(make_gpu_batch_path(deps));
-  registry.add(make_gpu_batch_stream_path(deps));
+  for (auto* make : {make_gpu_direct_path, make_cpu_gpu_path, make_cpu_async_gpu_path,
+                     make_cpu_cached_gpu_path, make_gpu_direct_async_path, make_gpu_batch_path,
+                     make_gpu_batch_stream_path})
+    registry.add(std::make_unique<RecordsGpuBusId>(make(deps), deps.service));
 }
 
 }  // namespace gdsb::gpu

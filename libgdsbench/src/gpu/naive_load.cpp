@@ -305,8 +305,10 @@ NaiveLoad naive_load(GpuService& svc, const Workload& w, const std::atomic<bool>
   m.iops = seconds > 0 ? static_cast<double>(m.ops) / seconds : 0.0;
   run.interrupted = interrupted;
   run.setup.files = files.size();
-  run.path.path_used = gpu.ok ? "page-cache-pageable" : "page-cache-pageable (host only)";
+  run.path.path_used = path_used_name(gpu.ok ? PathUsed::PageCachePageable
+                                               : PathUsed::PageCachePageableHostOnly);
   run.path.evidence = evidence(facts, w);
+  if (gpu.ok) run.path.gpu_pci_bus_id = svc.properties(w.gpu).pci_bus_id;
   if (!gpu.ok) {
     run.path.warnings.push_back("no GPU usable (" + gpu.reason +
                                 "): only the buffered reads into pageable memory ran, no copies");

@@ -224,6 +224,19 @@ std::string private_cufile_config(const CufileConfig& base, const std::string& l
   return j.dump(2);
 }
 
+std::optional<CufileLogRecord> parse_log_record(std::string_view line) {
+  const auto pid = line.find("[pid=");
+  if (pid == std::string_view::npos) return std::nullopt;
+  const auto close = line.find(']', pid);
+  if (close == std::string_view::npos) return std::nullopt;
+  std::istringstream in{std::string(line.substr(close + 1))};
+  CufileLogRecord r;
+  if (!(in >> r.level >> r.source) || !is_log_record(" " + r.level + " ")) return std::nullopt;
+  std::getline(in >> std::ws, r.message);
+  r.message = trim(r.message);
+  return r;
+}
+
 std::vector<std::string> filter_log_lines(const std::vector<std::string>& lines,
                                           std::size_t max_lines) {
   // At INFO cuFile also dumps its configuration as JSON, whose lines
@@ -355,7 +368,7 @@ PathReport decide_path(const PathFacts& f) {
   } else if (f.config.force_compat_mode.value_or(false)) {
     why_compat = "force_compat_mode is true in " + f.config.path;
   } else if (nvfs_moved) {
-    r.path_used = "gds-nvfs";
+    r.path_used = path_used_name(PathUsed::GdsNvfs);
     return r;
   } else if (f.before.loaded && (f.reads + f.writes) > 0 && f.before.stats_readable) {
     why_compat = "nvidia-fs is loaded but its counters did not move during " +
@@ -363,7 +376,7 @@ PathReport decide_path(const PathFacts& f) {
                  " cuFile ops (or its rw statistics are disabled: nvidia_fs rw_stats_enabled=0)";
   } else if (!f.before.loaded && f.config.use_pci_p2pdma.value_or(false) && !log_says_compat &&
              (!f.props.known || f.props.p2p_supported)) {
-    r.path_used = "gds-p2pdma";
+    r.path_used = path_used_name(PathUsed::GdsP2pdma);
     ev.push_back("use_pci_p2pdma is enabled, nvidia-fs is absent and cuFile's log does not "
                  "mention compat mode: GDS through kernel P2PDMA");
     return r;
@@ -374,7 +387,7 @@ PathReport decide_path(const PathFacts& f) {
   } else {
     why_compat = "no evidence of GDS DMA (nvidia-fs statistics unreadable)";
   }
-  r.path_used = "compat";
+  r.path_used = path_used_name(PathUsed::Compat);
   r.warnings.push_back("cuFile ran in compat mode (POSIX I/O through cuFile's bounce buffers), "
                        "not GPUDirect Storage: " + why_compat);
   return r;

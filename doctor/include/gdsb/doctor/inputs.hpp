@@ -47,9 +47,18 @@ struct HostLink {
   std::optional<double> h2d_gb_s, d2h_gb_s;
 };
 
+// How CUDA numbered the GPUs when a run ran: the environment its report recorded
+// (context.env). Needed only for runs that do not record their GPU's PCI bus id.
+struct CudaOrdering {
+  std::optional<std::string> visible_devices;  // CUDA_VISIBLE_DEVICES
+  std::optional<std::string> device_order;     // CUDA_DEVICE_ORDER
+};
+
 struct Figures {
   std::vector<RunResult> runs;        // every run, in input order
   std::vector<std::string> run_sources;  // where each run came from (same length)
+  // The ordering each run ran under (same length; the live ladder: this process's).
+  std::vector<CudaOrdering> run_ordering;
   std::vector<HostLink> host_links;
   std::string host_link_waived;       // why no H2D figure exists, when none does
 };
@@ -59,8 +68,16 @@ double gib_to_gb(double gib_s);
 // A run's measured throughput in GB/s; nullopt unless status ok.
 std::optional<double> run_gb_s(const RunResult& r);
 bool is_read(const Workload& w);  // READ or RANDREAD, or mixed with reads
+// Whether a run measures the storage alone: an ok -x 1 read with O_DIRECT whose path was
+// plain storage I/O ("posix"), never a buffered or page-cache figure. The one rule for
+// the "storage alone" hop, the headline and every rule that compares with it.
+bool measures_storage_alone(const RunResult& r);
 
-// gdsbench.io/1 runs (validated by reports/ document loading) appended to figures.
+// CUDA's ordering variables from an environment map (a report's context.env).
+CudaOrdering cuda_ordering_of(const std::map<std::string, std::string>& env);
+
+// gdsbench.io/1 runs (validated by reports/ document loading) appended to figures, each
+// with the CUDA ordering of the document's context.env.
 void add_io_document(Figures& f, const nlohmann::json& doc, const std::string& name);
 // gdsbench.p2p/1: measurements.h2d/d2h per GPU (a waived measurement keeps the reason).
 void add_p2p_document(Figures& f, const nlohmann::json& doc, const std::string& name);

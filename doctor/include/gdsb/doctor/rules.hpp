@@ -19,11 +19,14 @@ struct Facts {
   const Figures& figures;
   const std::vector<GpuDiagnosis>& gpus;
 
-  // The GPU (of `gpus`) a run ran on: its -d index, mapped through the p2p document's
-  // bus ids when known, else the index-th GPU by bus id (CUDA's PCI order).
+  // The GPU (of `gpus`) a run ran on, by PCI address: the bus id the run recorded, else
+  // its -d index where the recorded CUDA ordering makes that unambiguous (attribution.hpp);
+  // nullptr when the run cannot be placed.
   const GpuDiagnosis* gpu_of(const RunResult& r) const;
   // Best ok read run of a transfer type (highest throughput), nullptr when none.
   const RunResult* best_read(XferType x) const;
+  // Best run that measures storage alone (measures_storage_alone), nullptr when none.
+  const RunResult* storage_alone() const;
   // The GPU's first hop of a kind, when it has one of known capacity.
   std::optional<double> hop(const GpuDiagnosis& g, topo::HopKind kind) const;
   // Storage ceiling of the drives nearest the GPU: their own links' sum, when all known.

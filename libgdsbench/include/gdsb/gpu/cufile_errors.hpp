@@ -51,6 +51,10 @@ struct Hint {
 };
 
 std::vector<Hint> select_hints(const FailureContext& c);
+// The start of the "no-udev" hint's text, which gdsb-io gives only after checking the
+// file's udev record (readers of a report find the hint by it).
+inline constexpr std::string_view kNoUdevHint =
+    "cuFile identifies the file system through the udev database, and ";
 // The full multi-line explanation: call, file, error name and number, likely cause,
 // hints, and the quoted log lines.
 std::string describe_failure(const FailureContext& c);

@@ -43,6 +43,17 @@ CufileConfig read_cufile_config(const std::string& path);
 std::string private_cufile_config(const CufileConfig& base, const std::string& log_dir,
                                   const std::string& default_level);
 
+// One record of cuFile's log, e.g.
+//  " 09-06-2025 07:01:23:837 [pid=276 tid=454] ERROR  cufio-udev:67 udev property not found: ID_FS_USAGE dm-0"
+// found anywhere in a line (a report quotes records behind "cuFile log: " or indented).
+// Readers judge a record by its message, never by a word anywhere in the line.
+struct CufileLogRecord {
+  std::string level;    // "ERROR", "NOTICE", ...
+  std::string source;   // "cufio-udev:67" (cuFile's module and line; "0:1072" in older logs)
+  std::string message;  // "udev property not found: ID_FS_USAGE dm-0"
+};
+std::optional<CufileLogRecord> parse_log_record(std::string_view line);
+
 // The lines of cuFile's log files in dir that explain a path or a failure.
 std::vector<std::string> relevant_log_lines(const std::string& dir, std::size_t max_lines = 12);
 std::vector<std::string> filter_log_lines(const std::vector<std::string>& lines,
