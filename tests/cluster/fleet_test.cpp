@@ -9,7 +9,6 @@
 
 #include "gdsb/cluster/aggregate.hpp"
 #include "gdsb/cluster/outputs.hpp"
-#include "gdsb/run_context.hpp"
 #include "gdsb/topo/checks.hpp"
 #include "gdsb/topo/collect.hpp"
 #include "gdsb/topo/render.hpp"
@@ -187,7 +186,7 @@ TEST(Fleet, ALoginNodeWithoutGpusIsItsOwnClassNotOdd) {
       std::string(GDSB_TOPO_REAL_FIXTURES) + "/qemu-vm-virtio-lspci-v.txt", o);
   const gdsb::topo::TopologyView v(s);
   const nlohmann::json login_topo =
-      gdsb::topo::to_json(s, v, gdsb::topo::evaluate(s, v), gdsb::RunContext{});
+      gdsb::topo::to_json(s, v, gdsb::topo::evaluate(s, v), gdsb::topo::RunContext{});
   ASSERT_EQ(login_topo.at("gds_applicable"), false);
   std::vector<NodeSummary> nodes;
   for (int i = 0; i < 8; ++i) nodes.push_back(node_from(name(i), h100_vm_topology()));
