@@ -227,7 +227,9 @@ TEST(TopoInconsistent, AChildWhoseParentIsAbsentIsNamed) {
     // upstream port, its port type known) is left on a bus other than 0 (a root port
     // deleted).
     const Snapshot healthy = collect(s.kind, s.text).snapshot;
-    const auto [bridge, child] = bridge_with_child(healthy, true);
+    const BridgeAndChild found = bridge_with_child(healthy, true);
+    const Device* bridge = found.bridge;
+    const Device* child = found.child;
     if (bridge) {
       const Device* above = healthy.find(bridge->parent);
       std::string edited;
@@ -275,7 +277,9 @@ TEST(TopoInconsistent, ABusOutsideItsBridgesRangeIsNamed) {
     }
     // A bridge's subordinate bus set below its secondary bus: its child is outside.
     const Snapshot healthy = collect(s.kind, s.text).snapshot;
-    const auto [bridge, child] = bridge_with_child(healthy, false);
+    const BridgeAndChild found = bridge_with_child(healthy, false);
+    const Device* bridge = found.bridge;
+    const Device* child = found.child;
     if (!bridge) return std::string("no bridge leads to a device, so no bus range to move a device out of");
     const int sec = *bridge->secondary_bus;
     const std::string edited = s.kind == RecordingKind::HwlocXml
@@ -307,7 +311,8 @@ TEST(TopoInconsistent, ADeviceThatIsItsOwnAncestorIsNamed) {
     // In bus numbers a loop needs two bridges, one below the other: the lower one's
     // secondary bus set to the bus of the upper one.
     const Snapshot healthy = collect(s.kind, s.text).snapshot;
-    const auto [bridge, child] = bridge_with_child(healthy, true);
+    const BridgeAndChild found = bridge_with_child(healthy, true);
+    const Device* bridge = found.bridge;
     if (!bridge)
       return std::string("no bridge below a bridge, so bus numbers cannot make a loop (a bridge leading to its "
                          "own bus is no parent)");
