@@ -326,5 +326,27 @@ TEST(TopoInconsistent, ADeviceThatIsItsOwnAncestorIsNamed) {
   });
 }
 
+// A sysfs tree takes its parents from the kernel's own paths (no address twice, no parent
+// missing, no loop can be written there), but its bridges' bus ranges come from config
+// space: a switch port whose subordinate bus is set below its secondary bus is named.
+TEST(TopoInconsistent, SysfsBridgeRangeThatMissesItsChildIsNamed) {
+  fixture::Machine m = fixture::make_box(1, 1, 1, 1, 0);
+  fixture::TempDir dir;
+  fixture::write_sysfs(m, dir.path() / "healthy");
+  EXPECT_EQ(joined(inconsistencies(collect_sysfs_root(dir.path() / "healthy", offline()))), "");
+  fixture::Dev* gpu = fixture::first(m, 0x0302);
+  ASSERT_NE(gpu, nullptr);
+  fixture::Dev* port = fixture::find(m, gpu->parent);
+  ASSERT_NE(port, nullptr);
+  ASSERT_GT(port->secondary, 0);
+  port->subordinate = port->secondary - 1;
+  fixture::write_sysfs(m, dir.path() / "edited");
+  const auto notes = inconsistencies(collect_sysfs_root(dir.path() / "edited", offline()));
+  EXPECT_NE(note_naming(notes, {gpu->bdf + " is on bus", "outside the bus range " + hex2(port->secondary) + ".." +
+                                                            hex2(port->subordinate) + " of its bridge " + port->bdf}),
+            "")
+      << joined(notes);
+}
+
 }  // namespace
 }  // namespace gdsb::topo::testing

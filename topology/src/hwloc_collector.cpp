@@ -259,7 +259,7 @@ Snapshot collect_hwloc_xml(const std::filesystem::path& file, const CollectOptio
   rebuild_tree_from_bus_numbers(s);
   for (auto& d : s.devices) d.port_type = -1;  // hwloc has no PCIe capability
   infer_port_types(s);
-  check_consistency(s);
+  check_consistency(s, true);
   for (auto& d : s.devices)
     if (d.role != Role::NvSwitch) d.role = classify_role(d);
   gpu_names(t, s);

@@ -290,7 +290,7 @@ Snapshot collect_lspci_text(const std::filesystem::path& file) {
                    [](const Device& a, const Device& b) { return a.bdf < b.bdf; });
   rebuild_tree_from_bus_numbers(p.s);
   infer_port_types(p.s);
-  check_consistency(p.s);
+  check_consistency(p.s, true);
   return p.s;
 }
 

@@ -328,7 +328,7 @@ Snapshot collect_pci_dump(const fs::path& file, const CollectOptions& opt) {
   s.notes.push_back("a PCI dump has no NUMA, IOMMU, driver, BAR size or host facts");
   rebuild_tree_from_bus_numbers(s);
   infer_port_types(s);
-  check_consistency(s);
+  check_consistency(s, true);
   if (opt.lookup_names) detail::lookup_names(s, opt.pci_ids_path);
   return s;
 }

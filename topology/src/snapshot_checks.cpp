@@ -32,8 +32,8 @@ std::string domain_of(const Device& d) { return d.bdf.substr(0, 4); }
 
 }  // namespace
 
-void check_consistency(Snapshot& s) {
-  const std::string input = s.path.empty() ? std::string("the input") : s.path;
+void check_consistency(Snapshot& s, bool tree_from_bus_numbers, const std::string& input_name) {
+  const std::string input = !input_name.empty() ? input_name : s.path.empty() ? std::string("the input") : s.path;
   // One address twice: two devices cannot share it, and every later step finds devices by
   // address, so the input is refused (exit 1) naming both places.
   for (size_t i = 1; i < s.devices.size(); ++i)
@@ -78,7 +78,9 @@ void check_consistency(Snapshot& s) {
         s.notes.push_back("inconsistent input: bridge " + at(d) + " leads to buses " + range_text(d) +
                           ", outside the bus range " + range_text(*p) + " of its bridge " + at(*p));
     }
-    if (p) continue;
+    // Where the tree is the kernel's own (sysfs, and snapshots of it), a device without a
+    // parent is on a root bus; only a tree read from bus numbers can lack a bridge.
+    if (p || !tree_from_bus_numbers) continue;
     // No parent: on a root bus, unless a bridge's range holds its bus (that bridge's
     // subtree then lacks the bridge that leads to it), or the device is one that only a
     // port leads to (a PCIe endpoint or switch upstream port) on a bus other than 0 that

@@ -331,9 +331,7 @@ Snapshot snapshot_from_json(const json& j, const std::string& what) {
   }
   std::stable_sort(s.devices.begin(), s.devices.end(),
                    [](const Device& a, const Device& b) { return a.bdf < b.bdf; });
-  s.path = what;
-  check_consistency(s);
-  s.path.clear();
+  check_consistency(s, false, what);
   return s;
 }
 

@@ -236,9 +236,11 @@ std::string virtual_device_reason(const Device& d);
 // Port types of bridges whose PCIe capability is unreadable, from their tree position.
 void infer_port_types(Snapshot& s);
 // Every reader's last step: what no machine can have, named with both places of the input
-// (Device::origin). One address twice throws RuntimeError (the input is refused, exit 1);
-// a parent the input lacks, a bus outside its bridge's secondary..subordinate range and a
-// device that is its own ancestor (that link dropped) each add a note "inconsistent input: ...".
-void check_consistency(Snapshot& s);
+// (Device::origin). One address twice throws RuntimeError naming `input_name` (s.path when
+// empty): the input is refused, exit 1. A parent the input lacks, a bus outside its
+// bridge's secondary..subordinate range and a device that is its own ancestor (that link
+// dropped) each add a note "inconsistent input: ...". A bridge missing from a tree rebuilt
+// from bus numbers (tree_from_bus_numbers) is seen from the buses left without it.
+void check_consistency(Snapshot& s, bool tree_from_bus_numbers, const std::string& input_name = {});
 
 }  // namespace gdsb::topo
