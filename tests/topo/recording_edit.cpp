@@ -318,6 +318,29 @@ std::optional<std::string> remove_xml_pcidev(const std::string& xml, const std::
   return xml.substr(0, e->first) + xml.substr(e->second);
 }
 
+std::optional<std::string> duplicate_xml_object(const std::string& xml, const std::string& bdf) {
+  auto e = xml_element(xml, bdf);
+  if (!e) return std::nullopt;
+  const size_t gt = xml.find('>', e->first);
+  std::string copy = xml.substr(e->first, gt + 1 - e->first);
+  if (copy[copy.size() - 2] != '/') copy.insert(copy.size() - 1, "/");  // no children
+  static const std::regex kGp(R"re(gp_index="([0-9]+)")re");
+  unsigned top = 0;
+  for (std::sregex_iterator it(xml.begin(), xml.end(), kGp), end; it != end; ++it)
+    top = std::max(top, static_cast<unsigned>(std::stoul((*it)[1])));
+  copy = std::regex_replace(copy, kGp, "gp_index=\"" + std::to_string(top + 1) + "\"");
+  return xml.substr(0, e->second) + "\n" + copy + xml.substr(e->second);
+}
+
+std::optional<std::string> unwrap_xml_bridge(const std::string& xml, const std::string& bdf) {
+  auto e = xml_element(xml, bdf);
+  if (!e) return std::nullopt;
+  const size_t gt = xml.find('>', e->first);
+  if (xml[gt - 1] == '/') return xml.substr(0, e->first) + xml.substr(e->second);  // no children
+  const std::string tail = "</object>";
+  return xml.substr(0, e->first) + xml.substr(gt + 1, e->second - tail.size() - gt - 1) + xml.substr(e->second);
+}
+
 std::optional<std::string> set_xml_class(const std::string& xml, const std::string& bdf, uint16_t class_id) {
   const size_t attr = xml.find("pci_busid=\"" + bdf + "\"");
   if (attr == std::string::npos) return std::nullopt;

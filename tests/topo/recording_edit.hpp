@@ -60,6 +60,10 @@ std::string reverse_snapshot_devices(const std::string& json);
 
 // Removes the PCIDev element of `bdf` (and its OS devices) from hwloc XML; nullopt if absent.
 std::optional<std::string> remove_xml_pcidev(const std::string& xml, const std::string& bdf);
+// A copy of `bdf`'s element (its OS devices left out, gp_index made unique) right after it.
+std::optional<std::string> duplicate_xml_object(const std::string& xml, const std::string& bdf);
+// `bdf`'s Bridge element removed with its children kept in its place; nullopt if absent.
+std::optional<std::string> unwrap_xml_bridge(const std::string& xml, const std::string& bdf);
 // Replaces the class of `bdf`'s PCIDev element (pci_type="cccc ...").
 std::optional<std::string> set_xml_class(const std::string& xml, const std::string& bdf,
                                          uint16_t class_id);

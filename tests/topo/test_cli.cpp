@@ -68,6 +68,29 @@ TEST_F(TopoCli, UsageAndCollectionErrors) {
   EXPECT_EQ(cli({"--help"}).rc, 0);
 }
 
+// An input holding one PCI address twice is refused (exit 1), naming the file and both
+// lines: the QEMU recording (64 lines) with its 00:04.0 stanza (lines 40-51) appended
+// after a blank line 65, so the copy starts on line 66.
+TEST_F(TopoCli, OneAddressTwiceIsRefusedNamingBothLines) {
+  std::ifstream in(std::string(GDSB_TOPO_REAL_FIXTURES) + "/qemu-vm-virtio-lspci-v.txt");
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 64U);
+  ASSERT_EQ(lines[39].rfind("00:04.0 SCSI storage controller", 0), 0U);
+  const fs::path twice = dir.path() / "twice.txt";
+  {
+    std::ofstream out(twice);
+    for (const auto& l : lines) out << l << '\n';
+    out << '\n';
+    for (size_t i = 39; i < 51; ++i) out << lines[i] << '\n';
+  }
+  const CliRun r = cli({"--lspci-text", twice.string()});
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find(twice.string() + ": PCI address 0000:00:04.0 is recorded twice (line 40 and line 66)"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(TopoCli, JsonReportFollowsTheContract) {
   fs::path root = tree(fixture::make_box(1, 1, 1, 1, 1), "box");
   fs::path out = dir.path() / "topo.json";

@@ -4,6 +4,8 @@
 #include <hwloc.h>
 
 #include <algorithm>
+#include <cctype>
+#include <map>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -237,11 +239,27 @@ Snapshot collect_hwloc_xml(const std::filesystem::path& file, const CollectOptio
     d.acs_note = "hwloc XML carries no config space";
     s.devices.push_back(std::move(d));
   }
-  std::sort(s.devices.begin(), s.devices.end(),
-            [](const Device& a, const Device& b) { return a.bdf < b.bdf; });
+  std::stable_sort(s.devices.begin(), s.devices.end(),
+                   [](const Device& a, const Device& b) { return a.bdf < b.bdf; });
+  // hwloc keeps no places in the file: each address's pci_busid="..." lines, in file order.
+  std::map<std::string, std::vector<int>> busid_lines;
+  if (auto text = detail::read_text(file)) {
+    int line_no = 1;
+    constexpr std::string_view kKey = "pci_busid=\"";
+    for (size_t pos = 0, counted = 0; (pos = text->find(kKey, pos)) != std::string::npos; pos += kKey.size()) {
+      line_no += static_cast<int>(std::count(text->begin() + static_cast<std::ptrdiff_t>(counted),
+                                             text->begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
+      counted = pos;
+      std::string bdf = text->substr(pos + kKey.size(), 12);
+      for (auto& c : bdf) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      busid_lines[bdf].push_back(line_no);
+    }
+  }
+  detail::set_origin_lines(s, busid_lines);
   rebuild_tree_from_bus_numbers(s);
   for (auto& d : s.devices) d.port_type = -1;  // hwloc has no PCIe capability
   infer_port_types(s);
+  check_consistency(s, true);
   for (auto& d : s.devices)
     if (d.role != Role::NvSwitch) d.role = classify_role(d);
   gpu_names(t, s);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,10 @@ std::optional<std::string> read_text(const std::filesystem::path& p);
 std::optional<long long> read_number(const std::filesystem::path& p, int base);
 std::vector<uint8_t> read_binary(const std::filesystem::path& p, size_t max_bytes);
 bool is_bdf(const std::string& s);  // "0000:00:06.0"
+// Device::origin "line N" for readers whose library keeps no places (libpci's dump method,
+// hwloc): the k-th device of an address (in s.devices order) gets the k-th line the input
+// names that address on.
+void set_origin_lines(Snapshot& s, const std::map<std::string, std::vector<int>>& lines);
 std::string trim(std::string s);
 
 // Fills Device::name from the pci.ids database through libpci (ids_file "" = libpci's

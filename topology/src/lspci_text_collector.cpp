@@ -192,12 +192,13 @@ Snapshot collect_lspci_text(const std::filesystem::path& file) {
   Parser p;
   std::istringstream in(*text);
   std::string line;
-  while (std::getline(in, line)) {
+  for (int line_no = 1; std::getline(in, line); ++line_no) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (auto h = line.size() < 4096 ? parse_header(line) : std::nullopt) {
       p.flush();
       Device d;
       d.bdf = h->bdf;
+      d.origin = "line " + std::to_string(line_no);
       if (h->class_code) d.class_code = *h->class_code;
       for (const auto& [name, code] : kClassNames)
         if (!h->class_code && h->cls == name) d.class_code = code;
@@ -285,10 +286,11 @@ Snapshot collect_lspci_text(const std::filesystem::path& file) {
   p.s.kind = SourceKind::LspciText;
   p.s.path = file.string();
   p.s.notes.push_back("lspci text has no host facts (kernel, IOMMU mode, cufile.json, udev)");
-  std::sort(p.s.devices.begin(), p.s.devices.end(),
-            [](const Device& a, const Device& b) { return a.bdf < b.bdf; });
+  std::stable_sort(p.s.devices.begin(), p.s.devices.end(),
+                   [](const Device& a, const Device& b) { return a.bdf < b.bdf; });
   rebuild_tree_from_bus_numbers(p.s);
   infer_port_types(p.s);
+  check_consistency(p.s, true);
   return p.s;
 }
 

@@ -167,8 +167,8 @@ void finalize(Snapshot& s) {
     decode_config(d);
     d.role = classify_role(d);
   }
-  std::sort(s.devices.begin(), s.devices.end(),
-            [](const Device& a, const Device& b) { return a.bdf < b.bdf; });
+  std::stable_sort(s.devices.begin(), s.devices.end(),
+                   [](const Device& a, const Device& b) { return a.bdf < b.bdf; });
 }
 
 void rebuild_tree_from_bus_numbers(Snapshot& s) {

@@ -290,6 +290,19 @@ Snapshot collect_pci_dump(const fs::path& file, const CollectOptions& opt) {
   Snapshot s;
   s.kind = SourceKind::PciDump;
   s.path = file.string();
+  // libpci keeps no line numbers: each address's header lines, in file order.
+  std::map<std::string, std::vector<int>> header_lines;
+  probe.clear();
+  probe.seekg(0);
+  int line_no = 0;
+  for (std::string line; std::getline(probe, line);) {
+    ++line_no;
+    const std::string a = line.substr(0, line.find(' '));
+    if (detail::is_bdf(a))
+      header_lines[a].push_back(line_no);
+    else if (detail::is_bdf("0000:" + a))
+      header_lines["0000:" + a].push_back(line_no);
+  }
   for (int i = 0; i < count; ++i) {
     const RawDev& r = raw[static_cast<size_t>(i)];
     if (r.config.size() < 64) continue;
@@ -305,6 +318,7 @@ Snapshot collect_pci_dump(const fs::path& file, const CollectOptions& opt) {
   }
   if (s.devices.empty()) throw RuntimeError("no devices with config space in " + file.string());
   finalize(s);
+  detail::set_origin_lines(s, header_lines);
   size_t short_config = 0;
   for (const auto& d : s.devices) short_config += d.port_type >= 0 && !d.ext_config_readable;
   if (short_config)
@@ -314,6 +328,7 @@ Snapshot collect_pci_dump(const fs::path& file, const CollectOptions& opt) {
   s.notes.push_back("a PCI dump has no NUMA, IOMMU, driver, BAR size or host facts");
   rebuild_tree_from_bus_numbers(s);
   infer_port_types(s);
+  check_consistency(s, true);
   if (opt.lookup_names) detail::lookup_names(s, opt.pci_ids_path);
   return s;
 }

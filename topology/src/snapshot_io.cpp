@@ -300,7 +300,10 @@ Snapshot snapshot_from_json(const json& j, const std::string& what) {
   Snapshot s;
   s.kind = SourceKind::Snapshot;
   try {
-    for (const auto& d : j.at("devices")) s.devices.push_back(device_from(d));
+    for (const auto& d : j.at("devices")) {
+      s.devices.push_back(device_from(d));
+      s.devices.back().origin = "devices[" + std::to_string(s.devices.size() - 1) + "]";
+    }
     s.machine = machine_from(j.at("machine"));
     for (const auto& [bdf, f] : j.at("gpu_facts").items()) {
       // Snapshots recorded before the NVML provider carry only memory_bytes and source.
@@ -326,8 +329,9 @@ Snapshot snapshot_from_json(const json& j, const std::string& what) {
   } catch (const json::exception& e) {
     throw RuntimeError(what + " is damaged: " + e.what());
   }
-  std::sort(s.devices.begin(), s.devices.end(),
-            [](const Device& a, const Device& b) { return a.bdf < b.bdf; });
+  std::stable_sort(s.devices.begin(), s.devices.end(),
+                   [](const Device& a, const Device& b) { return a.bdf < b.bdf; });
+  check_consistency(s, false, what);
   return s;
 }
 

@@ -188,6 +188,7 @@ Snapshot collect_tree(const fs::path& root, bool live, const CollectOptions& opt
     rebuild_tree_from_bus_numbers(s);
   }
   infer_port_types(s);
+  check_consistency(s, !has_hierarchy);
   if (opt.lookup_names) detail::lookup_names(s, opt.pci_ids_path);
   return s;
 }

@@ -56,6 +56,9 @@ struct Bar {
 
 struct Device {
   std::string bdf;  // "0000:00:06.0"
+  // Where the input holds it ("line 12", "PCIDev gp_index 40", "devices[3]"), for messages
+  // about the input; "" where the reader has no such place (sysfs). Not saved.
+  std::string origin;
   uint16_t vendor = 0;
   uint16_t device = 0;
   uint32_t class_code = 0;  // base << 16 | sub << 8 | prog-if
@@ -232,5 +235,12 @@ Role classify_role(const Device& d);
 std::string virtual_device_reason(const Device& d);
 // Port types of bridges whose PCIe capability is unreadable, from their tree position.
 void infer_port_types(Snapshot& s);
+// Every reader's last step: what no machine can have, named with both places of the input
+// (Device::origin). One address twice throws RuntimeError naming `input_name` (s.path when
+// empty): the input is refused, exit 1. A parent the input lacks, a bus outside its
+// bridge's secondary..subordinate range and a device that is its own ancestor (that link
+// dropped) each add a note "inconsistent input: ...". A bridge missing from a tree rebuilt
+// from bus numbers (tree_from_bus_numbers) is seen from the buses left without it.
+void check_consistency(Snapshot& s, bool tree_from_bus_numbers, const std::string& input_name = {});
 
 }  // namespace gdsb::topo
