@@ -82,7 +82,9 @@ std::string unified_diff(const fs::path& golden, const std::string& actual) {
                         golden.filename().string());
   std::ofstream(tmp, std::ios::binary) << actual;
   std::string text;
-  const std::string cmd = "diff -u '" + golden.string() + "' '" + tmp.string() + "' 2>&1";
+  const std::string cmd = "diff -u --label 'tests/golden/" + golden.filename().string() +
+                          "' --label actual '" + golden.string() + "' '" + tmp.string() +
+                          "' 2>&1";
   if (FILE* p = ::popen(cmd.c_str(), "r")) {
     char buf[4096];
     size_t n;
@@ -105,7 +107,7 @@ TEST(Golden, OutputsMatchTheReviewedFiles) {
     ASSERT_TRUE(fs::exists(file)) << file << " is missing: run with GDSB_UPDATE_GOLDEN=1 and "
                                   << "review the new file";
     const std::string golden = slurp(file);
-    EXPECT_EQ(golden, actual) << c.name << " differs from " << file.filename()
+    EXPECT_TRUE(golden == actual) << c.name << " differs from " << file.filename()
                               << " (GDSB_UPDATE_GOLDEN=1 rewrites it; review the diff):\n"
                               << unified_diff(file, actual);
   }

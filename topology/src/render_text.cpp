@@ -168,9 +168,10 @@ void render_matrix(std::ostream& out, const TopologyView& v) {
          "redirect\n";
 }
 
-std::string platform_verification_line(const Report& r) {
+std::string platform_verification_line(const Report& r, bool name_checks) {
   int fails = 0, warns = 0, passes = 0, waived = 0;
   std::vector<std::string> reasons;  // distinct waiver reasons, in report order
+  std::vector<std::string> ids;      // distinct waived checks, in report order
   for (const auto& c : r.checks) {
     fails += c.verdict == Verdict::Fail;
     warns += c.verdict == Verdict::Warn;
@@ -179,10 +180,17 @@ std::string platform_verification_line(const Report& r) {
     ++waived;
     if (std::find(reasons.begin(), reasons.end(), c.reason) == reasons.end())
       reasons.push_back(c.reason);
+    if (std::find(ids.begin(), ids.end(), c.id) == ids.end()) ids.push_back(c.id);
   }
   std::string why;
-  for (size_t i = 0; i < reasons.size() && i < 3; ++i) why += (i ? "; " : "") + reasons[i];
-  if (reasons.size() > 3) why += "; and " + std::to_string(reasons.size() - 3) + " more reason(s)";
+  if (name_checks) {
+    for (size_t i = 0; i < ids.size(); ++i) why += (i ? ", " : "") + ids[i];
+    why += " (reasons above)";
+  } else {
+    for (size_t i = 0; i < reasons.size() && i < 3; ++i) why += (i ? "; " : "") + reasons[i];
+    if (reasons.size() > 3)
+      why += "; and " + std::to_string(reasons.size() - 3) + " more reason(s)";
+  }
   const std::string total = std::to_string(r.checks.size());
   if (!r.gds_applicable)
     return "Platform verification: " + r.applicability +
@@ -282,7 +290,7 @@ void render_text(std::ostream& out, const Snapshot& s, const TopologyView& v, co
     figure(r.node_nvme, "Node-wide GDS reads from all NVMe drives");
     if (r.node_nic.gb_s) figure(r.node_nic, "Node-wide remote GDS through all data NICs");
   }
-  out << ' ' << platform_verification_line(r) << '\n';
+  out << ' ' << platform_verification_line(r, true) << '\n';
 }
 
 }  // namespace gdsb::topo
