@@ -79,8 +79,8 @@ void bound_by(GpuDiagnosis& g, const Hop& h) {
   if (!h.gb_s) return;
   if (!g.ceiling_gb_s || *h.gb_s < *g.ceiling_gb_s) {
     g.ceiling_gb_s = h.gb_s;
-    g.binding = std::string(topo::hop_kind_name(h.kind)) + " " + detail::gb(*h.gb_s) +
-                " measured (" + h.what + ")";
+    // Named by its hop: what was measured is said once, in the GPU's hop list (issue 27).
+    g.binding = std::string(topo::hop_kind_name(h.kind)) + " " + detail::gb(*h.gb_s) + " measured";
   }
 }
 
@@ -151,8 +151,8 @@ std::vector<GpuDiagnosis> gpu_hops(const Platform* platform, const Figures& figu
       if (h.kind == topo::HopKind::HostLink && h.gb_s &&
           (!g.path_ceiling_gb_s || *h.gb_s < *g.path_ceiling_gb_s)) {
         g.path_ceiling_gb_s = h.gb_s;
-        g.path_binding = std::string(topo::hop_kind_name(h.kind)) + " " + detail::gb(*h.gb_s) +
-                         " measured (" + h.what + ")";
+        g.path_binding =
+            std::string(topo::hop_kind_name(h.kind)) + " " + detail::gb(*h.gb_s) + " measured";
       }
   }
   for (auto& g : out) {

@@ -53,9 +53,10 @@ inline std::string no_peer_reason(const TopologyView& v) {
     for (const auto& b : d->block_devices) names += " " + b;
     for (const auto& n : d->net_devices) names += " " + n;
   }
+  // Why a virtual device has no P2P path is said once, where gdsb-topo lists the virtual
+  // devices (and in the JSON's virtual_devices); here the devices are named (issue 27).
   return "no PCIe NVMe drive or NIC: only virtual ones (" + names +
-         "), and GDS P2P is not possible with them: " +
-         virtual_device_reason(*v.virtual_devices().front());
+         "), and GDS P2P is not possible with them (see virtual devices)";
 }
 
 // Waived when no GPU has a P2P-capable path (PCIe NVMe or data NIC): the path model's

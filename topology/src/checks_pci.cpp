@@ -160,7 +160,9 @@ class PairCheck final : public Check {
         for (const Pair* b : best)
           if (const Pair* bp = ctx.view.best_for_peer(b->peer);
               bp && bp->gpu != g->bdf && bp->label < b->label)
-            r.evidence.push_back("better partner for " + b->peer + ": " +
+            r.evidence.push_back("better partner for " + b->peer + " than " +
+                                 ctx.view.gpu_label(g->bdf) + " (" +
+                                 std::string(path_label_name(b->label)) + "): " +
                                  ctx.view.gpu_label(bp->gpu) + " " + bp->gpu + " (" +
                                  std::string(path_label_name(bp->label)) + ")");
         out.push_back(std::move(r));
@@ -168,12 +170,21 @@ class PairCheck final : public Check {
     if (!ctx.model.management_nics().empty()) {
       CheckResult r = waived(id(), "management NICs (not judged for GPU locality)",
                              "management NICs carry no GPUDirect data: listed, not judged");
+      // NICs with one why (the ports of one card) share one line: the why is said once.
+      std::vector<std::pair<std::string, std::string>> by_why;  // why -> the NICs, in order
       for (const Device* n : ctx.model.management_nics()) {
         r.devices.push_back(n->bdf);
-        std::string names;
+        std::string names = n->bdf;
         for (const auto& x : n->net_devices) names += " " + x;
-        r.evidence.push_back(n->bdf + names + ": " + classify_nic(*n).why);
+        const std::string why = classify_nic(*n).why;
+        auto it = std::find_if(by_why.begin(), by_why.end(),
+                               [&why](const auto& w) { return w.first == why; });
+        if (it == by_why.end())
+          by_why.emplace_back(why, names);
+        else
+          it->second += ", " + names;
       }
+      for (const auto& [why, names] : by_why) r.evidence.push_back(names + ": " + why);
       out.push_back(std::move(r));
     }
     return out;

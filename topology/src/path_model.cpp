@@ -133,7 +133,7 @@ std::string no_source_text(const TopologyView& v, DataSource kind) {
   for (const Device* d : v.virtual_devices())
     if (nic == (d->role == Role::Nic))
       return "no PCIe " + what + ": " + (nic ? "networking" : "storage") + " here is virtual (" +
-             d->bdf + " " + virtual_device_reason(*d) + ")";
+             d->bdf + " " + virtual_device_kind(*d) + ")";
   return "no " + what + " in this input";
 }
 
@@ -313,7 +313,7 @@ PathModel::PathModel(const TopologyView& v) : v_(v) {
     return;
   }
   if (virtual_storage)
-    why = "the only storage is virtual (" + virt + ": " + virtual_device_reason(*virtual_storage) +
+    why = "the only storage is virtual (" + virt + ": " + virtual_device_kind(*virtual_storage) +
           ")";
   else
     why = "no PCIe NVMe drive in this input";

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 
+#include "gdsb/topo/path_model.hpp"
 #include "gdsb/topo/pci_config.hpp"
 #include "gdsb/topo/render.hpp"
 
@@ -92,6 +93,29 @@ void tree_node(std::ostream& out, const Snapshot& s,
               i + 1 == it->second.size(), depth + 1);
 }
 
+// The virtual devices, each with its kind, under the explanation they share: the one place
+// the explanation is given; checks, ceilings and the verdict name the devices (issue 27).
+void render_virtual_devices(std::ostream& out, const TopologyView& v) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> by_why;  // in device order
+  for (const Device* d : v.virtual_devices()) {
+    const std::string reason = virtual_device_reason(*d);
+    const std::string kind = virtual_device_kind(*d);
+    const std::string why = reason.size() > kind.size() + 2 ? reason.substr(kind.size() + 2) : "";
+    std::string line = d->bdf;
+    for (const auto& b : d->block_devices) line += ' ' + b;
+    for (const auto& n : d->net_devices) line += ' ' + n;
+    line += ": " + kind;
+    auto it = std::find_if(by_why.begin(), by_why.end(),
+                           [&why](const auto& g) { return g.first == why; });
+    if (it == by_why.end()) it = by_why.insert(by_why.end(), {why, {}});
+    it->second.push_back(line);
+  }
+  for (const auto& [why, lines] : by_why) {
+    out << " virtual devices" << (why.empty() ? "" : ": " + why) << '\n';
+    for (const auto& l : lines) out << "   " << l << '\n';
+  }
+}
+
 }  // namespace
 
 void render_tree(std::ostream& out, const Snapshot& s, const TopologyView&) {
@@ -144,9 +168,10 @@ void render_matrix(std::ostream& out, const TopologyView& v) {
          "redirect\n";
 }
 
-std::string platform_verification_line(const Report& r) {
+std::string platform_verification_line(const Report& r, bool name_checks) {
   int fails = 0, warns = 0, passes = 0, waived = 0;
   std::vector<std::string> reasons;  // distinct waiver reasons, in report order
+  std::vector<std::string> ids;      // distinct waived checks, in report order
   for (const auto& c : r.checks) {
     fails += c.verdict == Verdict::Fail;
     warns += c.verdict == Verdict::Warn;
@@ -155,10 +180,17 @@ std::string platform_verification_line(const Report& r) {
     ++waived;
     if (std::find(reasons.begin(), reasons.end(), c.reason) == reasons.end())
       reasons.push_back(c.reason);
+    if (std::find(ids.begin(), ids.end(), c.id) == ids.end()) ids.push_back(c.id);
   }
   std::string why;
-  for (size_t i = 0; i < reasons.size() && i < 3; ++i) why += (i ? "; " : "") + reasons[i];
-  if (reasons.size() > 3) why += "; and " + std::to_string(reasons.size() - 3) + " more reason(s)";
+  if (name_checks) {
+    for (size_t i = 0; i < ids.size(); ++i) why += (i ? ", " : "") + ids[i];
+    why += " (reasons above)";
+  } else {
+    for (size_t i = 0; i < reasons.size() && i < 3; ++i) why += (i ? "; " : "") + reasons[i];
+    if (reasons.size() > 3)
+      why += "; and " + std::to_string(reasons.size() - 3) + " more reason(s)";
+  }
   const std::string total = std::to_string(r.checks.size());
   if (!r.gds_applicable)
     return "Platform verification: " + r.applicability +
@@ -201,6 +233,7 @@ void render_text(std::ostream& out, const Snapshot& s, const TopologyView& v, co
       << ", NVMe: " << s.with_role(Role::Nvme).size() << ", NICs: " << s.with_role(Role::Nic).size()
       << ", NUMA nodes: " << (m.numa_nodes ? std::to_string(m.numa_nodes) : "?") << '\n';
   for (const auto& n : s.notes) out << " note: " << n << '\n';
+  render_virtual_devices(out, v);
   render_nvlink(out, v);
   if (opt.tree) {
     banner(out, "PCIE TREE");
@@ -211,23 +244,36 @@ void render_text(std::ostream& out, const Snapshot& s, const TopologyView& v, co
     render_matrix(out, v);
   }
   banner(out, "CHECKS");
+  // Each reason, consequence and remedy is written once, under the first check that has
+  // it; a later check with the same text refers to that check by name (issue 27).
+  std::map<std::string, std::string> said;  // text -> the check that said it
+  const auto once = [&](const char* label, const std::string& text, const CheckResult& c) {
+    const auto [it, first] = said.emplace(text, c.id + ": " + c.title);
+    out << "           " << label << ": " << (first ? text : "as for " + it->second) << '\n';
+  };
   for (const auto& c : r.checks) {
     out << ' ' << tag(c.verdict) << ' ' << c.id << ": " << c.title << '\n';
-    if (c.verdict == Verdict::Waived) out << "           reason: " << c.reason << '\n';
+    if (c.verdict == Verdict::Waived) once("reason", c.reason, c);
     size_t n = c.verdict == Verdict::Pass && !opt.verbose ? std::min<size_t>(1, c.evidence.size())
                                                           : c.evidence.size();
     for (size_t i = 0; i < n; ++i) out << "           - " << c.evidence[i] << '\n';
     if (n < c.evidence.size())
       out << "           (" << c.evidence.size() - n << " more with --verbose)\n";
-    if (!c.consequence.empty() && c.verdict != Verdict::Pass)
-      out << "           consequence: " << c.consequence << '\n';
-    if (!c.remedy.empty() && c.verdict != Verdict::Pass)
-      out << "           remedy: " << c.remedy << '\n';
+    if (!c.consequence.empty() && c.verdict != Verdict::Pass) once("consequence", c.consequence, c);
+    if (!c.remedy.empty() && c.verdict != Verdict::Pass) once("remedy", c.remedy, c);
   }
   banner(out, "CEILINGS");
   if (r.ceilings.empty()) out << " (no GPU)\n";
+  std::map<std::string, std::string> limits;  // a ceiling's unknown-why -> who said it first
   const auto figure = [&](const Ceiling& c, const std::string& what) {
     out << ' ' << what << ' ';
+    if (!c.gb_s) {
+      const auto [it, first] = limits.emplace(c.limited_by, what);
+      if (!first) {
+        out << "have no ceiling from this input, for the same reason\n";
+        return;
+      }
+    }
     if (c.gb_s) {
       char buf[64];
       std::snprintf(buf, sizeof buf, "~%.1f GB/s", *c.gb_s);
@@ -244,16 +290,7 @@ void render_text(std::ostream& out, const Snapshot& s, const TopologyView& v, co
     figure(r.node_nvme, "Node-wide GDS reads from all NVMe drives");
     if (r.node_nic.gb_s) figure(r.node_nic, "Node-wide remote GDS through all data NICs");
   }
-  if (!v.virtual_devices().empty()) {
-    out << " Virtual devices (no GDS P2P):\n";
-    for (const Device* d : v.virtual_devices()) {
-      out << "   " << d->bdf;
-      for (const auto& b : d->block_devices) out << ' ' << b;
-      for (const auto& n : d->net_devices) out << ' ' << n;
-      out << ": " << virtual_device_reason(*d) << '\n';
-    }
-  }
-  out << ' ' << platform_verification_line(r) << '\n';
+  out << ' ' << platform_verification_line(r, true) << '\n';
 }
 
 }  // namespace gdsb::topo

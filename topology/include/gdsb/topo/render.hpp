@@ -30,7 +30,9 @@ void render_tree(std::ostream& out, const Snapshot& s, const TopologyView& v);
 void render_matrix(std::ostream& out, const TopologyView& v);
 // NVSwitches and the GPU x GPU NV#/PCIe matrix; nothing when the input has neither.
 void render_nvlink(std::ostream& out, const TopologyView& v);
-std::string platform_verification_line(const Report& r);
+// The verdict line. Alone (--quiet) it gives the waivers' reasons; after the CHECKS that
+// said them (name_checks) it names the waived checks instead: each fact once (issue 27).
+std::string platform_verification_line(const Report& r, bool name_checks = false);
 
 // A ceiling's hops as JSON ({kind, device, gb_s, source, what}); gdsb-doctor writes its own
 // hops the same way.
