@@ -14,6 +14,10 @@
 #   health     gdsb-topo --save-fingerprint under load (gdsb-io -x 2 from /dev/shm), --health
 #              --expect when idle again (exit 0) and --openmetrics on this machine, and a
 #              fingerprint that expects one GPU more (exit 3)
+#   survey     issue 27: the default survey (gdsb-io without arguments) in the test
+#              directory (no page-cache warning caused by its own file; each read row's
+#              page_cache_resident_at_start), and gdsb-doctor without arguments (exit 0
+#              or 3, nothing written)
 #   issue11    bench/gpu-issue11.sh with PARTS from $ISSUE11_PARTS (default: all)
 # Environment: OUT, GDSB_TEST_DIR, CREATE_UDEV_RECORD=1 (see below), ISSUE11_PARTS.
 # Exit: 0 when every part exited 0 (or 3 where a finding is expected), 1 otherwise.
@@ -143,6 +147,34 @@ PY
   return "$status"
 }
 
+survey_part() {
+  local io=$PWD/build/release/apps/gdsb-io/gdsb-io doc=$PWD/build/release/apps/gdsb-doctor/gdsb-doctor
+  local rc status=0 before after
+  (cd "$testdir" && "$io" --json "$OUT/survey.json") >"$OUT/survey.txt" 2>&1; rc=$?
+  cat "$OUT/survey.txt"; echo "survey rc=$rc"
+  [ "$rc" -eq 0 ] || status=1
+  if grep -q "in the page cache when the run began" "$OUT/survey.txt"; then
+    echo "survey: page-cache warning present"; status=1
+  fi
+  python3 - "$OUT/survey.json" <<'PY' || status=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+runs = d.get("runs", [])
+for r in runs:
+    w = r.get("workload", {})
+    print("row", w.get("xfer_name"), w.get("io_pattern_name"), r.get("status"), r.get("path_used"),
+          "GiB/s", round((r.get("result") or {}).get("throughput_gib_s", 0) or 0, 2),
+          "resident at start", r.get("page_cache_resident_at_start"))
+PY
+  before=$(ls -A "$testdir" | sort | tr '\n' ' ')
+  (cd "$testdir" && "$doc") >"$OUT/doctor-noargs.txt" 2>&1; rc=$?
+  after=$(ls -A "$testdir" | sort | tr '\n' ' ')
+  cat "$OUT/doctor-noargs.txt"; echo "doctor without arguments rc=$rc (0 or 3 expected)"
+  case "$rc" in 0|3) ;; *) status=1 ;; esac
+  [ "$before" = "$after" ] || { echo "doctor wrote into $testdir: $after"; status=1; }
+  return "$status"
+}
+
 for part in "${parts[@]}"; do
   case "$part" in
     gpu-test) ok="0"; run_part gpu-test bash ci/gpu-test.sh --create-udev-record ;;
@@ -151,6 +183,7 @@ for part in "${parts[@]}"; do
     doctor) ok="0 3"; run_part doctor bash bench/doctor-live.sh "$testdir" 60s ;;
     cluster) ok="0 3"; GDSB_TEST_DIR="$testdir" run_part cluster bash bench/cluster-one-node.sh ;;
     health) ok="0"; run_part health health_part ;;
+    survey) ok="0"; run_part survey survey_part ;;
     issue11)
       ok="0"
       args=()

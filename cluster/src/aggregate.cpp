@@ -234,7 +234,7 @@ ClusterResult aggregate(std::vector<NodeSummary> nodes, const AggregateOptions& 
     if (r.nodes[i].status == NodeStatus::Missing) continue;
     const std::string key = r.nodes[i].class_key();
     auto [it, added] = class_of.emplace(key, r.classes.size());
-    if (added) r.classes.push_back({key, {}, 0, 0, 0, 0});
+    if (added) r.classes.push_back({key, {}, 0, 0, 0, 0, ""});
     r.classes[it->second].members.push_back(i);
   }
   for (NodeClass& c : r.classes) {

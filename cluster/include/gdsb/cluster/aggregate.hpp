@@ -46,12 +46,12 @@ struct NodeClass {
   std::string key;  // gpu_model | drive_model | nic_model
   std::vector<std::size_t> members;  // indices into ClusterResult::nodes
   int gpus = 0, drives = 0, nics = 0;  // the class majority's counts
-  // Every member's gdsb-topo sentence when GDS applies to none of them alike (a class of
-  // login nodes: "GDS not applicable on this node: no NVIDIA GPU"); "" otherwise.
-  std::string applicability;
   // The member whose fingerprint stands for the class (reference_member): the known-good
   // file gdsb-cluster writes for gdsb-topo --health. An index into ClusterResult::nodes.
   std::size_t reference = 0;
+  // Every member's gdsb-topo sentence when GDS applies to none of them alike (a class of
+  // login nodes: "GDS not applicable on this node: no NVIDIA GPU"); "" otherwise.
+  std::string applicability;
 };
 
 struct MetricStats {
