@@ -45,7 +45,7 @@ for f in doc["findings"]:
 kinds = lambda r: {f["kind"] for f in by.get(r, [])}
 texts = lambda r: " | ".join(f["text"] for f in by.get(r, []))
 assert "port 0000:02:00.0 ACS SV+RR+CR+UF (3 others: off)" in texts("1"), texts("1")
-assert "GPU 0000:83:00.0 link Gen5 x8 (3 others: Gen5 x16)" in texts("2"), texts("2")
+assert "GPU 0000:83:00.0 link Gen5 x8 of x16 (3 others: Gen5 x16)" in texts("2"), texts("2")
 assert kinds("3") == {"outlier"}, texts("3")
 assert any(f["metric"] == "io_x3_read_gb_s" for f in by["3"]), texts("3")
 print("ok: cluster.json names ranks 1 (ACS), 2 (x8), 3 (slow) and nothing else")

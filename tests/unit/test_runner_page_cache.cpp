@@ -184,7 +184,7 @@ TEST_F(PageCacheRuns, LaterPassesOfABufferedRunAreNotServedFromTheCache) {
     Workload w = job(f, p);
     w.xfer = XferType::GpuBatch;
     w.iodepth = depth;
-    w.runtime_s = 0.3;  // many passes over 8 MiB
+    w.runtime_s = 1.0;  // many passes over 8 MiB (at least 3 also on a loaded 2-core VM)
     w.warmup_s = 0.1;   // and a warm-up before them
     w.repeat = 2;       // and a second repetition
     const RunResult r = Runner(buffered).run(w);
