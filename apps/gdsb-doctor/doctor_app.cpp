@@ -26,6 +26,9 @@ namespace {
 void validate(const Options& o) {
   const bool recorded = !o.topo_json.empty() || !o.sources.live() || !o.io_docs.empty() ||
                         !o.p2p_doc.empty();
+  if (o.gpu_given && recorded)
+    throw UsageError("--gpu picks the GPU of a live diagnosis (this machine); recorded inputs "
+                     "name their GPUs by PCI address");
   if (!o.io_dir.empty() && recorded)
     throw UsageError("--io-dir measures this machine; it cannot be combined with recorded "
                      "inputs (--topo, --io, --p2p, --from-snapshot, ...)");
@@ -138,7 +141,8 @@ void setup_doctor(CLI::App& app, Options& opt) {
       ->transform(CLI::AsNumberWithUnit(std::map<std::string, double>{{"s", 1}, {"m", 60}},
                                         CLI::AsNumberWithUnit::CASE_INSENSITIVE))
       ->needs(io_dir);
-  app.add_option("--gpu", opt.gpu, "Live: CUDA ordinal of the GPU to diagnose (default 0)");
+  app.add_option("--gpu", opt.gpu, "Live: CUDA ordinal of the GPU to diagnose (default 0)")
+      ->each([&opt](const std::string&) { opt.gpu_given = true; });
   app.add_option_function<std::string>(
          "--size", [&opt](const std::string& s) { opt.size = parse_size(s, "--size"); },
          "Live: scratch file size (default min(1G, half the free space))")

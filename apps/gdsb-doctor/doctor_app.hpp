@@ -15,6 +15,7 @@ struct Options {
   std::string io_dir;
   double budget_s = 60;
   int gpu = 0;
+  bool gpu_given = false;  // --gpu on the command line: a live diagnosis only
   uint64_t size = 0;  // scratch file bytes, 0: automatic
   // Recorded: gdsb-topo JSON, or one of the topology sources, plus io/p2p documents.
   std::string topo_json;

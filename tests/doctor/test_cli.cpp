@@ -131,6 +131,9 @@ TEST_F(DoctorCli, UsageErrors) {
   r = doctor({"--topo", t, "--lspci-text", t});
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(doctor({"--budget", "30s", "--topo", t}).rc, 2);  // --budget needs --io-dir
+  r = doctor({"--gpu", "1", "--topo", t});  // --gpu is live only
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(contains(r.err, "--gpu picks the GPU of a live diagnosis")) << r.err;
   r = doctor({"--io-dir", dir.path().string(), "--budget", "2s"});
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(contains(r.err, "--budget"));
