@@ -3,6 +3,7 @@
 #include <array>
 
 #include "cuda_check.hpp"
+#include "gdsb/gpu/cuda_service.hpp"
 #include "gdsb/p2p/layers.hpp"
 
 namespace gdsb::p2p {
@@ -16,6 +17,9 @@ std::string runtime_version_text() {
 class CudartLayer final : public CudaLayer {
  public:
   Availability probe() override {
+    // The transfer engine's probe first: without a driver every tool says "no NVIDIA driver
+    // (...)" in the same words (gdsb-io's waivers, gdsb-doctor's steps, this), issue 27.
+    if (const Availability a = gpu::make_cuda_service()->probe(); !a.ok) return a;
     int n = 0;
     const cudaError_t err = cudaGetDeviceCount(&n);
     if (err == cudaSuccess) return Availability::yes();
