@@ -134,6 +134,16 @@ TEST(CufileHints, Bar1GpuMemoryAndDriver) {
   c.call = "cuFileBufRegister";
   c.code = 5036;
   EXPECT_TRUE(has_hint(select_hints(c), "bar1-exhausted"));
+  // Issue 24: a log line that only mentions BAR1 is no evidence; nvidia-fs's record of the
+  // failed accounting is (tests/doctor/fixtures/cufile-log/inc-bar-usage.log, SOURCES.md).
+  c.code = 5011;
+  c.log_lines = {"cuFile log: \"properties\": {\"max_device_pinned_mem_size_kb\": 33554432, "
+                 "\"bar1\": \"see nvidia-smi\"}"};
+  EXPECT_FALSE(has_hint(select_hints(c), "bar1-exhausted"));
+  c.log_lines = {" 11-10-2023 15:49:51:316 [pid=1502618 tid=1503329] ERROR  0:1072 Inc-bar-usage "
+                 "failed: size 524288000 remaining bytes 281018368"};
+  EXPECT_TRUE(has_hint(select_hints(c), "bar1-exhausted"));
+  c.log_lines.clear();
   c.code = 5043;
   EXPECT_TRUE(has_hint(select_hints(c), "gpu-oom"));
   c.code = 5011;

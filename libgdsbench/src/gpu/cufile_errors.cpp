@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "gdsb/gds_storage.hpp"
+#include "gdsb/gpu/path_evidence.hpp"
 
 namespace gdsb::gpu::cufile {
 namespace {
@@ -151,8 +152,14 @@ std::vector<Hint> select_hints(const FailureContext& c) {
                        " is not supported by GDS (supported: " + storage::gds_file_system_list() +
                        "); with allow_compat_mode cuFile would fall back to POSIX I/O"});
   }
-  if (code == 5036 || code == 5045 || any_line_has(c.log_lines, "bar1") ||
-      any_line_has(c.log_lines, "bar memory")) {
+  // The error codes, or nvidia-fs's own record of the failed BAR1 accounting, read as a
+  // record: a line that only mentions BAR1 (a configuration dump, a user's note) is no
+  // evidence (issue 24, as the doctor's bar1 rule).
+  const bool bar_record = std::any_of(c.log_lines.begin(), c.log_lines.end(), [](const std::string& l) {
+    const auto r = parse_log_record(l);
+    return r && r->message.rfind("Inc-bar-usage failed", 0) == 0;
+  });
+  if (code == 5036 || code == 5045 || bar_record) {
     out.push_back({"bar1-exhausted",
                    "pinning GPU memory for DMA failed: the GPU's BAR1 aperture is probably "
                    "exhausted (nvidia-smi -q -d MEMORY shows BAR1 used/total); use fewer "
