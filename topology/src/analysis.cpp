@@ -21,6 +21,15 @@ std::string_view p2pdma_map_name(P2pdmaMap m) {
 
 bool acs_redirects(const Device& d) { return d.acs && (d.acs->ctl & kAcsRedirectMask) != 0; }
 
+std::optional<double> capable_link_gts(const Snapshot& s, const Device& d) {
+  if (!d.link || d.link->max_speed_gts <= 0) return std::nullopt;
+  double speed = d.link->max_speed_gts;
+  if (const Device* p = d.parent.empty() ? nullptr : s.find(d.parent);
+      p && p->link && p->link->max_speed_gts > 0)
+    speed = std::min(speed, p->link->max_speed_gts);
+  return speed;
+}
+
 TopologyView::TopologyView(const Snapshot& s) : s_(s) {
   gpus_ = s.with_role(Role::Gpu);
   // Paravirtual and emulated drives and NICs are no GDS peers: the hypervisor moves

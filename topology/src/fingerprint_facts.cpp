@@ -8,6 +8,7 @@
 #include "check_util.hpp"
 #include "gdsb/error.hpp"
 #include "gdsb/nvml.hpp"
+#include "gdsb/topo/analysis.hpp"
 #include "gdsb/topo/fingerprint.hpp"
 #include "gdsb/topo/nic_role.hpp"
 #include "gdsb/topo/nvlink.hpp"
@@ -60,13 +61,9 @@ std::optional<LinkFact> link_fact(const Snapshot& s, const Device& d) {
   l.width = d.link->cur_width;
   l.max_width = d.link->max_width;
   if (l.width <= 0) return LinkFact{};  // down
-  double speed = d.link->cur_speed_gts;
-  if (d.role == Role::Gpu) {
-    speed = d.link->max_speed_gts;
-    if (const Device* p = d.parent.empty() ? nullptr : s.find(d.parent); p && p->link && p->link->max_speed_gts > 0)
-      speed = std::min(speed, p->link->max_speed_gts);
-  }
-  if (speed > 0) l.gts = speed;
+  const std::optional<double> speed =
+      d.role == Role::Gpu ? capable_link_gts(s, d) : std::optional<double>(d.link->cur_speed_gts);
+  if (speed && *speed > 0) l.gts = *speed;
   return l;
 }
 

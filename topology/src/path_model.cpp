@@ -164,13 +164,8 @@ std::optional<PathHop> link_hop(const Snapshot& s, const Device& x) {
   const bool has_link = x.link && x.link->cur_width > 0;
   if (has_link) {
     double speed = x.link->cur_speed_gts;
-    if (x.role == Role::Gpu && x.link->max_speed_gts > 0) {
-      speed = x.link->max_speed_gts;
-      // The link trains to the slower end; an end whose speed is unknown caps nothing.
-      if (const Device* p = x.parent.empty() ? nullptr : s.find(x.parent);
-          p && p->link && p->link->max_speed_gts > 0)
-        speed = std::min(speed, p->link->max_speed_gts);
-    }
+    if (const auto capable = capable_link_gts(s, x); x.role == Role::Gpu && capable)
+      speed = *capable;
     // A speed the PCIe table does not know (a newer generation, a reserved code) gives 0.
     if (const double gb = link_gb_s(speed, x.link->cur_width); gb > 0) {
       h.gb_s = gb;

@@ -2,6 +2,7 @@
 // classification as nvidia-smi (PIX..SYS) and as the kernel's P2PDMA code does it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,10 @@ class TopologyView {
 };
 
 bool acs_redirects(const Device& d);  // kernel's pci_bridge_has_acs_redir()
+// The fastest its upstream link can train to, in GT/s: the slower of its own and its
+// parent's LnkCap speed (an end whose speed is unknown caps nothing); nullopt when its own
+// is unknown. A GPU is judged at this, not at its LnkSta: NVIDIA GPUs drop to Gen1 idle.
+std::optional<double> capable_link_gts(const Snapshot& s, const Device& d);
 // Ranking of pairs for "nearest": lower PIX..SYS label, then no ACS redirect, then distance.
 bool closer(const Pair& a, const Pair& b);
 
