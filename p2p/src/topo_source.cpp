@@ -25,8 +25,10 @@ class SnapshotSource final : public PcieTopologySource {
       : snapshot_(std::move(s)), description_(std::move(description)) {
     // The view points into snapshot_, which this object owns and never moves again.
     const topo::TopologyView view(snapshot_);
-    pairs_ = pairs_from_topology(view);
+    const topo::PathModel model(view);
+    pairs_ = pairs_from_topology(model);
     tree_ = gpu_tree_from_topology(view);
+    if (model.no_nvidia_gpu()) tree_.applicability = model.applicability();
     if (view.gpus().empty()) {
       why_empty_ = description_ + ": no NVIDIA GPU on the PCIe bus";
     } else if (pairs_.empty()) {
@@ -86,7 +88,6 @@ void recorded_nvml(const topo::Snapshot& s, TreeGpuPair& p, bool& recorded) {
 GpuTree gpu_tree_from_topology(const topo::TopologyView& view) {
   const topo::Snapshot& s = view.snapshot();
   GpuTree t;
-  if (const topo::PathModel model(view); model.no_nvidia_gpu()) t.applicability = model.applicability();
   for (const topo::Device* sw : s.with_role(topo::Role::NvSwitch)) t.nvswitches.push_back(sw->bdf);
   for (const topo::Device* g : view.gpus()) {
     t.gpus.push_back(tree_gpu(view, *g));
@@ -112,11 +113,10 @@ GpuTree gpu_tree_from_topology(const topo::TopologyView& view) {
   return t;
 }
 
-std::vector<PciePair> pairs_from_topology(const topo::TopologyView& view) {
+std::vector<PciePair> pairs_from_topology(const topo::PathModel& model) {
   // The pairs GDS can use, from the one path model: every GPU with each PCIe NVMe drive
   // and each data NIC (management NICs and virtual disks are no GDS peers).
-  const topo::Snapshot& s = view.snapshot();
-  const topo::PathModel model(view);
+  const topo::Snapshot& s = model.view().snapshot();
   std::vector<PciePair> out;
   for (const topo::DataPath& path : model.paths()) {
     if (!path.pair) continue;  // virtual storage: no PCIe pair

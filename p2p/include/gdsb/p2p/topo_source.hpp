@@ -9,11 +9,13 @@
 #include "gdsb/p2p/pcie_source.hpp"
 #include "gdsb/topo/analysis.hpp"
 #include "gdsb/topo/collect.hpp"
+#include "gdsb/topo/path_model.hpp"
 
 namespace gdsb::p2p {
 
-// The GPU x NVMe/NIC pairs of a classified snapshot, peer names from its block/net devices.
-std::vector<PciePair> pairs_from_topology(const topo::TopologyView& view);
+// The GPU x NVMe/NIC pairs of a classified snapshot's path model, peer names from its
+// block/net devices.
+std::vector<PciePair> pairs_from_topology(const topo::PathModel& model);
 
 // The GPUs of a classified snapshot and every GPU pair: the tree's PIX..SYS label, NV# from
 // the snapshot's NVLink facts, NVML's P2P status where a saved snapshot recorded it.
