@@ -20,6 +20,12 @@ constexpr uint64_t kMiB = 1ULL << 20;
 constexpr uint64_t kDefaultFile = 1ULL << 30;
 constexpr uint64_t kCopyBytes = 64 * kMiB;
 
+// The names of the storage steps, said where they run and where they cannot.
+constexpr const char* kScratchStep = "[3/6] scratch file";
+constexpr const char* kStorageStep = "[4/6] storage alone (-x 1, O_DIRECT)";
+constexpr const char* kBounceStep = "[5/6] CPU bounce (-x 2)";
+constexpr const char* kCufileStep = "[6/6] cuFile (-x 0)";
+
 // Removes the scratch file whatever happens (the runner created and marked it).
 class Scratch {
  public:
@@ -165,8 +171,7 @@ LiveResult run_live(const LiveOptions& o, const LiveDeps& deps) {
     // the storage under test, and each says so.
     const std::string why =
         "needs --io-dir DIR (a scratch file on the storage under test); nothing was written";
-    for (const char* name : {"[3/6] scratch file", "[4/6] storage alone (-x 1, O_DIRECT)",
-                             "[5/6] CPU bounce (-x 2)", "[6/6] cuFile (-x 0)"})
+    for (const char* name : {kScratchStep, kStorageStep, kBounceStep, kCufileStep})
       out.steps.push_back({name, false, why, std::nullopt, ""});
     return out;
   }
@@ -186,11 +191,11 @@ LiveResult run_live(const LiveOptions& o, const LiveDeps& deps) {
     if (w.status != RunStatus::Ok)
       throw RuntimeError("cannot write the scratch file " + scratch.path() + ": " + w.reason);
   }
-  run_step("[4/6] storage alone (-x 1, O_DIRECT)",
+  run_step(kStorageStep,
            read_job(scratch.path(), size, XferType::CpuOnly, secs, o.gpu), o, deps, out, "live -x 1");
-  run_step("[5/6] CPU bounce (-x 2)", read_job(scratch.path(), size, XferType::CpuGpu, secs, o.gpu),
+  run_step(kBounceStep, read_job(scratch.path(), size, XferType::CpuGpu, secs, o.gpu),
            o, deps, out, "live -x 2");
-  run_step("[6/6] cuFile (-x 0)", read_job(scratch.path(), size, XferType::GpuDirect, secs, o.gpu), o,
+  run_step(kCufileStep, read_job(scratch.path(), size, XferType::GpuDirect, secs, o.gpu), o,
            deps, out, "live -x 0");
 
   // -x 0 again, larger, when the first figures name no platform cause.
