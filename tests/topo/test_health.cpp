@@ -204,6 +204,12 @@ TEST_F(TopoHealth, BadExpectFilesAreUsageErrorsNamingThem) {
   EXPECT_EQ(cli({"--lspci-text", "x", "--health", "--expect", "y", "--json", "z"}).rc, 2);
   EXPECT_EQ(cli({"--lspci-text", "x", "--save-fingerprint", "y", "--html", "z"}).rc, 2);
   EXPECT_EQ(cli({"--lspci-text", "x", "--openmetrics", "z"}).rc, 2);  // only with --health
+  // --timeout: 0.1 to 3600 s; anything else is named.
+  for (const char* bad : {"0", "-1", "soon", "4000"}) {
+    const CliRun t = cli({"--lspci-text", "x", "--health", "--expect", "y", "--timeout", bad});
+    EXPECT_EQ(t.rc, 2) << bad;
+    EXPECT_NE(t.err.find("--timeout"), std::string::npos) << bad << ": " << t.err;
+  }
   EXPECT_THROW(load_fingerprint(missing.string(), "--expect"), UsageError);
 }
 
