@@ -122,6 +122,84 @@ struct BlockDevice {
   std::string md_level;             // md/level ("raid0", "raid1"), "" unless md
 };
 
+// The network side of a node, read where the input holds it (live, a sysfs tree with
+// /sys/class/net, /sys/class/infiniband and /proc/net; a snapshot that recorded them): which
+// net device and RDMA port carries traffic to a storage server, at what rate, and whether
+// it is up. Filled by the collectors (network facts), read by the network-storage verdicts
+// (gdsb/topo/network_storage.hpp), the path model's network ceilings, the fingerprint and
+// gdsb-doctor.
+
+// One port of an RDMA device: /sys/class/infiniband/<dev>/ports/<n>/.
+struct RdmaPort {
+  int port = 0;            // <n>, from 1
+  std::string link_layer;  // link_layer: "InfiniBand" or "Ethernet" (RoCE); "" unread
+  std::string state;       // state without its number: "ACTIVE", "DOWN", "INIT", "ARMED"
+  std::string phys_state;  // phys_state without its number: "LinkUp", "Disabled", "Polling"
+  std::string rate;        // rate as the kernel writes it: "200 Gb/sec (4X HDR)"; "" unread
+  std::optional<double> rate_gbps;  // the number of `rate` in Gb/s; nullopt unread
+  std::string netdev;      // the net device bound to this port (ib0, ens1f0np0), "" unknown
+};
+
+// An RDMA device: /sys/class/infiniband/<name>.
+struct RdmaDevice {
+  std::string name;       // "mlx5_0"
+  std::string bdf;        // its PCI function (device link), "" when not a PCI device
+  std::string fw_ver;     // fw_ver: "28.39.1002"
+  std::string node_guid;  // node_guid: "b859:9f03:00a1:b2c4"
+  std::vector<RdmaPort> ports;
+};
+
+// A network interface: /sys/class/net/<name> and its addresses.
+struct NetInterface {
+  std::string name;       // "ib0", "ens1f0np0", "bond0", "lo"
+  std::string bdf;        // its PCI function (device link), "" for a virtual one (bond, vlan)
+  std::string operstate;  // operstate: "up", "down", "unknown", "lowerlayerup"
+  std::optional<int> speed_mbps;  // speed; nullopt where unreadable or -1 (link down)
+  std::string mac;        // address (20 bytes on IPoIB)
+  int mtu = 0;
+  int type = 0;                        // ARPHRD number: 1 Ethernet, 32 InfiniBand, 772 loopback
+  std::vector<std::string> addresses;  // "10.10.1.21/24", "fd00::21/64"
+  std::vector<std::string> lower;      // what a bond or VLAN stands on (lower_<if> links)
+};
+
+// One route of the main table: /proc/net/route (IPv4) and /proc/net/ipv6_route.
+struct Route {
+  std::string destination;  // "10.10.1.0/24", "0.0.0.0/0", "fd00::/64"
+  std::string gateway;      // "" when directly connected
+  std::string dev;
+  int metric = 0;
+};
+
+// An NVMe controller: /sys/class/nvme/<name>. Local drives are "pcie"; NVMe-oF namespaces
+// hang off "rdma", "tcp", "fc" or "loop" controllers.
+struct NvmeController {
+  std::string name;       // "nvme2"
+  std::string transport;  // transport: "pcie", "rdma", "tcp", "fc", "loop"
+  std::string address;    // address: "traddr=10.0.0.5,trsvcid=4420,src_addr=10.0.0.21"
+  std::string subsysnqn;
+  std::string bdf;        // pcie only: the drive's PCI function
+  std::vector<std::string> namespaces;  // block devices: "nvme2n1"
+};
+
+struct NetworkFacts {
+  bool net_known = false;    // /sys/class/net and /proc/net were read
+  bool rdma_known = false;   // /sys/class/infiniband was read (absent directory: none)
+  bool nvme_known = false;   // /sys/class/nvme was read
+  bool modules_known = false;  // /proc/modules was read
+  std::vector<NetInterface> interfaces;  // sorted by name
+  std::vector<Route> routes;
+  std::vector<RdmaDevice> rdma_devices;  // sorted by name
+  std::vector<NvmeController> nvme_controllers;
+  // /proc/modules names that matter to GPUDirect RDMA and network file systems (sorted):
+  // nvidia_peermem, rpcrdma, lnet, ko2iblnd, ksocklnd, beegfs, mmfs26, wekafsgw, nvme_rdma,
+  // nvme_tcp, nvme_fabrics, ib_core, mlx5_ib, ...
+  std::vector<std::string> modules;
+  std::string lnet_networks;  // /sys/module/lnet/parameters/networks: "o2ib0(ib0,ib1)", ""
+  // /proc/driver/nvidia/version's first line ("... Open Kernel Module for x86_64 ..."),
+  // which says whether DMA-BUF is available to GPUDirect RDMA; "" unread.
+  std::string nvidia_driver_version;
+};
+
 // Effective cufile.json settings; unset optionals mean "key absent: library default".
 struct CufileSettings {
   std::string path;
@@ -129,6 +207,11 @@ struct CufileSettings {
   std::string error;  // parse error, empty when fine
   std::optional<bool> allow_compat_mode, force_compat_mode, use_pci_p2pdma, use_poll_mode;
   std::optional<int64_t> max_direct_io_size_kb;
+  // GPUDirect RDMA for file systems: properties.rdma_dev_addr_list (the local addresses of
+  // the RDMA NICs cuFile spreads reads over) and fs.<name>.rdma_dev_addr_list per file
+  // system (lustre, nfs, gpfs, beegfs, weka); nullopt: key absent.
+  std::optional<std::vector<std::string>> rdma_dev_addr_list;
+  std::map<std::string, std::vector<std::string>> fs_rdma_dev_addr_list;
 };
 
 // Host facts that are not PCI config space. Offline PCI-only inputs leave them unknown.
@@ -153,6 +236,7 @@ struct Machine {
   // snapshots, PCI-only inputs): mount sources then resolve by their names alone.
   std::vector<BlockDevice> block_devices;
   int numa_nodes = 0;  // 0 when unknown
+  NetworkFacts network;
 };
 
 // One NVLink of a GPU. From NVML (live, replayed from a snapshot): one entry per link index,

@@ -1,0 +1,49 @@
+// Network storage, end to end (issue 25): for each network mount (NFS, Lustre, WekaFS, IBM
+// Storage Scale, BeeGFS, a file system on an NVMe-oF namespace) whether GDS can engage on
+// it, from the evidence the node shows (transport, modules, cufile.json), and which NICs
+// carry it (the server's address, the node's routes, the net device, its PCI function and
+// RDMA port). One reading for gdsb-topo's file-system check, the path model's network
+// ceilings and gdsb-doctor. docs/gdsb-topo.md cites the document behind every rule.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gdsb/topo/model.hpp"
+
+namespace gdsb::topo {
+
+// Whether GDS can engage on a mount. Unknown where the node shows nothing decisive; never
+// Yes without evidence.
+enum class Engage { Yes, No, Unknown };
+std::string_view engage_name(Engage e);  // "yes", "no", "unknown"
+
+// One NIC port that carries a mount's traffic.
+struct MountCarrier {
+  std::string netdev;    // "ib0"; "" where only the RDMA device is known
+  std::string bdf;       // the NIC's PCI function; "" for a virtual net device
+  std::string rdma_dev;  // "mlx5_0"; "" where the net device has no RDMA device
+  int rdma_port = 0;     // 0 unknown
+  // How it was found: "route to 10.10.1.5 (10.10.1.0/24 dev ib0)", "localports=",
+  // "rdma_dev_addr_list 10.10.1.21", "lnet o2ib0(ib0)".
+  std::string how;
+};
+
+struct NetworkMount {
+  const Mount* mount = nullptr;
+  std::string kind;       // "NFS", "Lustre", "WekaFS", "IBM Storage Scale", "BeeGFS",
+                          // "NVMe-oF", or the fstype of a file system no GDS document lists
+  std::string transport;  // "rdma", "tcp", "o2ib", "fc", ...; "" unknown
+  std::vector<std::string> servers;  // addresses or NIDs the mount names
+  Engage engage = Engage::Unknown;
+  std::string why;          // the evidence for `engage`, one sentence
+  std::string what_to_run;  // Unknown: the command that would decide it
+  std::vector<MountCarrier> carriers;  // empty: not found (carriers_note says why)
+  std::string carriers_note;
+};
+
+// Every data mount that reaches its data over a network, in mount order.
+std::vector<NetworkMount> network_mounts(const Snapshot& s);
+
+}  // namespace gdsb::topo
