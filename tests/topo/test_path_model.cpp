@@ -164,6 +164,28 @@ TEST(PathModelHgx, FullRecordingPathsHopsAndNicBasis) {
   EXPECT_NE(o.report.node_nic.limited_by.find("PCIe line rate"), std::string::npos);
 }
 
+// Issue 25: the remote ceiling read "by 3 nearest data NIC(s) ...: 0000:19:00.0 (gpu) Gen5 x16,
+// 0000:1b:00.0 (nic)", naming GPU0 as if it were one of the NICs. Read off the recording:
+// GPU0 (19:00.0) shares its switch with the ConnectX-7 at 1a:00.0 and the two ConnectX-6 Dx
+// functions 1b:00.0 and 1b:00.1. The ceiling names those three NICs, and the GPU only as
+// its link ("GPU link 0000:19:00.0").
+TEST(PathModelHgx, RemoteCeilingNamesItsNicsAndNeverAGpuAsOne) {
+  auto o = evaluate_snapshot(collect_lspci_text(kReal / "hgx-h100-lspci-vvv.txt", offline()));
+  const PathModel m(*o.view);
+  const Ceiling c = m.gpu_ceiling(kHgx[0].gpu, DataSource::DataNic);
+  EXPECT_EQ(c.peers, (std::vector<std::string>{"0000:1a:00.0", "0000:1b:00.0", "0000:1b:00.1"}));
+  const std::string& t = c.limited_by;
+  EXPECT_NE(t.find("3 nearest data NICs (0000:1a:00.0, 0000:1b:00.0, 0000:1b:00.1)"),
+            std::string::npos) << t;
+  for (size_t at = t.find(kHgx[0].gpu); at != std::string::npos; at = t.find(kHgx[0].gpu, at + 1))
+    EXPECT_EQ(t.substr(at < 9 ? 0 : at - 9, 9), "GPU link ") << t;
+  EXPECT_NE(t.find("GPU link 0000:19:00.0"), std::string::npos) << t;
+  // One NIC is one NIC, not "NIC(s)".
+  const Ceiling one = m.gpu_ceiling(kHgx[1].gpu, DataSource::DataNic);
+  EXPECT_NE(one.limited_by.find("1 nearest data NIC (0000:3c:00.0)"), std::string::npos)
+      << one.limited_by;
+}
+
 // Mutation of the HGX recording: GPU1 (3b:00.0) with its ConnectX-7 (3c:00.0, Gen5 x16 below
 // the same PEX890xx switch, PIX) as a dual-port 2x200 Gb/s card. Read by hand: each port
 // carries 200 Gb/s = 25 GB/s on its own network link, both share the slot's PCIe link

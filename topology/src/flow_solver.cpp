@@ -38,7 +38,8 @@ FlowResult solve_flows(const std::vector<const DataPath*>& flows, std::vector<Pa
       const auto [it, added] = capacity.emplace(h.key, *h.gb_s);
       if (added || *h.gb_s < it->second) {
         it->second = *h.gb_s;
-        what[h.key] = h.what;
+        // Named with its kind, so a GPU link is never read as one of the sources counted.
+        what[h.key] = std::string(hop_kind_name(h.kind)) + " " + h.what;
       }
     }
     r.unknown = r.unknown || !any;

@@ -11,7 +11,7 @@ namespace gdsb::topo {
 
 struct FlowResult {
   double gb_s = 0;                   // the flows' sum; meaningless when `unknown`
-  std::vector<std::string> binding;  // the `what` of each hop running at capacity
+  std::vector<std::string> binding;  // each hop running at capacity: "GPU link <what>"
   // Some flow's own link (or every hop of a flow) has unknown capacity: no ceiling.
   bool unknown = false;
   bool socket = false, host_bridge = false, acs = false;  // any flow crosses / is redirected

@@ -70,7 +70,8 @@ std::string gb_text(double v) {
   return b;
 }
 
-// "8 nearest NVMe (PIX): <the hops that run full>" and what no input bounds.
+// "8 nearest NVMe (PIX): <the hops that run full, each named by its kind>" and what no
+// input bounds.
 std::string describe(const FlowResult& r, size_t n, const std::string& what,
                      const std::string& label) {
   std::string out = std::to_string(n) + " " + what + (label.empty() ? "" : " (" + label + ")");
@@ -104,8 +105,15 @@ Ceiling ceiling_for(const std::string& gpu, const std::vector<const DataPath*>& 
   Ceiling c;
   c.gpu = gpu;
   for (const DataPath* f : flows) c.peers.push_back(f->source);
-  if (kind == DataSource::DataNic) c.basis = nic_basis(flows);
-  const std::string full = kind == DataSource::DataNic ? what + " at " + c.basis : what;
+  std::string full = what;
+  if (kind == DataSource::DataNic) {
+    // The NICs are named: the hops at capacity that follow may be a GPU's or a switch's.
+    c.basis = nic_basis(flows);
+    std::string sources;
+    for (size_t i = 0; i < c.peers.size() && i < 4; ++i) sources += (i ? ", " : "") + c.peers[i];
+    if (c.peers.size() > 4) sources += " and " + std::to_string(c.peers.size() - 4) + " more";
+    full += " (" + sources + ") at " + c.basis;
+  }
   const FlowResult r = solve_flows(flows, c.hops);
   if (kind == DataSource::Virtual) {
     std::string names;
@@ -372,7 +380,8 @@ Ceiling PathModel::gpu_ceiling(const std::string& gpu, DataSource kind) const {
     if (best.front()->pair->label > PathLabel::Pxb) label += ", none below this GPU's switch";
   }
   const std::string what = kind == DataSource::LocalNvme ? "nearest NVMe"
-                           : kind == DataSource::DataNic ? "nearest data NIC(s)"
+                           : kind == DataSource::DataNic ? (best.size() == 1 ? "nearest data NIC"
+                                                                          : "nearest data NICs")
                                                          : "virtual disk(s)";
   return ceiling_for(gpu, best, kind, what, label);
 }
