@@ -171,9 +171,11 @@ TEST_F(RunnerFake, TimedRunLoopsPassesAndFillsTimeSeries) {
 
 TEST_F(RunnerFake, RepeatReportsEveryRepetitionAndTheMedian) {
   test::FakeConfig c;
-  c.delay_per_generation = {2000us, 50us, 500us};  // slow, fast, middle
+  // slow, fast, middle: 16 ops take ~160, ~0 and ~48 ms, so only a stall of more than
+  // ~48 ms on a loaded machine could swap fast and middle (it swapped at 50/500 us x 64).
+  c.delay_per_generation = {10000us, 0us, 3000us};
   const Runner r = runner(c);
-  Workload w = read_workload(file, 1, 64 * 4096);
+  Workload w = read_workload(file, 1, 16 * 4096);
   w.repeat = 3;
   const RunResult res = r.run(w);
   ASSERT_EQ(res.repetitions.size(), 3U);
