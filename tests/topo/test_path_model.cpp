@@ -186,6 +186,83 @@ TEST(PathModelHgx, RemoteCeilingNamesItsNicsAndNeverAGpuAsOne) {
       << one.limited_by;
 }
 
+// The HGX recording with the RDMA port facts a live read adds (/sys/class/infiniband):
+// GPU1's ConnectX-7 (3c:00.0, Gen5 x16, PIX) as mlx5_1 port 1 at "400 Gb/sec (4X NDR)", the
+// rate a ConnectX-7 NDR port trains at. By hand: 400 Gb/s = 50 GB/s, below the NIC's and
+// GPU's Gen5 x16 links (~63.0 GB/s), so the port's rate bounds GPU1's remote reads; at half
+// rate (200 Gb/s) it bounds them at 25 GB/s; with the port DOWN the NIC carries nothing and
+// the ceiling says so, without a figure. A mount carried by that NIC alone gets the same.
+TEST(PathModelHgx, RdmaPortRateBoundsTheNicAndADownPortCarriesNothing) {
+  const auto with_port = [](const std::string& state, double gbps, const std::string& rate) {
+    Snapshot s = collect_lspci_text(kReal / "hgx-h100-lspci-vvv.txt", offline());
+    RdmaDevice r;
+    r.name = "mlx5_1";
+    r.bdf = kHgx[1].nic;
+    RdmaPort p;
+    p.port = 1;
+    p.link_layer = "InfiniBand";
+    p.state = state;
+    p.phys_state = state == "ACTIVE" ? "LinkUp" : "Disabled";
+    p.rate = rate;
+    p.rate_gbps = gbps;
+    r.ports.push_back(p);
+    s.machine.network.rdma_devices.push_back(r);
+    return evaluate_snapshot(std::move(s));
+  };
+  {
+    auto o = with_port("ACTIVE", 400, "400 Gb/sec (4X NDR)");
+    const PathModel m(*o.view);
+    const Ceiling c = m.gpu_ceiling(kHgx[1].gpu, DataSource::DataNic);
+    ASSERT_TRUE(c.gb_s) << c.limited_by;
+    EXPECT_NEAR(*c.gb_s, 50.0, 0.01);
+    EXPECT_NE(c.limited_by.find("network 0000:3c:00.0 mlx5_1 port 1 400 Gb/sec (4X NDR) 50.0 GB/s"), std::string::npos)
+        << c.limited_by;
+    const Ceiling mount = m.carriers_ceiling({kHgx[1].nic}, kHgx[1].gpu);
+    ASSERT_TRUE(mount.gb_s) << mount.limited_by;
+    EXPECT_NEAR(*mount.gb_s, 50.0, 0.01);
+  }
+  {
+    auto o = with_port("ACTIVE", 200, "200 Gb/sec (4X HDR)");
+    const Ceiling c = PathModel(*o.view).gpu_ceiling(kHgx[1].gpu, DataSource::DataNic);
+    ASSERT_TRUE(c.gb_s);
+    EXPECT_NEAR(*c.gb_s, 25.0, 0.01);
+  }
+  {
+    auto o = with_port("DOWN", 400, "400 Gb/sec (4X NDR)");
+    const PathModel m(*o.view);
+    EXPECT_TRUE(m.gds_applicable());  // the hardware path is still there
+    EXPECT_EQ(m.down_nics(), std::vector<std::string>{kHgx[1].nic});
+    const Ceiling c = m.gpu_ceiling(kHgx[1].gpu, DataSource::DataNic);
+    EXPECT_FALSE(c.gb_s);
+    EXPECT_NE(c.limited_by.find("RDMA ports down on 0000:3c:00.0"), std::string::npos)
+        << c.limited_by;
+    const Ceiling mount = m.carriers_ceiling({kHgx[1].nic}, kHgx[1].gpu);
+    EXPECT_FALSE(mount.gb_s);
+    EXPECT_NE(mount.limited_by.find("its RDMA ports are down"), std::string::npos);
+    // Node-wide, the eleven other data NICs still count; the down one is named.
+    const Ceiling node = m.node_ceiling(DataSource::DataNic);
+    ASSERT_TRUE(node.gb_s);
+    EXPECT_EQ(node.peers.size(), 11U);
+    EXPECT_NE(node.limited_by.find("RDMA ports down: 0000:3c:00.0"), std::string::npos);
+  }
+}
+
+// Carriers of one mount, node-wide: GPU0's two ConnectX-6 Dx functions (1b:00.0 and 1b:00.1,
+// one Gen4 x16 card: 16 x 1.969 = ~31.5 GB/s shared) and GPU4's (9d:00.0): each into its
+// nearest GPU, the shared card link caps the first two together, ~63.0 GB/s in all; a
+// BCM5720 gigabit port given as a carrier is named, not counted.
+TEST(PathModelHgx, CarriersCeilingSumsTheCarriersUnderTheirSharedLinks) {
+  auto o = evaluate_snapshot(collect_lspci_text(kReal / "hgx-h100-lspci-vvv.txt", offline()));
+  const PathModel m(*o.view);
+  const Ceiling c =
+      m.carriers_ceiling({"0000:1b:00.0", "0000:1b:00.1", "0000:9d:00.0", kBcm[0]}, "");
+  ASSERT_TRUE(c.gb_s) << c.limited_by;
+  EXPECT_NEAR(*c.gb_s, 2 * 16 * 1.969, 0.1);
+  EXPECT_EQ(c.peers.size(), 3U);
+  EXPECT_NE(c.limited_by.find(std::string(kBcm[0]) + " (not a data NIC)"), std::string::npos)
+      << c.limited_by;
+}
+
 // Mutation of the HGX recording: GPU1 (3b:00.0) with its ConnectX-7 (3c:00.0, Gen5 x16 below
 // the same PEX890xx switch, PIX) as a dual-port 2x200 Gb/s card. Read by hand: each port
 // carries 200 Gb/s = 25 GB/s on its own network link, both share the slot's PCIe link

@@ -237,11 +237,18 @@ PathModel::PathModel(const TopologyView& v) : v_(v) {
       path.crosses_socket = p.label == PathLabel::Sys;
       path.crosses_host_bridge = p.label >= PathLabel::Phb;
       path.acs_redirect = !p.acs_redirect_ports.empty();
-      if (path.kind == DataSource::DataNic)
-        if (auto net = classify_nic(*peer).network_gb_s)
-          path.hops.push_back({HopKind::Network, peer->bdf, peer->bdf + ":net", net,
+      if (path.kind == DataSource::DataNic) {
+        const NicNetwork net = nic_network(s, *peer);
+        // Ports all down: the path stays (locality and applicability are the hardware's),
+        // but no ceiling counts it (is_down), and the ceilings say so.
+        if (net.down &&
+            std::find(down_nics_.begin(), down_nics_.end(), peer->bdf) == down_nics_.end())
+          down_nics_.push_back(peer->bdf);
+        if (net.gb_s)
+          path.hops.push_back({HopKind::Network, peer->bdf, peer->bdf + ":net", net.gb_s,
                                CapacitySource::NetworkRate,
-                               peer->bdf + names_of(*peer) + " network link " + gb_text(*net)});
+                               peer->bdf + " " + net.what + " " + gb_text(*net.gb_s)});
+      }
       side(path, *peer, p.common_bridge, ":up");
       side(path, *g, p.common_bridge, ":down");
       path.p2p = true;
@@ -366,8 +373,24 @@ std::optional<DataSource> PathModel::best_kind(const std::string& gpu) const {
   return std::nullopt;
 }
 
+bool PathModel::is_down(const std::string& bdf) const {
+  return std::find(down_nics_.begin(), down_nics_.end(), bdf) != down_nics_.end();
+}
+
 Ceiling PathModel::gpu_ceiling(const std::string& gpu, DataSource kind) const {
-  const auto best = nearest(gpu, kind);
+  auto best = nearest(gpu, kind);
+  std::string down;
+  for (const DataPath* p : best)
+    if (is_down(p->source)) down += (down.empty() ? "" : ", ") + p->source;
+  best.erase(std::remove_if(best.begin(), best.end(),
+                            [&](const DataPath* p) { return is_down(p->source); }),
+             best.end());
+  if (best.empty() && !down.empty()) {
+    Ceiling c;
+    c.gpu = gpu;
+    c.limited_by = "its nearest data NICs carry nothing: RDMA ports down on " + down;
+    return c;
+  }
   if (best.empty()) {
     Ceiling c;
     c.gpu = gpu;
@@ -383,7 +406,9 @@ Ceiling PathModel::gpu_ceiling(const std::string& gpu, DataSource kind) const {
                            : kind == DataSource::DataNic ? (best.size() == 1 ? "nearest data NIC"
                                                                           : "nearest data NICs")
                                                          : "virtual disk(s)";
-  return ceiling_for(gpu, best, kind, what, label);
+  Ceiling c = ceiling_for(gpu, best, kind, what, label);
+  if (!down.empty()) c.limited_by += "; not counted, RDMA ports down: " + down;
+  return c;
 }
 
 Ceiling PathModel::node_ceiling(DataSource kind) const {
@@ -393,17 +418,90 @@ Ceiling PathModel::node_ceiling(DataSource kind) const {
       const Pair* b = v_.best_for_peer(p->bdf);
       if (!b) continue;
       for (const auto& path : paths_)
-        if (path.pair == b && path.kind == kind) flows.push_back(&path);
+        if (path.pair == b && path.kind == kind && !is_down(path.source)) flows.push_back(&path);
     }
   if (flows.empty()) {
     Ceiling c;
     c.limited_by = v_.gpus().empty() ? "no GPU in this input" : no_source_text(v_, kind);
     return c;
   }
-  return ceiling_for("", flows, kind,
-                     kind == DataSource::LocalNvme ? "NVMe drives, each read by its nearest GPU"
-                                                   : "data NICs, each into its nearest GPU",
-                     "");
+  Ceiling c = ceiling_for("", flows, kind,
+                          kind == DataSource::LocalNvme ? "NVMe drives, each read by its nearest GPU"
+                                                        : "data NICs, each into its nearest GPU",
+                          "");
+  if (kind == DataSource::DataNic && !down_nics_.empty()) {
+    c.limited_by += "; not counted, RDMA ports down:";
+    for (const auto& d : down_nics_) c.limited_by += " " + d;
+  }
+  return c;
+}
+
+Ceiling PathModel::carriers_ceiling(const std::vector<std::string>& nics,
+                                    const std::string& gpu) const {
+  std::vector<const DataPath*> flows;
+  std::string skipped;
+  for (const std::string& nic : nics) {
+    if (is_down(nic)) {
+      skipped += (skipped.empty() ? "" : ", ") + nic + " (its RDMA ports are down)";
+      continue;
+    }
+    if (!is_data_nic(nic)) {
+      skipped += (skipped.empty() ? "" : ", ") + nic + " (not a data NIC)";
+      continue;
+    }
+    const Pair* b = gpu.empty() ? v_.best_for_peer(nic) : nullptr;
+    for (const auto& path : paths_)
+      if (path.kind == DataSource::DataNic && path.source == nic &&
+          (gpu.empty() ? path.pair == b : path.gpu == gpu)) {
+        flows.push_back(&path);
+        break;
+      }
+  }
+  if (flows.empty()) {
+    Ceiling c;
+    c.gpu = gpu;
+    c.limited_by = skipped.empty() ? "no data NIC carries it in this input"
+                                   : "no data NIC carries it: " + skipped;
+    return c;
+  }
+  std::string label;
+  if (!gpu.empty()) {
+    label = path_label_name(flows.front()->pair->label);
+    for (const DataPath* f : flows)
+      if (f->pair->label != flows.front()->pair->label) label.clear();
+  }
+  const std::string what = std::string(flows.size() == 1 ? "NIC" : "NICs") + " carrying it" +
+                           (gpu.empty() ? ", each into its nearest GPU," : "");
+  Ceiling c = ceiling_for(gpu, flows, DataSource::DataNic, what, label);
+  if (!skipped.empty()) c.limited_by += "; not counted: " + skipped;
+  return c;
+}
+
+NicNetwork nic_network(const Snapshot& s, const Device& nic) {
+  NicNetwork n;
+  bool any_port = false;
+  double sum = 0;
+  for (const RdmaDevice& r : s.machine.network.rdma_devices) {
+    if (r.bdf != nic.bdf) continue;
+    for (const RdmaPort& p : r.ports) {
+      any_port = true;
+      if (p.state != "ACTIVE" || !p.rate_gbps || *p.rate_gbps <= 0) continue;
+      sum += *p.rate_gbps / 8.0;  // Gb/s to GB/s (1e9 bytes)
+      n.what += (n.what.empty() ? "" : ", ") + r.name + " port " + std::to_string(p.port) + " " +
+                (p.rate.empty() ? std::to_string(static_cast<int>(*p.rate_gbps)) + " Gb/s" : p.rate);
+    }
+  }
+  if (any_port) {
+    if (sum > 0) n.gb_s = sum;
+    else n.down = true;
+    return n;
+  }
+  if (auto net = classify_nic(nic).network_gb_s) {
+    n.gb_s = net;
+    n.what = (nic.net_devices.empty() ? std::string("network link")
+                                      : nic.net_devices.front() + " network link");
+  }
+  return n;
 }
 
 std::vector<Ceiling> compute_ceilings(const Snapshot&, const TopologyView& v) {

@@ -125,15 +125,36 @@ class PathModel {
   // by its nearest GPU. Computed by a flow solve over the hops (shared links cap the sum).
   Ceiling gpu_ceiling(const std::string& gpu, DataSource kind) const;
   Ceiling node_ceiling(DataSource kind) const;
+  // Remote reads through a chosen set of data NICs (the carriers of one network mount,
+  // network_storage.hpp): into `gpu`, or, with `gpu` empty, each NIC into its nearest GPU.
+  // The least of the NICs' summed network rates, their PCIe links, the shared switch
+  // uplinks and the GPU links, by the same flow solve. A NIC that is no data NIC here or
+  // whose ports are all down is named in limited_by and not counted.
+  Ceiling carriers_ceiling(const std::vector<std::string>& nics, const std::string& gpu) const;
+  // Data NICs whose RDMA ports are all down: they carry nothing, so no ceiling counts them.
+  const std::vector<std::string>& down_nics() const { return down_nics_; }
+  bool is_down(const std::string& bdf) const;
 
  private:
   const TopologyView& v_;
   std::vector<DataPath> paths_;
   std::vector<const Device*> data_nics_, management_nics_;
+  std::vector<std::string> down_nics_;
   bool applicable_ = false;
   bool no_nvidia_gpu_ = false;
   std::string applicability_;
 };
+
+// A NIC function's network link as the model counts it: the summed rate of its RDMA ports
+// that are ACTIVE where the input shows its RDMA device (/sys/class/infiniband), else its
+// net device's speed (/sys/class/net/<if>/speed). `down`: an RDMA device whose ports are
+// all down. `what`: "mlx5_0 port 1 200 Gb/sec (4X HDR)" or "ib0 network link".
+struct NicNetwork {
+  std::optional<double> gb_s;
+  bool down = false;
+  std::string what;
+};
+NicNetwork nic_network(const Snapshot& s, const Device& nic);
 
 // What a virtual device is, without the why: "virtio-blk disk (1af4:1042)" (the head of
 // virtual_device_reason); "" for a device that is not virtual.
