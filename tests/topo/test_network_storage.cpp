@@ -404,6 +404,43 @@ TEST(TopoNetworkStorage, OlderSnapshotsReadWithoutCufileLists) {
   EXPECT_TRUE(network_mounts(s).empty());  // its only data mount is ext4 on virtio-blk
 }
 
+// Bonds: a RoCE LAG bond is one RDMA port (`ibdev2netdev`: mlx5_bond_0 port 1 ==> bond0 (Up),
+// bond0 over eth01 and eth02, ethtool bus-info 0000:3b:00.0, in a public RoCE setup note); a
+// bond without an RDMA device of its own stands for the ports under it. Laid on the HGX
+// board: mlx5_bond_0 on GPU1's ConnectX-7 (3c:00.0).
+TEST(TopoNetworkStorage, BondsCarryAsTheirRdmaPortOrThroughTheirPorts) {
+  Snapshot s = hgx({kNfsRdma});
+  NetworkFacts& n = s.machine.network;
+  n.routes = {{"10.10.1.0/24", "", "bond0", 0}};
+  NetInterface bond;
+  bond.name = "bond0";
+  bond.operstate = "up";
+  bond.type = 1;
+  bond.addresses = {"10.10.1.21/24"};
+  bond.lower = {"eth01", "eth02"};
+  n.interfaces.push_back(bond);
+  RdmaDevice lag;
+  lag.name = "mlx5_bond_0";
+  lag.bdf = kHgx[1].nic;
+  lag.ports.push_back({1, "Ethernet", "ACTIVE", "LinkUp", "", std::nullopt, "bond0"});
+  n.rdma_devices.push_back(lag);
+  const NetworkMount roce = only(network_mounts(s));
+  ASSERT_EQ(roce.carriers.size(), 1U);
+  EXPECT_EQ(roce.carriers[0].netdev, "bond0");
+  EXPECT_EQ(roce.carriers[0].rdma_dev, "mlx5_bond_0");
+  EXPECT_EQ(roce.carriers[0].bdf, kHgx[1].nic);
+  EXPECT_EQ(roce.carriers[0].nearest_gpu, kHgx[1].gpu);
+  EXPECT_EQ(roce.engage, Engage::Yes);
+
+  // The same bond over ib0 and ib1 without a LAG RDMA device: its two ports carry it.
+  n.rdma_devices.pop_back();
+  n.interfaces.back().lower = {"ib0", "ib1"};
+  const NetworkMount ipoib = only(network_mounts(s));
+  ASSERT_EQ(ipoib.carriers.size(), 2U);
+  EXPECT_EQ(ipoib.carriers[1].netdev, "ib1");
+  EXPECT_EQ(ipoib.carriers[1].how, "route to 10.10.1.5 (10.10.1.0/24 dev bond0) via bond0");
+}
+
 // VAST's NFS client: remoteports= spreads over a VIP range, localports= binds local ports.
 TEST(TopoNetworkStorage, VastMultipathServersAndLocalPorts) {
   Snapshot s = hgx({"172.25.1.1:/ /mnt/vast nfs rw,vers=3,proto=rdma,port=20049,nconnect=16,"

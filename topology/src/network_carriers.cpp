@@ -165,6 +165,15 @@ void CarrierFinder::by_cufile_entry(const std::string& entry, const std::string&
 
 void CarrierFinder::add_netdev(const std::string& name, const std::string& how, int depth) {
   const NetInterface* iface = interface(name);
+  // An RDMA port bound to the device itself first: a RoCE LAG bond (mlx5_bond_0 ==> bond0)
+  // carries RDMA as one port; its PCI function is the RDMA device's.
+  for (const RdmaDevice& d : net_.rdma_devices)
+    for (const RdmaPort& p : d.ports)
+      if (p.netdev == name) {
+        MountCarrier c = carrier_of_port(d, p);
+        if (iface && !iface->bdf.empty()) c.bdf = iface->bdf;
+        return add(std::move(c), how);
+      }
   if (iface && !iface->lower.empty() && depth < 4) {
     for (const std::string& l : iface->lower) add_netdev(l, how + " via " + name, depth + 1);
     return;
@@ -172,12 +181,6 @@ void CarrierFinder::add_netdev(const std::string& name, const std::string& how, 
   MountCarrier c;
   c.netdev = name;
   if (iface) c.bdf = iface->bdf;
-  for (const RdmaDevice& d : net_.rdma_devices)
-    for (const RdmaPort& p : d.ports)
-      if (p.netdev == name) {
-        c = carrier_of_port(d, p);
-        if (iface && !iface->bdf.empty()) c.bdf = iface->bdf;
-      }
   add(std::move(c), how);
 }
 
