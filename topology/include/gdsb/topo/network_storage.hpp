@@ -26,8 +26,9 @@ struct MountCarrier {
   std::string bdf;       // the NIC's PCI function; "" for a virtual net device
   std::string rdma_dev;  // "mlx5_0"; "" where the net device has no RDMA device
   int rdma_port = 0;     // 0 unknown
-  // How it was found: "route to 10.10.1.5 (10.10.1.0/24 dev ib0)", "localports=",
-  // "rdma_dev_addr_list 10.10.1.21", "lnet o2ib0(ib0)".
+  // How it was found, each way once, "; " between: "route to 10.10.1.5 (10.10.1.0/24 dev
+  // ib0)", "localports=ib0", "src_addr=10.10.1.21", "lnet o2ib0(ib0)", "cufile.json
+  // rdma_dev_addr_list 10.10.1.21"; a bond's ports add " via bond0".
   std::string how;
   std::string rdma_state;  // the RDMA port's state ("ACTIVE", "DOWN"), "" without one
   // Its PCIe locality to every GPU (TopologyView pair labels), in GPU order; empty where the
@@ -38,7 +39,8 @@ struct MountCarrier {
     PathLabel path = PathLabel::Sys;
   };
   std::vector<GpuLocality> gpus;
-  // The GPU cuFile pairs with this NIC: the nearest (TopologyView::best_for_peer); "" none.
+  // The GPU cuFile pairs with this NIC: the nearest by closer() (the ranking of
+  // TopologyView::best_for_peer); "" where `gpus` is empty.
   std::string nearest_gpu;
 };
 
@@ -64,8 +66,8 @@ std::vector<NetworkMount> network_mounts(const Snapshot& s, const TopologyView* 
 // The NetworkMount of `m` (by address) among `mounts`, nullptr when it is not one.
 const NetworkMount* find_network_mount(const std::vector<NetworkMount>& mounts, const Mount& m);
 
-// One carrier for people: "ib0 (0000:1a:00.0, mlx5_0 port 1 ACTIVE; route to 10.10.1.5
-// (10.10.1.0/24 dev ib0)): GPU0 PIX, GPU1 NODE, ...; cuFile pairs it with GPU0".
+// One carrier for people: "ib0 (0000:1a:00.0; mlx5_0 port 1 ACTIVE; route to 10.10.1.5
+// (10.10.1.0/24 dev ib0)): GPU0 PIX, GPU1 NODE, ...; cuFile pairs it with GPU0 (PIX)".
 std::string describe_carrier(const MountCarrier& c);
 
 }  // namespace gdsb::topo
