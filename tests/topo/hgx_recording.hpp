@@ -2,6 +2,12 @@
 // hand, shared by the tests that judge it (test_real_machines.cpp, test_path_model.cpp).
 #pragma once
 
+#ifdef GDSB_TOPO_REAL_FIXTURES
+#include <filesystem>
+
+#include "gdsb/topo/collect.hpp"
+#endif
+
 namespace gdsb::topo::testing {
 
 // 8x H100 SXM5 HGX (Dell, two Sapphire Rapids sockets), leptonai/gpud lspci -vvv.
@@ -25,5 +31,24 @@ inline constexpr HgxGpu kHgx[] = {{"0000:19:00.0", "0000:18:00.0", "0000:1a:00.0
                                   {"0000:bb:00.0", "0000:ba:00.0", "0000:bc:00.0", 1},
                                   {"0000:cb:00.0", "0000:ca:00.0", "0000:cc:00.0", 1},
                                   {"0000:db:00.0", "0000:da:00.0", "0000:dc:00.0", 1}};
+
+#ifdef GDSB_TOPO_REAL_FIXTURES
+// The recording with the host facts a node of that fleet has (its `lspci -vvv` has none):
+// kernel 6.8, a udev database, /etc/cufile.json, and nvidia-fs as asked (without it the node
+// uses kernel P2PDMA). The tests add the mounts, block devices and network they judge.
+inline Snapshot hgx_with_host_facts(bool nvidia_fs, const CollectOptions& o) {
+  Snapshot s = collect_lspci_text(
+      std::filesystem::path(GDSB_TOPO_REAL_FIXTURES) / "hgx-h100-lspci-vvv.txt", o);
+  Machine& m = s.machine;
+  m.proc_known = true;
+  m.kernel_release = "6.8.0-45-generic";
+  m.nvidia_fs_loaded = nvidia_fs;
+  m.udev_present = true;
+  m.cufile.path = "/etc/cufile.json";
+  m.cufile.found = true;
+  m.cufile.use_pci_p2pdma = !nvidia_fs;
+  return s;
+}
+#endif
 
 }  // namespace gdsb::topo::testing

@@ -59,19 +59,11 @@ TEST(TopoMounts, PartitionsBelongToTheirOwnDiskOnly) {
 // names of its eight drives in PCI order (GPU i's drive is nvme<i>n1).
 Outcome hgx_node(const std::vector<std::string>& mounts, std::vector<BlockDevice> blocks,
                  bool nvidia_fs = true) {
-  Snapshot s = collect_lspci_text(fs::path(GDSB_TOPO_REAL_FIXTURES) / "hgx-h100-lspci-vvv.txt",
-                                  offline());
+  Snapshot s = hgx_with_host_facts(nvidia_fs, offline());
   for (size_t i = 0; i < std::size(kHgx); ++i)
     for (auto& d : s.devices)
       if (d.bdf == kHgx[i].nvme) d.block_devices = {"nvme" + std::to_string(i) + "n1"};
   Machine& m = s.machine;
-  m.proc_known = true;
-  m.kernel_release = "6.8.0-45-generic";
-  m.nvidia_fs_loaded = nvidia_fs;
-  m.udev_present = true;
-  m.cufile.path = "/etc/cufile.json";
-  m.cufile.found = true;
-  m.cufile.use_pci_p2pdma = !nvidia_fs;  // without nvidia-fs the node uses kernel P2PDMA
   m.mounts = parse_mounts(mounts);
   m.block_devices = std::move(blocks);
   return evaluate_snapshot(std::move(s));
@@ -188,20 +180,26 @@ TEST(TopoMountsHgx, OtherMdLevelsAreNoVerdict) {
   EXPECT_TRUE(any_contains(file_systems(bare).evidence, "whose level this input does not show"));
 }
 
-TEST(TopoMountsHgx, NetworkFileSystemsNeedNvidiaFs) {
+TEST(TopoMountsHgx, NetworkFileSystemsNeedNvidiaFsAndTheirNics) {
   const std::vector<std::string> mounts =
       with_system({"10.0.0.5:/datasets /datasets nfs4 rw,proto=rdma,port=20049 0 0"});
+  // proto=rdma and nvidia-fs, but this input has no routes or RDMA ports (issue 25): no
+  // verdict, never GDS-capable without the NIC that carries it (test_network_storage.cpp
+  // gives the node its network).
   const auto with_nvfs = hgx_node(mounts, {});
-  EXPECT_EQ(file_systems(with_nvfs).verdict, Verdict::Pass);
-  EXPECT_TRUE(contains(file_systems(with_nvfs).evidence,
-                       "/datasets nfs4 (10.0.0.5:/datasets): GDS-capable"));
+  EXPECT_EQ(file_systems(with_nvfs).verdict, Verdict::Waived);
+  EXPECT_FALSE(any_contains(file_systems(with_nvfs).evidence, "GDS-capable"));
+  EXPECT_TRUE(any_contains(file_systems(with_nvfs).evidence,
+                           "/datasets nfs4 (10.0.0.5:/datasets): NFS: proto=rdma,port=20049, "
+                           "but this input does not show the node's routes and RDMA ports"));
   // On kernel P2PDMA alone (the NVMe path): NFS over RDMA needs nvidia-fs.
   const auto p2pdma = hgx_node(mounts, {}, false);
   const CheckResult& r = file_systems(p2pdma);
   EXPECT_EQ(r.verdict, Verdict::Fail);
-  EXPECT_TRUE(contains(r.evidence, "/datasets nfs4 (10.0.0.5:/datasets): GDS serves nfs4 "
+  EXPECT_TRUE(contains(r.evidence, "/datasets nfs4 (10.0.0.5:/datasets): NFS: GDS serves nfs4 "
                                    "through nvidia-fs only (not kernel P2PDMA), and nvidia-fs "
-                                   "is not loaded"));
+                                   "is not loaded; carriers: this input does not show the "
+                                   "node's network interfaces and routes"));
 }
 
 // The collector reads the same layout from a sysfs tree (the kernel's /sys/class/block

@@ -7,6 +7,7 @@
 #include "gdsb/topo/ext4_mode.hpp"
 #include "gdsb/topo/mounts.hpp"
 #include "gdsb/topo/checks.hpp"
+#include "gdsb/topo/network_storage.hpp"
 #include "gdsb/topo/path_model.hpp"
 
 namespace gdsb::topo {
@@ -22,7 +23,8 @@ std::string yes_no(const std::optional<bool>& v, bool dflt) {
   return v ? (*v ? "true" : "false") : std::string(dflt ? "true" : "false") + " (default)";
 }
 
-bool is_data_mount(const Mount& m) {
+bool is_data_mount(const Mount& m, const NetworkMount* net) {
+  if (net) return true;  // a network mount is data wherever it is mounted
   static const std::set<std::string> kSkipFs{"squashfs", "iso9660",  "vfat",   "proc",
                                              "sysfs",    "devtmpfs", "devpts", "cgroup",
                                              "cgroup2",  "tmpfs",    "autofs", "mqueue"};
@@ -68,26 +70,42 @@ MountJudgement judge_drives(const CheckContext& ctx, const std::vector<std::stri
   return j;
 }
 
-MountJudgement judge_storage(const CheckContext& ctx, const Mount& m) {
+// A network mount's verdict (gdsb/topo/network_storage.hpp) in the check's words, with its
+// carriers and their GPU locality.
+MountJudgement judge_network(const NetworkMount& nm) {
+  std::string carriers;
+  for (const MountCarrier& c : nm.carriers)
+    carriers += (carriers.empty() ? "" : ", ") + describe_carrier(c);
+  const std::string carried =
+      carriers.empty() ? (nm.carriers_note.empty() ? "" : "; carriers: " + nm.carriers_note)
+                       : "; carried by " + carriers;
+  switch (nm.engage) {
+    case Engage::Yes: return {MountJudgement::Capable, "(" + nm.kind + ": " + nm.why + ")" + carried, ""};
+    case Engage::No: return {MountJudgement::Incapable, nm.kind + ": " + nm.why + carried, ""};
+    case Engage::Unknown: break;
+  }
+  return {MountJudgement::Unknown,
+          nm.kind + ": " + nm.why +
+              (nm.what_to_run.empty() ? "" : " (to decide, run: " + nm.what_to_run + ")") + carried,
+          ""};
+}
+
+MountJudgement judge_storage(const CheckContext& ctx, const Mount& m, const NetworkMount* net) {
   const Machine& host = ctx.snapshot.machine;
   const storage::GdsFileSystem* fs = storage::gds_file_system(m.fstype);
+  if (!fs && net) return judge_network(*net);
   if (!fs)
     return {MountJudgement::Incapable,
             m.fstype + " is not supported by GDS (cuFile uses compat mode or fails with 5008)", ""};
   if (std::string why = ext4_mode_refusal(ext4_data_mode(m)); !why.empty())
     return {MountJudgement::Incapable, why, ""};
+  // Network file systems and NVMe-oF namespaces: the transport, nvidia-fs and the NICs decide.
+  if (net) return judge_network(*net);
   if (!fs->p2pdma && !host.nvidia_fs_loaded)
     return {MountJudgement::Incapable,
             "GDS serves " + m.fstype + " through nvidia-fs only (not kernel P2PDMA), and "
             "nvidia-fs is not loaded",
             ""};
-  if (fs->reach == storage::Reach::Network)
-    return ctx.model.data_nics().empty()
-               ? MountJudgement{MountJudgement::Incapable,
-                                "a network file system, and no data NIC here carries GDS "
-                                "(RDMA) traffic",
-                                ""}
-               : MountJudgement{};
   const std::optional<BlockStack> stack = block_stack(host, m);
   if (!stack) return {};
   if (stack->kind == VolumeKind::DeviceMapper)
@@ -122,8 +140,8 @@ MountJudgement judge_storage(const CheckContext& ctx, const Mount& m) {
   return judge_drives(ctx, stack->drives);
 }
 
-MountJudgement judge_mount(const CheckContext& ctx, const Mount& m) {
-  MountJudgement j = judge_storage(ctx, m);
+MountJudgement judge_mount(const CheckContext& ctx, const Mount& m, const NetworkMount* net) {
+  MountJudgement j = judge_storage(ctx, m, net);
   const Ext4Mode mode = ext4_data_mode(m);
   if (j.kind == MountJudgement::Capable && mode.mode == Ext4DataMode::NoJournal)
     // The GDS documents name ext4 in ordered mode only and say nothing of an ext4 without
@@ -233,10 +251,12 @@ class GdsStackCheck final : public Check {
 
     CheckResult fsr = make(id(), "file systems of data mounts", Verdict::Pass);
     int capable = 0, total = 0, unknown = 0;
+    const std::vector<NetworkMount> net = network_mounts(ctx.snapshot, &ctx.model.view());
     for (const auto& mt : m.mounts) {
-      if (!is_data_mount(mt)) continue;
+      const NetworkMount* nm = find_network_mount(net, mt);
+      if (!is_data_mount(mt, nm)) continue;
       ++total;
-      const MountJudgement j = judge_mount(ctx, mt);
+      const MountJudgement j = judge_mount(ctx, mt, nm);
       const Ext4Mode mode = ext4_data_mode(mt);
       const std::string where = mt.target + " " + mt.fstype + " (" + mt.source + "): ";
       if (j.kind == MountJudgement::Unknown) {
@@ -257,7 +277,8 @@ class GdsStackCheck final : public Check {
       fsr.verdict = Verdict::Waived;
       fsr.reason =
           "the data file systems GDS might use are on storage the GDS documents neither list "
-          "nor exclude (an ext4 without a journal, an md RAID level other than 0)";
+          "nor exclude (an ext4 without a journal, an md RAID level other than 0), or are "
+          "network mounts whose transport or NICs this input does not show";
     } else if (capable == 0) {
       fsr.verdict = Verdict::Fail;
       fsr.consequence = "no mounted file system can serve GDS reads";

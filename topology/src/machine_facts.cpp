@@ -75,6 +75,17 @@ std::string strip_json_comments(const std::string& text) {
   return out;
 }
 
+// A list of strings under `key`; nullopt when absent or not a list of strings.
+std::optional<std::vector<std::string>> get_string_list(const nlohmann::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_array()) return std::nullopt;
+  std::vector<std::string> out;
+  for (const auto& v : j[key]) {
+    if (!v.is_string()) return std::nullopt;
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
 CufileSettings read_cufile_json(const fs::path& file) {
   CufileSettings c;
   c.path = file.string();
@@ -96,7 +107,20 @@ CufileSettings read_cufile_json(const fs::path& file) {
     c.use_poll_mode = get_bool(p, "use_poll_mode");
     if (p.contains("max_direct_io_size_kb") && p["max_direct_io_size_kb"].is_number_integer())
       c.max_direct_io_size_kb = p["max_direct_io_size_kb"].get<int64_t>();
+    if (auto list = get_string_list(p, "rdma_dev_addr_list")) c.rdma_dev_addr_list = std::move(*list);
   }
+  // fs.<name>.rdma_dev_addr_list: the RDMA NICs cuFile uses for one file system (GDS
+  // troubleshooting guide, "JSON Config Parameters"); the shipped file has them commented.
+  if (j.contains("fs") && j["fs"].is_object())
+    for (const auto& [name, section] : j["fs"].items()) {
+      if (auto list = get_string_list(section, "rdma_dev_addr_list"))
+        c.fs_rdma_dev_addr_list[name] = std::move(*list);
+      if (section.is_object() && section.contains("mount_table") &&
+          section["mount_table"].is_object())
+        for (const auto& [mount, entry] : section["mount_table"].items())
+          if (auto list = get_string_list(entry, "rdma_dev_addr_list"))
+            c.mount_rdma_dev_addr_list[mount] = std::move(*list);
+    }
   return c;
 }
 

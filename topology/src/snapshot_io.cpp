@@ -153,6 +153,20 @@ json machine_json(const Machine& m) {
                       {"md_level", b.md_level}});
   json groups = json::object();
   for (const auto& [g, type] : m.iommu_group_types) groups[std::to_string(g)] = type;
+  json cufile = {{"path", c.path},
+                 {"found", c.found},
+                 {"error", c.error},
+                 {"allow_compat_mode", opt(c.allow_compat_mode)},
+                 {"force_compat_mode", opt(c.force_compat_mode)},
+                 {"use_pci_p2pdma", opt(c.use_pci_p2pdma)},
+                 {"use_poll_mode", opt(c.use_poll_mode)},
+                 {"max_direct_io_size_kb", opt(c.max_direct_io_size_kb)}};
+  // Written only where the file has them, so a snapshot of a default cufile.json reads the
+  // same as one written before these keys were kept.
+  if (c.rdma_dev_addr_list) cufile["rdma_dev_addr_list"] = *c.rdma_dev_addr_list;
+  if (!c.fs_rdma_dev_addr_list.empty()) cufile["fs_rdma_dev_addr_list"] = c.fs_rdma_dev_addr_list;
+  if (!c.mount_rdma_dev_addr_list.empty())
+    cufile["mount_rdma_dev_addr_list"] = c.mount_rdma_dev_addr_list;
   return {{"proc_known", m.proc_known},
           {"iommu_known", m.iommu_known},
           {"kernel_release", m.kernel_release},
@@ -167,15 +181,7 @@ json machine_json(const Machine& m) {
           {"nvidia_fs_loaded", m.nvidia_fs_loaded},
           {"nvidia_fs_version", m.nvidia_fs_version},
           {"udev_present", m.udev_present},
-          {"cufile",
-           {{"path", c.path},
-            {"found", c.found},
-            {"error", c.error},
-            {"allow_compat_mode", opt(c.allow_compat_mode)},
-            {"force_compat_mode", opt(c.force_compat_mode)},
-            {"use_pci_p2pdma", opt(c.use_pci_p2pdma)},
-            {"use_poll_mode", opt(c.use_poll_mode)},
-            {"max_direct_io_size_kb", opt(c.max_direct_io_size_kb)}}},
+          {"cufile", cufile},
           {"mounts", mounts},
           {"block_devices", blocks},
           {"numa_nodes", m.numa_nodes}};
@@ -207,6 +213,15 @@ Machine machine_from(const json& j) {
   m.cufile.use_pci_p2pdma = get_opt<bool>(c, "use_pci_p2pdma");
   m.cufile.use_poll_mode = get_opt<bool>(c, "use_poll_mode");
   m.cufile.max_direct_io_size_kb = get_opt<int64_t>(c, "max_direct_io_size_kb");
+  // Absent in snapshots written before issue 25: key absent, as on a default cufile.json.
+  if (c.contains("rdma_dev_addr_list"))
+    m.cufile.rdma_dev_addr_list = c.at("rdma_dev_addr_list").get<std::vector<std::string>>();
+  if (c.contains("fs_rdma_dev_addr_list"))
+    m.cufile.fs_rdma_dev_addr_list =
+        c.at("fs_rdma_dev_addr_list").get<std::map<std::string, std::vector<std::string>>>();
+  if (c.contains("mount_rdma_dev_addr_list"))
+    m.cufile.mount_rdma_dev_addr_list =
+        c.at("mount_rdma_dev_addr_list").get<std::map<std::string, std::vector<std::string>>>();
   for (const auto& mt : j.at("mounts")) {
     Mount mount;
     mount.source = mt.at(0).get<std::string>();

@@ -212,6 +212,9 @@ struct CufileSettings {
   // system (lustre, nfs, gpfs, beegfs, weka); nullopt: key absent.
   std::optional<std::vector<std::string>> rdma_dev_addr_list;
   std::map<std::string, std::vector<std::string>> fs_rdma_dev_addr_list;
+  // fs.<name>.mount_table.<mount point>.rdma_dev_addr_list (the shipped file's commented
+  // example for several mounts of one file system), by mount point.
+  std::map<std::string, std::vector<std::string>> mount_rdma_dev_addr_list;
 };
 
 // Host facts that are not PCI config space. Offline PCI-only inputs leave them unknown.

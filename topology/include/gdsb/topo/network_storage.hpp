@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gdsb/topo/analysis.hpp"
 #include "gdsb/topo/model.hpp"
 
 namespace gdsb::topo {
@@ -25,9 +26,22 @@ struct MountCarrier {
   std::string bdf;       // the NIC's PCI function; "" for a virtual net device
   std::string rdma_dev;  // "mlx5_0"; "" where the net device has no RDMA device
   int rdma_port = 0;     // 0 unknown
-  // How it was found: "route to 10.10.1.5 (10.10.1.0/24 dev ib0)", "localports=",
-  // "rdma_dev_addr_list 10.10.1.21", "lnet o2ib0(ib0)".
+  // How it was found, each way once, "; " between: "route to 10.10.1.5 (10.10.1.0/24 dev
+  // ib0)", "localports=ib0", "src_addr=10.10.1.21", "lnet o2ib0(ib0)", "cufile.json
+  // rdma_dev_addr_list 10.10.1.21"; a bond's ports add " via bond0".
   std::string how;
+  std::string rdma_state;  // the RDMA port's state ("ACTIVE", "DOWN"), "" without one
+  // Its PCIe locality to every GPU (TopologyView pair labels), in GPU order; empty where the
+  // NIC's PCI function is not in the input.
+  struct GpuLocality {
+    std::string gpu;    // BDF
+    std::string label;  // "GPU0"
+    PathLabel path = PathLabel::Sys;
+  };
+  std::vector<GpuLocality> gpus;
+  // The GPU cuFile pairs with this NIC: the nearest by closer() (the ranking of
+  // TopologyView::best_for_peer); "" where `gpus` is empty.
+  std::string nearest_gpu;
 };
 
 struct NetworkMount {
@@ -43,7 +57,17 @@ struct NetworkMount {
   std::string carriers_note;
 };
 
-// Every data mount that reaches its data over a network, in mount order.
-std::vector<NetworkMount> network_mounts(const Snapshot& s);
+// Every data mount that reaches its data over a network, in mount order: the network file
+// systems (those GDS lists and those it does not: cifs, ceph, network FUSE clients) and the
+// mounts on NVMe-oF namespaces. `view` gives the carriers' GPU locality; without one it is
+// built from `s`.
+std::vector<NetworkMount> network_mounts(const Snapshot& s, const TopologyView* view = nullptr);
+
+// The NetworkMount of `m` (by address) among `mounts`, nullptr when it is not one.
+const NetworkMount* find_network_mount(const std::vector<NetworkMount>& mounts, const Mount& m);
+
+// One carrier for people: "ib0 (0000:1a:00.0; mlx5_0 port 1 ACTIVE; route to 10.10.1.5
+// (10.10.1.0/24 dev ib0)): GPU0 PIX, GPU1 NODE, ...; cuFile pairs it with GPU0 (PIX)".
+std::string describe_carrier(const MountCarrier& c);
 
 }  // namespace gdsb::topo

@@ -1,0 +1,270 @@
+// Which NICs carry a network mount (network_carriers.hpp); the rules are in docs/gdsb-topo.md,
+// "Which NICs carry a mount".
+#include "network_carriers.hpp"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <array>
+#include <optional>
+
+namespace gdsb::topo::net {
+namespace {
+
+struct Ip {
+  int family = 0;  // AF_INET or AF_INET6
+  std::array<uint8_t, 16> b{};
+  bool operator==(const Ip& o) const { return family == o.family && b == o.b; }
+};
+
+std::optional<Ip> parse_ip(std::string text) {
+  if (text.size() > 2 && text.front() == '[' && text.back() == ']')
+    text = text.substr(1, text.size() - 2);
+  if (auto pct = text.find('%'); pct != std::string::npos) text.resize(pct);  // fe80::1%ib0
+  Ip ip;
+  if (inet_pton(AF_INET, text.c_str(), ip.b.data()) == 1) {
+    ip.family = AF_INET;
+    return ip;
+  }
+  if (inet_pton(AF_INET6, text.c_str(), ip.b.data()) == 1) {
+    ip.family = AF_INET6;
+    return ip;
+  }
+  return std::nullopt;
+}
+
+// "10.10.1.0/24" -> network and prefix length; a bare address is a host route.
+std::optional<std::pair<Ip, int>> parse_prefix(const std::string& text) {
+  const auto slash = text.find('/');
+  auto ip = parse_ip(text.substr(0, slash));
+  if (!ip) return std::nullopt;
+  const int max = ip->family == AF_INET ? 32 : 128;
+  int len = max;
+  if (slash != std::string::npos) {
+    try {
+      len = std::stoi(text.substr(slash + 1));
+    } catch (...) {
+      return std::nullopt;
+    }
+  }
+  if (len < 0 || len > max) return std::nullopt;
+  return std::make_pair(*ip, len);
+}
+
+bool in_prefix(const Ip& a, const Ip& net, int len) {
+  if (a.family != net.family) return false;
+  for (size_t i = 0; i < static_cast<size_t>(len); ++i) {
+    const int mask = 0x80 >> (i % 8);
+    if ((a.b[i / 8] & mask) != (net.b[i / 8] & mask)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool is_ip_address(const std::string& text) { return parse_ip(text).has_value(); }
+
+// Pieces of `s` between any of `seps`, empty ones dropped.
+std::vector<std::string> split(const std::string& s, const std::string& seps) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (seps.find(c) != std::string::npos) {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+// VAST's address lists (remoteports=, localports=): "a~b~c", ranges "first-last"; IPv4 ranges
+// expand (capped: a VIP pool is tens of addresses), anything else stays as written.
+std::vector<std::string> expand_ports(const std::string& spec) {
+  std::vector<std::string> out;
+  for (const std::string& item : split(spec, "~")) {
+    const auto dash = item.find('-');
+    auto first = dash == std::string::npos ? std::nullopt : parse_ip(item.substr(0, dash));
+    auto last = dash == std::string::npos ? std::nullopt : parse_ip(item.substr(dash + 1));
+    if (first && last && first->family == AF_INET && last->family == AF_INET) {
+      auto v4 = [](const Ip& ip) {
+        return uint32_t{ip.b[0]} << 24 | uint32_t{ip.b[1]} << 16 | uint32_t{ip.b[2]} << 8 | ip.b[3];
+      };
+      for (uint32_t a = v4(*first); a <= v4(*last) && out.size() < 1024; ++a) {
+        char buf[INET_ADDRSTRLEN];
+        const uint32_t be = htonl(a);
+        inet_ntop(AF_INET, &be, buf, sizeof buf);
+        out.emplace_back(buf);
+      }
+    } else {
+      out.push_back(item);
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::string> mount_options(const std::string& options) {
+  std::map<std::string, std::string> out;
+  for (const std::string& item : split(options, ",")) {
+    const auto eq = item.find('=');
+    out[item.substr(0, eq)] = eq == std::string::npos ? "" : item.substr(eq + 1);
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : sep) + x;
+  return out;
+}
+
+void CarrierFinder::by_route(const std::string& server) {
+  const auto ip = parse_ip(server);
+  if (!ip) return;
+  const Route* best = nullptr;
+  int best_len = -1;
+  for (const Route& r : net_.routes) {
+    const auto p = parse_prefix(r.destination);
+    if (!p || !in_prefix(*ip, p->first, p->second)) continue;
+    if (p->second > best_len || (p->second == best_len && r.metric < best->metric)) {
+      best = &r;
+      best_len = p->second;
+    }
+  }
+  if (best)
+    add_netdev(best->dev, "route to " + server + " (" + best->destination +
+                              (best->gateway.empty() ? "" : " via " + best->gateway) + " dev " +
+                              best->dev + ")");
+}
+
+bool CarrierFinder::by_local_address(const std::string& addr, const std::string& how) {
+  const auto ip = parse_ip(addr);
+  if (!ip) return false;
+  for (const NetInterface& i : net_.interfaces)
+    for (const std::string& a : i.addresses)
+      if (auto p = parse_prefix(a); p && p->first == *ip) {
+        add_netdev(i.name, how);
+        return true;
+      }
+  return false;
+}
+
+void CarrierFinder::by_cufile_entry(const std::string& entry, const std::string& key) {
+  const std::string how = "cufile.json " + key + " " + entry;
+  if (by_local_address(entry, how)) return;
+  for (const RdmaDevice& d : net_.rdma_devices)
+    if (d.name == entry) {
+      for (const RdmaPort& p : d.ports) add(carrier_of_port(d, p), how);
+      return;
+    }
+  for (const NetInterface& i : net_.interfaces)
+    if (i.name == entry) return add_netdev(i.name, how);
+}
+
+void CarrierFinder::add_netdev(const std::string& name, const std::string& how, int depth) {
+  const NetInterface* iface = interface(name);
+  // An RDMA port bound to the device itself first: a RoCE LAG bond (mlx5_bond_0 ==> bond0)
+  // carries RDMA as one port; its PCI function is the RDMA device's.
+  for (const RdmaDevice& d : net_.rdma_devices)
+    for (const RdmaPort& p : d.ports)
+      if (p.netdev == name) {
+        MountCarrier c = carrier_of_port(d, p);
+        if (iface && !iface->bdf.empty()) c.bdf = iface->bdf;
+        return add(std::move(c), how);
+      }
+  if (iface && !iface->lower.empty() && depth < 4) {
+    for (const std::string& l : iface->lower) add_netdev(l, how + " via " + name, depth + 1);
+    return;
+  }
+  MountCarrier c;
+  c.netdev = name;
+  if (iface) c.bdf = iface->bdf;
+  add(std::move(c), how);
+}
+
+const NetInterface* CarrierFinder::interface(const std::string& name) const {
+  for (const NetInterface& i : net_.interfaces)
+    if (i.name == name) return &i;
+  return nullptr;
+}
+
+MountCarrier CarrierFinder::carrier_of_port(const RdmaDevice& d, const RdmaPort& p) {
+  MountCarrier c;
+  c.netdev = p.netdev;
+  c.bdf = d.bdf;
+  c.rdma_dev = d.name;
+  c.rdma_port = p.port;
+  c.rdma_state = p.state;
+  return c;
+}
+
+void CarrierFinder::add(MountCarrier c, const std::string& how) {
+  for (MountCarrier& have : carriers_)
+    if (have.netdev == c.netdev && have.rdma_dev == c.rdma_dev &&
+        have.rdma_port == c.rdma_port) {
+      if (have.how.find(how) == std::string::npos) have.how += "; " + how;
+      return;
+    }
+  c.how = how;
+  carriers_.push_back(std::move(c));
+}
+
+void add_cufile_carriers(CarrierFinder& f, const CufileSettings& c, const std::string& fs_key,
+                         const Mount& m) {
+  auto mt = c.mount_rdma_dev_addr_list.find(m.target);
+  if (mt == c.mount_rdma_dev_addr_list.end())
+    mt = c.mount_rdma_dev_addr_list.find(m.target + "/");  // the shipped example ends some in '/'
+  if (mt != c.mount_rdma_dev_addr_list.end()) {
+    for (const auto& e : mt->second)
+      f.by_cufile_entry(e, "fs." + fs_key + ".mount_table[" + mt->first + "].rdma_dev_addr_list");
+  } else if (auto it = c.fs_rdma_dev_addr_list.find(fs_key); it != c.fs_rdma_dev_addr_list.end()) {
+    for (const auto& e : it->second) f.by_cufile_entry(e, "fs." + fs_key + ".rdma_dev_addr_list");
+  } else if (c.rdma_dev_addr_list) {
+    for (const auto& e : *c.rdma_dev_addr_list) f.by_cufile_entry(e, "rdma_dev_addr_list");
+  }
+}
+
+void add_locality(MountCarrier& c, const Snapshot& s, const TopologyView& v) {
+  const Device* nic = c.bdf.empty() ? nullptr : s.find(c.bdf);
+  if (!nic) return;
+  std::optional<Pair> best;
+  for (const Device* g : v.gpus()) {
+    const Pair p = v.classify(*g, *nic);
+    c.gpus.push_back({g->bdf, v.gpu_label(g->bdf), p.label});
+    if (!best || closer(p, *best)) best = p;
+  }
+  if (best) c.nearest_gpu = best->gpu;
+}
+
+}  // namespace gdsb::topo::net
+
+namespace gdsb::topo {
+
+std::string describe_carrier(const MountCarrier& c) {
+  std::string out = c.netdev.empty() ? c.rdma_dev : c.netdev;
+  std::vector<std::string> facts;
+  facts.push_back(c.bdf.empty() ? "no PCI function" : c.bdf);
+  if (!c.rdma_dev.empty())
+    facts.push_back(c.rdma_dev + " port " + std::to_string(c.rdma_port) +
+                    (c.rdma_state.empty() ? "" : " " + c.rdma_state));
+  else
+    facts.push_back("no RDMA device");
+  if (!c.how.empty()) facts.push_back(c.how);
+  out += " (" + net::join(facts, "; ") + ")";
+  if (!c.gpus.empty()) {
+    std::vector<std::string> labels;
+    std::string nearest;
+    for (const auto& g : c.gpus) {
+      labels.push_back(g.label + " " + std::string(path_label_name(g.path)));
+      if (g.gpu == c.nearest_gpu)
+        nearest = g.label + " (" + std::string(path_label_name(g.path)) + ")";
+    }
+    out += ": " + net::join(labels);
+    if (!nearest.empty()) out += "; cuFile pairs it with " + nearest;
+  }
+  return out;
+}
+
+}  // namespace gdsb::topo
