@@ -2,6 +2,10 @@
 // hand, shared by the tests that judge it (test_real_machines.cpp, test_path_model.cpp).
 #pragma once
 
+#include <string>
+
+#include "gdsb/topo/model.hpp"
+
 #ifdef GDSB_TOPO_REAL_FIXTURES
 #include <filesystem>
 
@@ -31,6 +35,35 @@ inline constexpr HgxGpu kHgx[] = {{"0000:19:00.0", "0000:18:00.0", "0000:1a:00.0
                                   {"0000:bb:00.0", "0000:ba:00.0", "0000:bc:00.0", 1},
                                   {"0000:cb:00.0", "0000:ca:00.0", "0000:cc:00.0", 1},
                                   {"0000:db:00.0", "0000:da:00.0", "0000:dc:00.0", 1}};
+
+// NVIDIA GDS Benchmarking and Configuration Guide, section 6.1: `ibdev2netdev` on the NFS
+// client, mlx5_0..mlx5_9 ==> ib0..ib9, mlx5_4 and mlx5_5 Down. Its first eight ports are laid
+// on the HGX recording's eight ConnectX-7 functions in PCI order (GPU i's NIC is ib<i>).
+inline NetworkFacts hgx_network() {
+  NetworkFacts n;
+  n.net_known = n.rdma_known = n.modules_known = true;
+  for (int i = 0; i < 8; ++i) {
+    const bool up = i != 4 && i != 5;
+    const std::string ib = "ib" + std::to_string(i);
+    NetInterface iface;
+    iface.name = ib;
+    iface.bdf = kHgx[i].nic;
+    iface.operstate = up ? "up" : "down";
+    iface.type = 32;  // ARPHRD_INFINIBAND
+    n.interfaces.push_back(iface);
+    RdmaDevice d;
+    d.name = "mlx5_" + std::to_string(i);
+    d.bdf = kHgx[i].nic;
+    d.ports.push_back({1, "InfiniBand", up ? "ACTIVE" : "DOWN", up ? "LinkUp" : "Disabled",
+                       "", std::nullopt, ib});
+    n.rdma_devices.push_back(d);
+  }
+  // Issue 25's storage network: the NFS server 10.10.1.5 on ib0's /24.
+  n.interfaces[0].addresses = {"10.10.1.21/24"};
+  n.routes.push_back({"10.10.1.0/24", "", "ib0", 0});
+  n.modules = {"ib_core", "mlx5_ib", "rpcrdma"};
+  return n;
+}
 
 #ifdef GDSB_TOPO_REAL_FIXTURES
 // The recording with the host facts a node of that fleet has (its `lspci -vvv` has none):
