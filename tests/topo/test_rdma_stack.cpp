@@ -25,7 +25,8 @@ Mount nfs_mount(const std::string& proto = "rdma") {
   m.fstype = "nfs";
   m.options =
       "ro,vers=3,rsize=1048576,wsize=1048576,namlen=255,acregmin=120,acregmax=120,acdirmin=120,"
-      "acdirmax=120,hard,nocto,forcerdirplus,proto=" + proto +
+      "acdirmax=120,hard,nocto,forcerdirplus,proto=" +
+      proto +
       ",nconnect=16,port=20049,timeo=600,retrans=2,sec=sys,mountaddr=172.16.40.20,mountvers=3,"
       "mountport=0,mountproto=tcp,local_lock=none";
   return m;
@@ -61,8 +62,8 @@ TEST(TopoRdmaStack, PeermemLoadedRegistersGpuMemoryForTheNfsRdmaMount) {
   Snapshot s = hgx_with_host();
   NetworkFacts& n = s.machine.network;
   n.modules_known = true;
-  n.modules = {"ib_cm",   "ib_core",  "ib_ipoib", "ib_umad", "ib_uverbs", "iw_cm",
-               "mlx5_ib", "nvidia",   "nvidia_peermem", "rdma_cm", "rdma_ucm"};
+  n.modules = {"ib_cm",   "ib_core", "ib_ipoib",       "ib_umad", "ib_uverbs", "iw_cm",
+               "mlx5_ib", "nvidia",  "nvidia_peermem", "rdma_cm", "rdma_ucm"};
   s.machine.mounts = {nfs_mount()};
   const auto o = evaluate_snapshot(std::move(s));
   const CheckResult& r = result(o, "registration");
@@ -72,8 +73,8 @@ TEST(TopoRdmaStack, PeermemLoadedRegistersGpuMemoryForTheNfsRdmaMount) {
   EXPECT_EQ(all_text(r).find("DMA-BUF usable"), std::string::npos) << all_text(r);
   // rpcrdma is not in the paste, nor nvidia-fs's own view: NFS over RDMA is named unusable.
   const CheckResult& fsr = result(o, "file-system drivers");
-  EXPECT_NE(all_text(fsr).find("NFS over RDMA: not usable (rpcrdma not loaded"),
-            std::string::npos) << all_text(fsr);
+  EXPECT_NE(all_text(fsr).find("NFS over RDMA: not usable (rpcrdma not loaded"), std::string::npos)
+      << all_text(fsr);
 }
 
 // The project's H100 VM, read on 2026-11-26 (fixtures/real/h100-vm/rdma-stack-2026-11-26.txt):
@@ -99,7 +100,8 @@ TEST(TopoRdmaStack, DmaBufWithoutPeermemOnTheOpenModuleAndAKernelOf5_12OrNewer) 
   EXPECT_NE(t.find("no nvidia_peermem"), std::string::npos) << t;
   EXPECT_NE(t.find("kernel 6.18.44-fc-v657-gpu (>= 5.12"), std::string::npos) << t;
   EXPECT_NE(t.find("580.159.04  Release Build  (nixbld@) (open GPU kernel module)"),
-            std::string::npos) << t;
+            std::string::npos)
+      << t;
   EXPECT_NE(t.find("DMA-BUF usable"), std::string::npos) << t;
 }
 
@@ -173,12 +175,14 @@ TEST(TopoRdmaStack, AListedAddressOnADownPortIsNamed) {
   const auto o = evaluate_snapshot(std::move(s));
   const CheckResult& r = result(o, "rdma_dev_addr_list");
   ASSERT_EQ(r.verdict, Verdict::Warn) << all_text(r);
-  EXPECT_NE(r.consequence.find(
-                "10.10.1.21 (properties) -> ens1f0np0 -> mlx5_0 port 1: DOWN (Disabled)"),
-            std::string::npos) << r.consequence;
+  EXPECT_NE(
+      r.consequence.find("10.10.1.21 (properties) -> ens1f0np0 -> mlx5_0 port 1: DOWN (Disabled)"),
+      std::string::npos)
+      << r.consequence;
   EXPECT_NE(r.consequence.find("10.10.1.22 (properties): no interface of this node has this "
                                "address"),
-            std::string::npos) << r.consequence;
+            std::string::npos)
+      << r.consequence;
   // The port itself is a fact: down, and no mount reads over RDMA here.
   const CheckResult& p = result(o, "RDMA ports");
   EXPECT_EQ(p.verdict, Verdict::Waived) << all_text(p);
@@ -196,7 +200,8 @@ TEST(TopoRdmaStack, AListedAddressOnAnActivePortPasses) {
   EXPECT_EQ(r.verdict, Verdict::Pass) << all_text(r);
   EXPECT_NE(all_text(r).find("10.10.1.21 (properties) -> ib0 -> mlx5_0 port 1: ACTIVE (LinkUp), "
                              "100 Gb/sec (4X EDR)"),
-            std::string::npos) << all_text(r);
+            std::string::npos)
+      << all_text(r);
   EXPECT_EQ(result(o, "RDMA ports").verdict, Verdict::Pass);
 }
 

@@ -72,8 +72,8 @@ struct DmaBuf {
 DmaBuf dma_buf(const Machine& m) {
   DmaBuf d;
   const auto kv = kernel_major_minor(m.kernel_release);
-  const std::string need = std::to_string(kDmaBufKernel.first) + "." +
-                           std::to_string(kDmaBufKernel.second);
+  const std::string need =
+      std::to_string(kDmaBufKernel.first) + "." + std::to_string(kDmaBufKernel.second);
   std::vector<std::string> missing, unknown;
   if (!kv) {
     unknown.push_back("the kernel release");
@@ -87,7 +87,8 @@ DmaBuf dma_buf(const Machine& m) {
   if (v.empty()) {
     unknown.push_back("the GPU kernel module flavour (/proc/driver/nvidia/version)");
   } else if (v.find("Open Kernel Module") != std::string::npos) {
-    d.evidence.push_back("/proc/driver/nvidia/version: " + trimmed(v) + " (open GPU kernel module)");
+    d.evidence.push_back("/proc/driver/nvidia/version: " + trimmed(v) +
+                         " (open GPU kernel module)");
   } else {
     d.evidence.push_back("/proc/driver/nvidia/version: " + trimmed(v) +
                          " (proprietary GPU kernel module: DMA-BUF needs the open one)");
@@ -107,8 +108,8 @@ DmaBuf dma_buf(const Machine& m) {
 CheckResult registration(const Machine& m, const std::vector<const Mount*>& mounts) {
   const std::string title = "GPU memory registration for RDMA (nvidia-peermem or DMA-BUF)";
   const NetworkFacts& n = m.network;
-  const bool peermem = n.modules_known && (has_module(n, "nvidia_peermem") ||
-                                           has_module(n, "nv_peer_mem"));
+  const bool peermem =
+      n.modules_known && (has_module(n, "nvidia_peermem") || has_module(n, "nv_peer_mem"));
   CheckResult r = make(kId, title, Verdict::Pass);
   if (!n.modules_known)
     r.evidence.push_back("/proc/modules not read: nvidia-peermem unknown");
@@ -127,9 +128,8 @@ CheckResult registration(const Machine& m, const std::vector<const Mount*>& moun
   }
   if (!n.modules_known || d.state == DmaBuf::Unknown) {
     r.verdict = Verdict::Waived;
-    r.reason = std::string("cannot tell: ") +
-               (n.modules_known ? "" : "/proc/modules not read; ") + "DMA-BUF " +
-               (d.state == DmaBuf::Unknown ? "unknown, " : "unusable, ") + d.why_not +
+    r.reason = std::string("cannot tell: ") + (n.modules_known ? "" : "/proc/modules not read; ") +
+               "DMA-BUF " + (d.state == DmaBuf::Unknown ? "unknown, " : "unusable, ") + d.why_not +
                "; run lsmod | grep nvidia_peermem, uname -r and cat /proc/driver/nvidia/version";
     return r;
   }
@@ -141,8 +141,8 @@ CheckResult registration(const Machine& m, const std::vector<const Mount*>& moun
   }
   r.verdict = Verdict::Fail;
   r.consequence = "neither nvidia-peermem is loaded nor is DMA-BUF usable (" + d.why_not +
-                  "): the RDMA NIC cannot reach GPU memory, so GDS reads of " +
-                  mount_list(mounts) + " cannot go GPUDirect (compat mode or an error)";
+                  "): the RDMA NIC cannot reach GPU memory, so GDS reads of " + mount_list(mounts) +
+                  " cannot go GPUDirect (compat mode or an error)";
   r.remedy =
       "load nvidia-peermem (modprobe nvidia-peermem; needs MLNX_OFED or DOCA-OFED), or use "
       "DMA-BUF: the open GPU kernel module on a Linux kernel 5.12 or newer";
@@ -150,8 +150,8 @@ CheckResult registration(const Machine& m, const std::vector<const Mount*>& moun
 }
 
 CheckResult rdma_library(const Snapshot& s) {
-  const std::string title = "cuFile user-space RDMA library (" +
-                            std::string(gpu::cufile::kCufileRdmaLibrary) + ")";
+  const std::string title =
+      "cuFile user-space RDMA library (" + std::string(gpu::cufile::kCufileRdmaLibrary) + ")";
   const Machine& m = s.machine;
   if (!m.cufile_rdma)
     return waived(kId, title,
@@ -159,8 +159,8 @@ CheckResult rdma_library(const Snapshot& s) {
                   "answer), and this input holds none");
   const auto& p = *m.cufile_rdma;
   CheckResult r = make(kId, title, Verdict::Pass);
-  r.evidence.push_back("dlopen(" + p.library + "): " +
-                       (p.loaded ? std::string("loaded") : "not loaded (" + p.error + ")"));
+  r.evidence.push_back("dlopen(" + p.library +
+                       "): " + (p.loaded ? std::string("loaded") : "not loaded (" + p.error + ")"));
   if (p.loaded) return r;
   const auto& list = m.cufile.rdma_dev_addr_list;
   if (list && !list->empty()) {
@@ -174,8 +174,9 @@ CheckResult rdma_library(const Snapshot& s) {
     return r;
   }
   r.verdict = Verdict::Waived;
-  r.reason = "cuFile's user-space RDMA is unavailable here; nothing asks for it (no "
-             "rdma_dev_addr_list)";
+  r.reason =
+      "cuFile's user-space RDMA is unavailable here; nothing asks for it (no "
+      "rdma_dev_addr_list)";
   return r;
 }
 
@@ -230,8 +231,9 @@ CheckResult addr_list(const Machine& m) {
   const NetworkFacts& n = m.network;
   if (!n.net_known) {
     r.verdict = Verdict::Waived;
-    r.reason = "the node's interfaces (/sys/class/net) were not read: the addresses cannot be "
-               "matched to NICs";
+    r.reason =
+        "the node's interfaces (/sys/class/net) were not read: the addresses cannot be "
+        "matched to NICs";
     return r;
   }
   std::vector<std::string> bad;
@@ -250,8 +252,7 @@ CheckResult addr_list(const Machine& m) {
     const RdmaPort* port = port_of_netdev(n, iface->name, &dev);
     if (port == nullptr) {
       std::string line = head + " -> " + iface->name + ": " +
-                         (n.rdma_known ? "no RDMA port is bound to it"
-                                       : "RDMA ports not recorded");
+                         (n.rdma_known ? "no RDMA port is bound to it" : "RDMA ports not recorded");
       r.evidence.push_back(line);
       if (n.rdma_known) bad.push_back(line);
       continue;
@@ -262,10 +263,14 @@ CheckResult addr_list(const Machine& m) {
   }
   if (!bad.empty()) {
     r.verdict = Verdict::Warn;
-    r.consequence = "cuFile spreads user-space RDMA over the listed NICs; not ACTIVE or not "
-                    "found here: " + joined(bad, "; ");
-    r.remedy = "bring the port up (ibstat; cable, switch, subnet manager) or list only this "
-               "node's ACTIVE RDMA interfaces in rdma_dev_addr_list of " + c.path;
+    r.consequence =
+        "cuFile spreads user-space RDMA over the listed NICs; not ACTIVE or not "
+        "found here: " +
+        joined(bad, "; ");
+    r.remedy =
+        "bring the port up (ibstat; cable, switch, subnet manager) or list only this "
+        "node's ACTIVE RDMA interfaces in rdma_dev_addr_list of " +
+        c.path;
   }
   return r;
 }
@@ -292,10 +297,11 @@ CheckResult ports(const Machine& m, const std::vector<const Mount*>& mounts) {
   if (up > 0) return r;
   if (!mounts.empty()) {
     r.verdict = Verdict::Fail;
-    r.consequence = "no RDMA port is ACTIVE, and " + mount_list(mounts) +
-                    " read their data over RDMA";
-    r.remedy = "bring an RDMA port up (ibstat; cable, switch, subnet manager) or load the NIC's "
-               "RDMA driver (mlx5_ib)";
+    r.consequence =
+        "no RDMA port is ACTIVE, and " + mount_list(mounts) + " read their data over RDMA";
+    r.remedy =
+        "bring an RDMA port up (ibstat; cable, switch, subnet manager) or load the NIC's "
+        "RDMA driver (mlx5_ib)";
     return r;
   }
   r.verdict = Verdict::Waived;
@@ -338,15 +344,16 @@ CheckResult fs_drivers(const Machine& m) {
   // cuFile's own RDMA path (gdscheck: "Userspace RDMA"): the library and the NICs it uses.
   const bool lib = m.cufile_rdma && m.cufile_rdma->loaded;
   const bool listed = m.cufile.rdma_dev_addr_list && !m.cufile.rdma_dev_addr_list->empty();
-  r.evidence.push_back(std::string("user-space RDMA: ") + (lib && listed ? "usable (" : "not usable (") +
-                       (m.cufile_rdma ? (lib ? "library loads" : "library does not load")
-                                      : "library not probed") +
-                       ", rdma_dev_addr_list " + (listed ? "set" : "empty or absent") + ")");
+  r.evidence.push_back(
+      std::string("user-space RDMA: ") + (lib && listed ? "usable (" : "not usable (") +
+      (m.cufile_rdma ? (lib ? "library loads" : "library does not load") : "library not probed") +
+      ", rdma_dev_addr_list " + (listed ? "set" : "empty or absent") + ")");
   usable += lib && listed ? 1 : 0;
   if (usable == 0) {
     r.verdict = Verdict::Waived;
-    r.reason = "no file system here can be read by GDS over the network (each one's evidence "
-               "listed)";
+    r.reason =
+        "no file system here can be read by GDS over the network (each one's evidence "
+        "listed)";
   }
   return r;
 }
