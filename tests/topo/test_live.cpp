@@ -55,6 +55,30 @@ TEST(TopoLive, BlockDevicesOfThisMachine) {
   }
 }
 
+// The live collector tries to load cuFile's user-space RDMA library and the snapshot keeps the
+// answer. Where it is absent (CI: no GDS installed) the fact says why and fails nothing; on
+// the GPU VM it loads (fixtures/real/h100-vm/rdma-stack-2026-11-26.txt).
+TEST(TopoLive, CufileRdmaLibraryIsProbedAndStatedAsAFact) {
+  CollectOptions opt;
+  Snapshot live = collect_live(opt);
+  ASSERT_TRUE(live.machine.cufile_rdma);
+  const gpu::cufile::LibraryProbe p = *live.machine.cufile_rdma;
+  EXPECT_EQ(p.library, "libcufile_rdma.so.1");
+  if (!p.loaded) {
+    EXPECT_NE(p.error.find("libcufile_rdma.so.1"), std::string::npos) << p.error;
+  } else {
+    EXPECT_TRUE(p.error.empty()) << p.error;
+  }
+  auto o = evaluate_snapshot(std::move(live));
+  const CheckResult* lib = o.titled("rdma-stack", "user-space RDMA library");
+  ASSERT_NE(lib, nullptr);
+  EXPECT_NE(lib->verdict, Verdict::Fail);
+  ASSERT_FALSE(lib->evidence.empty());
+  EXPECT_EQ(lib->evidence.front(), "dlopen(libcufile_rdma.so.1): " +
+                                       (p.loaded ? std::string("loaded")
+                                                 : "not loaded (" + p.error + ")"));
+}
+
 TEST(TopoLive, SnapshotReplaysToTheSameReport) {
   CollectOptions opt;
   Snapshot live = collect_live(opt);

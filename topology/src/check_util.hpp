@@ -2,8 +2,11 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gdsb/topo/checks.hpp"
 #include "gdsb/topo/pci_config.hpp"
@@ -88,6 +91,37 @@ inline std::string pair_text(const CheckContext& ctx, const Pair& p) {
          " " + p.peer + ": " + std::string(path_label_name(p.label)) + ", P2PDMA " +
          std::string(p2pdma_map_name(p.p2pdma)) + " distance " + std::to_string(p.distance) + " (" +
          p.p2pdma_reason + ")";
+}
+
+// The host-software checks (gds-stack, rdma-stack) read /proc, /run/udev and cufile.json:
+// an input without them (PCI dumps, lspci text, hwloc XML) is waived once, saying so.
+inline std::optional<CheckResult> waive_without_host_facts(const CheckContext& ctx,
+                                                           const std::string& id,
+                                                           const std::string& title) {
+  if (ctx.snapshot.machine.proc_known) return std::nullopt;
+  return waived(id, title,
+                "the " + std::string(source_kind_name(ctx.snapshot.kind)) +
+                    " input has no host facts (/proc, /run/udev, cufile.json)");
+}
+
+// "6.18.44-fc-v657-gpu" -> {6, 18}; nullopt when the release does not start "N.N".
+inline std::optional<std::pair<int, int>> kernel_major_minor(const std::string& release) {
+  int major = 0, minor = 0;
+  if (std::sscanf(release.c_str(), "%d.%d", &major, &minor) != 2) return std::nullopt;
+  return std::pair{major, minor};
+}
+
+// Without a P2P-capable path the GDS stack's state changes nothing: its failures and
+// warnings become facts (waived), the applicability's why said once, in Platform
+// verification (issue 27).
+inline void facts_only_without_gds(const CheckContext& ctx, std::vector<CheckResult>& out) {
+  if (ctx.model.gds_applicable()) return;
+  for (auto& r : out)
+    if (r.verdict == Verdict::Fail || r.verdict == Verdict::Warn) {
+      r.verdict = Verdict::Waived;
+      r.reason = "fact only: GDS does not apply on this node (Platform verification says why)";
+      r.remedy.clear();
+    }
 }
 
 inline bool is_x86(const Machine& m) { return m.arch == "x86_64" || m.arch == "i686"; }

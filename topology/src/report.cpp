@@ -30,6 +30,7 @@ std::vector<std::unique_ptr<Check>> all_checks() {
   checks.push_back(make_bar1_check());
   checks.push_back(make_numa_check());
   checks.push_back(make_gds_stack_check());
+  checks.push_back(make_rdma_stack_check());
   return checks;
 }
 

@@ -167,7 +167,7 @@ json machine_json(const Machine& m) {
   if (!c.fs_rdma_dev_addr_list.empty()) cufile["fs_rdma_dev_addr_list"] = c.fs_rdma_dev_addr_list;
   if (!c.mount_rdma_dev_addr_list.empty())
     cufile["mount_rdma_dev_addr_list"] = c.mount_rdma_dev_addr_list;
-  return {{"proc_known", m.proc_known},
+  json j = {{"proc_known", m.proc_known},
           {"iommu_known", m.iommu_known},
           {"kernel_release", m.kernel_release},
           {"arch", m.arch},
@@ -185,6 +185,13 @@ json machine_json(const Machine& m) {
           {"mounts", mounts},
           {"block_devices", blocks},
           {"numa_nodes", m.numa_nodes}};
+  // The live dlopen probe of libcufile_rdma, so a replay shows the recorded machine's answer;
+  // written only where probed (a key older readers ignore).
+  if (m.cufile_rdma)
+    j["cufile_rdma"] = {{"library", m.cufile_rdma->library},
+                        {"loaded", m.cufile_rdma->loaded},
+                        {"error", m.cufile_rdma->error}};
+  return j;
 }
 
 Machine machine_from(const json& j) {
@@ -243,6 +250,11 @@ Machine machine_from(const json& j) {
                                  b.at("dm_name").get<std::string>(),
                                  b.at("md_level").get<std::string>()});
   m.numa_nodes = j.at("numa_nodes").get<int>();
+  // Absent in snapshots written before the probe was recorded, and where it did not run.
+  if (const auto it = j.find("cufile_rdma"); it != j.end() && it->is_object())
+    m.cufile_rdma = gpu::cufile::LibraryProbe{it->at("library").get<std::string>(),
+                                              it->at("loaded").get<bool>(),
+                                              it->at("error").get<std::string>()};
   return m;
 }
 

@@ -198,6 +198,7 @@ Snapshot collect_tree(const fs::path& root, bool live, const CollectOptions& opt
 Snapshot collect_live(const CollectOptions& opt) {
   Snapshot s = collect_tree("/", true, opt);
   s.kind = SourceKind::Live;
+  s.machine.cufile_rdma = gpu::cufile::probe_library(gpu::cufile::kCufileRdmaLibrary);
   if (opt.use_hwloc)
     if (std::string note = enrich_with_hwloc(s); !note.empty()) s.notes.push_back(note);
   return s;

@@ -5,6 +5,16 @@
 namespace gdsb::gpu::cufile {
 namespace {
 
+// The one dlopen of this file: load_cufile and probe_library share it (flags, dlerror).
+void* open_library(const std::string& library, std::string& why) {
+  void* lib = ::dlopen(library.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (lib == nullptr) {
+    const char* e = ::dlerror();
+    why = e != nullptr ? std::string(e) : std::string("unknown reason");
+  }
+  return lib;
+}
+
 template <typename Fn>
 void lookup(void* lib, const char* name, Fn& fn) {
   fn = reinterpret_cast<Fn>(::dlsym(lib, name));
@@ -37,11 +47,10 @@ std::string choose_library(const std::string& from_workload, const char* from_en
 }
 
 LoadResult load_cufile(const std::string& library) {
-  void* lib = ::dlopen(library.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  std::string why;
+  void* lib = open_library(library, why);
   if (lib == nullptr) {
-    const char* why = ::dlerror();
-    return {nullptr, "cuFile library " + library + " could not be loaded (" +
-                         (why != nullptr ? std::string(why) : std::string("unknown reason")) +
+    return {nullptr, "cuFile library " + library + " could not be loaded (" + why +
                          "): install NVIDIA GPUDirect Storage (package libcufile-<cuda "
                          "version>) or name the library with --cufile-lib or GDSB_CUFILE_LIB"};
   }
@@ -84,6 +93,13 @@ LoadResult load_cufile(const std::string& library) {
     return {nullptr, library + " lacks " + missing + ": it is not a usable libcufile"};
   }
   return {std::move(api), {}};
+}
+
+LibraryProbe probe_library(const std::string& library) {
+  LibraryProbe p;
+  p.library = library;
+  p.loaded = open_library(library, p.error) != nullptr;
+  return p;
 }
 
 }  // namespace gdsb::gpu::cufile

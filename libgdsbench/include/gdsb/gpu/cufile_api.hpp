@@ -148,4 +148,20 @@ struct LoadResult {
 // be unloaded while its threads run), so this is called once per run, not per I/O.
 LoadResult load_cufile(const std::string& library);
 
+// cuFile's user-space RDMA library (gdscheck -p's "rdma library"): libcufile loads it itself
+// when cufile.json lists RDMA NICs (rdma_dev_addr_list). It needs libibverbs, librdmacm and
+// libmlx5, so it may be installed and still not load.
+inline constexpr const char* kCufileRdmaLibrary = "libcufile_rdma.so.1";
+
+// Whether a run-time-loaded library loads here, and dlerror's words when not.
+struct LibraryProbe {
+  std::string library;  // the name given to dlopen
+  bool loaded = false;
+  std::string error;    // "" when loaded
+};
+
+// dlopen of `library` with the same flags as load_cufile. A loaded library stays loaded for
+// the life of the process (as libcufile does: its threads must not outlive their code).
+LibraryProbe probe_library(const std::string& library);
+
 }  // namespace gdsb::gpu::cufile

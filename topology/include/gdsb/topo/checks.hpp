@@ -42,7 +42,7 @@ class Check {
 };
 
 // The registry, in report order: acs-redirect, iommu, pair-locality, link, bar1, numa,
-// gds-stack.
+// gds-stack, rdma-stack.
 std::vector<std::unique_ptr<Check>> all_checks();
 
 std::unique_ptr<Check> make_acs_check();
@@ -52,6 +52,9 @@ std::unique_ptr<Check> make_link_check();
 std::unique_ptr<Check> make_bar1_check();
 std::unique_ptr<Check> make_numa_check();
 std::unique_ptr<Check> make_gds_stack_check();
+// GPUDirect RDMA stack (gdscheck -p's DRIVER CONFIGURATION): nvidia-peermem or DMA-BUF,
+// libcufile_rdma, rdma_dev_addr_list, RDMA ports, network file-system drivers.
+std::unique_ptr<Check> make_rdma_stack_check();
 
 // Everything a renderer needs, computed once.
 struct Report {

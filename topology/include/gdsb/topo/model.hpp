@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gdsb/gpu/cufile_api.hpp"  // LibraryProbe: the engine's dlopen probe, recorded here
+
 namespace gdsb::topo {
 
 enum class Role {
@@ -240,6 +242,10 @@ struct Machine {
   std::vector<BlockDevice> block_devices;
   int numa_nodes = 0;  // 0 when unknown
   NetworkFacts network;
+  // Whether cuFile's user-space RDMA library (libcufile_rdma.so.1) loads here: the live
+  // collector's dlopen probe, saved in the snapshot so a replay shows the recorded machine's
+  // answer. nullopt: not probed (recorded inputs other than a snapshot, older snapshots).
+  std::optional<gpu::cufile::LibraryProbe> cufile_rdma;
 };
 
 // One NVLink of a GPU. From NVML (live, replayed from a snapshot): one entry per link index,
