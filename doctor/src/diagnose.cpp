@@ -244,7 +244,7 @@ std::vector<const GpuDiagnosis*> named_gpus(const Diagnosis& d, const Finding& f
 // measured storage included, so a fix cannot lift a read above it.
 void cap_expected(Diagnosis& d) {
   for (auto& f : d.findings) {
-    if (!f.expected_gb_s) continue;
+    if (!f.expected_gb_s || f.path_bounded) continue;
     auto gpus = named_gpus(d, f);
     if (gpus.empty())
       for (const auto& g : d.gpus) gpus.push_back(&g);

@@ -108,6 +108,14 @@ nlohmann::json to_json(const Snapshot& s, const TopologyView& v, const Report& r
   j["nic_ceilings"] = nlohmann::json::array();
   for (const auto& c : r.nic_ceilings) j["nic_ceilings"].push_back(ceiling(c));
   j["node_ceilings"] = {{"nvme", ceiling(r.node_nvme)}, {"nic", ceiling(r.node_nic)}};
+  // Additive (issue 25): per network mount, its carriers' ceilings node-wide and per GPU.
+  j["mount_ceilings"] = nlohmann::json::array();
+  for (const auto& m : r.mount_ceilings) {
+    nlohmann::json gpus = nlohmann::json::array();
+    for (const auto& c : m.gpus) gpus.push_back(ceiling(c));
+    j["mount_ceilings"].push_back(
+        {{"target", m.target}, {"kind", m.kind}, {"node", ceiling(m.node)}, {"gpus", gpus}});
+  }
   j["virtual_devices"] = nlohmann::json::array();
   for (const Device* d : v.virtual_devices())
     j["virtual_devices"].push_back({{"bdf", d->bdf}, {"reason", virtual_device_reason(*d)}});

@@ -290,6 +290,12 @@ void render_text(std::ostream& out, const Snapshot& s, const TopologyView& v, co
     figure(r.node_nvme, "Node-wide GDS reads from all NVMe drives");
     if (r.node_nic.gb_s) figure(r.node_nic, "Node-wide remote GDS through all data NICs");
   }
+  for (const auto& mc : r.mount_ceilings) {
+    figure(mc.node, "Reads of " + mc.target + " (" + mc.kind + ")");
+    if (opt.verbose)
+      for (const auto& c : mc.gpus)
+        figure(c, "  into " + v.gpu_label(c.gpu) + " (" + c.gpu + ")");
+  }
   out << ' ' << platform_verification_line(r, true) << '\n';
 }
 

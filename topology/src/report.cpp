@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "gdsb/topo/checks.hpp"
+#include "gdsb/topo/network_storage.hpp"
 #include "gdsb/topo/pci_config.hpp"
 
 namespace gdsb::topo {
@@ -57,6 +58,16 @@ Report evaluate(const Snapshot& s, const TopologyView& view, const PathModel& mo
   r.gds_applicable = model.gds_applicable();
   r.applicability = model.applicability();
   r.data_paths = model.paths();
+  for (const NetworkMount& nm : network_mounts(s, &view)) {
+    std::vector<std::string> nics;
+    for (const auto& c : nm.carriers)
+      if (!c.bdf.empty() && std::find(nics.begin(), nics.end(), c.bdf) == nics.end())
+        nics.push_back(c.bdf);
+    if (nics.empty()) continue;  // the mount's reading says why no NIC was found
+    Report::MountCeilings mc{nm.mount->target, nm.kind, model.carriers_ceiling(nics, ""), {}};
+    for (const Device* g : view.gpus()) mc.gpus.push_back(model.carriers_ceiling(nics, g->bdf));
+    r.mount_ceilings.push_back(std::move(mc));
+  }
   return r;
 }
 

@@ -92,7 +92,7 @@ std::vector<Finding> run(const Facts& facts) {
   const Platform& p = *facts.platform;
   const topo::Snapshot& s = *p.snapshot;
   const topo::PathModel& model = *p.model;
-  const std::vector<NetworkMount> mounts = topo::network_mounts(s);
+  const std::vector<NetworkMount> mounts = topo::network_mounts(s, p.view.get());
   if (mounts.empty()) return {};
   const RunResult* x1 = facts.storage_alone();
   const NetworkMount* nm = x1 ? mount_of(mounts, s, *x1) : nullptr;
@@ -127,11 +127,12 @@ std::vector<Finding> run(const Facts& facts) {
   if (all_ifs.empty()) all_ifs = "<each data NIC>";
 
   std::vector<Finding> out;
-  const auto base = [&](const std::string& title, Confidence c) {
+  const auto base = [&](const std::string& title, Confidence conf) {
     Finding f;
     f.rule = "network-storage";
     f.title = title;
-    f.confidence = c;
+    f.confidence = conf;
+    f.path_bounded = true;  // expected figures come from carriers_ceiling
     f.devices = nics;
     if (g) f.devices.insert(f.devices.begin(), g->bdf);
     if (seen) f.evidence.push_back(seen_by + ": " + detail::gb(*seen));

@@ -30,6 +30,10 @@ struct Finding {
   // The fix changes the storage side itself (more drives, deeper queues): today's storage
   // alone figure does not bound it, the path's ceiling does (GpuDiagnosis::path_ceiling_gb_s).
   bool storage_fix = false;
+  // The expected figure is already the path model's ceiling of the path the fix puts the
+  // reads on (a network mount's NICs, the GPU links included): the GPU's ceiling, which is
+  // its local drives' path, does not bound it (cap_expected leaves it).
+  bool path_bounded = false;
 };
 
 // One hop on the GPU's storage path and what it allows (GB/s, base 1000, per direction).

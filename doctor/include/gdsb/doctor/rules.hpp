@@ -54,5 +54,7 @@ Rule numa_bounce_rule();
 Rule page_cache_rule();
 Rule workload_limit_rule();
 Rule single_drive_rule();
+Rule network_storage_rule();
+Rule rdma_stack_rule();
 
 }  // namespace gdsb::doctor

@@ -69,6 +69,15 @@ struct Report {
   bool gds_applicable = true;
   std::string applicability;
   std::vector<DataPath> data_paths;  // the model's paths (pair pointers: into the view)
+  // Per network mount that some NIC carries (network_storage.hpp): the least of its
+  // carriers' summed network rates, their PCIe links, shared uplinks and the GPU links,
+  // node-wide (each carrier into its nearest GPU) and into each GPU (issue 25).
+  struct MountCeilings {
+    std::string target, kind;
+    Ceiling node;
+    std::vector<Ceiling> gpus;  // in GPU order
+  };
+  std::vector<MountCeilings> mount_ceilings;
 };
 
 // Checks and ceilings, all read from one path model of the snapshot.
