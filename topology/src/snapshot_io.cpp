@@ -178,7 +178,8 @@ json machine_json(const Machine& m) {
             {"max_direct_io_size_kb", opt(c.max_direct_io_size_kb)}}},
           {"mounts", mounts},
           {"block_devices", blocks},
-          {"numa_nodes", m.numa_nodes}};
+          {"numa_nodes", m.numa_nodes},
+          {"network", detail::network_json(m.network)}};
 }
 
 Machine machine_from(const json& j) {
@@ -228,6 +229,8 @@ Machine machine_from(const json& j) {
                                  b.at("dm_name").get<std::string>(),
                                  b.at("md_level").get<std::string>()});
   m.numa_nodes = j.at("numa_nodes").get<int>();
+  // Absent in snapshots written before it was recorded: every *_known stays false.
+  if (const auto it = j.find("network"); it != j.end()) m.network = detail::network_from(*it);
   return m;
 }
 
