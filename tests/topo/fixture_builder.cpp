@@ -87,6 +87,62 @@ void write_blocks(const std::vector<SysBlock>& blocks, const fs::path& root) {
   }
 }
 
+void write_if(const fs::path& p, const std::string& text) {
+  if (!text.empty()) write_file(p, text + "\n");
+}
+
+fs::path pci_dir(const Machine& m, const std::string& bdf, const fs::path& root) {
+  for (const auto& d : m.devs)
+    if (d.bdf == bdf) return device_dir(m, d, root);
+  throw std::logic_error("fixture: no PCI function " + bdf + " for a network device");
+}
+
+void write_network(const Machine& m, const fs::path& root) {
+  const Network& n = m.host.network;
+  if (n.netdevs.empty() && n.ibdevs.empty() && n.route.empty() && n.fib_trie.empty()) return;
+  fs::create_directories(root / "sys/class/net");
+  fs::create_directories(root / "proc/net");
+  for (const NetDev& d : n.netdevs) {
+    const fs::path dir = d.bdf.empty() ? root / "sys/devices/virtual/net" / d.name
+                                       : pci_dir(m, d.bdf, root) / "net" / d.name;
+    fs::create_directories(dir);
+    if (!d.bdf.empty()) fs::create_directory_symlink(pci_dir(m, d.bdf, root), dir / "device");
+    write_if(dir / "operstate", d.operstate);
+    write_if(dir / "address", d.address);
+    write_if(dir / "speed", d.speed);
+    if (d.mtu) write_if(dir / "mtu", std::to_string(d.mtu));
+    if (d.type) write_if(dir / "type", std::to_string(d.type));
+    if (d.dev_port) write_if(dir / "dev_port", std::to_string(*d.dev_port));
+    for (const auto& l : d.lower) fs::create_directory_symlink(root / "sys/class/net" / l, dir / ("lower_" + l));
+    fs::create_directory_symlink(dir, root / "sys/class/net" / d.name);
+  }
+  if (!n.ibdevs.empty()) fs::create_directories(root / "sys/class/infiniband");
+  for (const IbDev& d : n.ibdevs) {
+    const fs::path pci = pci_dir(m, d.bdf, root), dir = pci / "infiniband" / d.name;
+    fs::create_directories(dir);
+    fs::create_directory_symlink(pci, dir / "device");
+    write_if(dir / "fw_ver", d.fw_ver);
+    write_if(dir / "node_guid", d.node_guid);
+    for (const IbPort& p : d.ports) {
+      const fs::path pd = dir / "ports" / std::to_string(p.port);
+      fs::create_directories(pd);
+      write_if(pd / "link_layer", p.link_layer);
+      write_if(pd / "state", p.state);
+      write_if(pd / "phys_state", p.phys_state);
+      write_if(pd / "rate", p.rate);
+      write_if(pd / "gids/0", p.gid0);
+      write_if(pd / "gid_attrs/ndevs/0", p.ndev);
+    }
+    fs::create_directory_symlink(dir, root / "sys/class/infiniband" / d.name);
+  }
+  write_file(root / "proc/net/route",
+             "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n" + n.route);
+  write_file(root / "proc/net/fib_trie", n.fib_trie);
+  write_file(root / "proc/net/if_inet6", n.if_inet6);
+  write_file(root / "proc/net/ipv6_route", n.ipv6_route);
+  if (!n.modules.empty()) write_file(root / "proc/modules", n.modules);
+}
+
 }  // namespace
 
 std::vector<uint8_t> config_bytes(const Dev& d, size_t size) {
@@ -194,6 +250,7 @@ void write_sysfs(const Machine& m, const fs::path& root) {
   for (int n = 0; n < h.numa_nodes; ++n)
     fs::create_directories(root / "sys/devices/system/node" / ("node" + std::to_string(n)));
   write_blocks(h.blocks, root);
+  write_network(m, root);
   if (!h.write_proc) return;
   write_file(root / "proc/cmdline", h.cmdline + "\n");
   write_file(root / "proc/sys/kernel/osrelease", h.kernel + "\n");

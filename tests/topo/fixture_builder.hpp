@@ -38,6 +38,36 @@ struct SysBlock {
   std::string dm_name, md_level;    // "vg0-data"; "raid0"
 };
 
+// The network side, as the kernel lays it out: a net device below its PCI function
+// (DEV/net/<name>, linked from /sys/class/net; a virtual one in /sys/devices/virtual/net), an
+// RDMA device below its PCI function (DEV/infiniband/<name>, linked from /sys/class/infiniband).
+// A file whose text is empty is not written: the recording did not hold it.
+struct NetDev {
+  std::string name;
+  std::string bdf;  // "" for a virtual device
+  std::string operstate, address, speed;  // speed as the file reads: "200000", "-1"
+  int mtu = 0, type = 0;                   // 0: not written
+  std::optional<int> dev_port;             // the port of its PCI function, from 0
+  std::vector<std::string> lower;          // lower_<if> links
+};
+struct IbPort {
+  int port = 1;
+  std::string link_layer, state, phys_state, rate;  // "4: ACTIVE", "200 Gb/sec (4X HDR)"
+  std::string gid0;                                 // gids/0
+  std::string ndev;                                 // gid_attrs/ndevs/0 (RoCE)
+};
+struct IbDev {
+  std::string name, bdf, fw_ver, node_guid;
+  std::vector<IbPort> ports;
+};
+struct Network {
+  std::vector<NetDev> netdevs;
+  std::vector<IbDev> ibdevs;
+  // /proc/net/route, fib_trie, if_inet6, ipv6_route and /proc/modules; written only when one
+  // of them or a net device is given.
+  std::string route, fib_trie, if_inet6, ipv6_route, modules;
+};
+
 struct Host {
   bool write_proc = true;
   std::string kernel = "6.8.0-45-generic";
@@ -56,6 +86,7 @@ struct Host {
   std::vector<std::string> jbd2;
   std::vector<SysBlock> blocks;  // /sys/class/block, written only when not empty
   int numa_nodes = 1;
+  Network network;
 };
 
 struct Machine {
