@@ -206,6 +206,10 @@ struct NetworkFacts {
   bool operator==(const NetworkFacts&) const = default;
 };
 
+// The RDMA devices and net devices standing on one PCI function (by BDF), in name order.
+std::vector<const RdmaDevice*> rdma_devices_of(const NetworkFacts& n, std::string_view bdf);
+std::vector<const NetInterface*> interfaces_of(const NetworkFacts& n, std::string_view bdf);
+
 // Effective cufile.json settings; unset optionals mean "key absent: library default".
 struct CufileSettings {
   std::string path;
