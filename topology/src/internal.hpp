@@ -29,6 +29,8 @@ std::string trim(std::string s);
 // Machine::network in a saved snapshot (snapshot_network.cpp); network_from throws
 // nlohmann::json::exception on a damaged object (the caller names the file).
 nlohmann::json network_json(const NetworkFacts& n);
+nlohmann::json interface_json(const NetInterface& i);  // one entry of network_json's lists
+nlohmann::json rdma_device_json(const RdmaDevice& d);
 NetworkFacts network_from(const nlohmann::json& j);
 
 // Fills Device::name from the pci.ids database through libpci (ids_file "" = libpci's

@@ -5,6 +5,7 @@
 #include "gdsb/topo/nic_role.hpp"
 #include "gdsb/topo/pci_config.hpp"
 #include "gdsb/topo/render.hpp"
+#include "internal.hpp"
 
 namespace gdsb::topo {
 namespace {
@@ -16,31 +17,15 @@ std::string hex4(uint16_t v) {
 }
 
 // A data NIC's RDMA device(s) and ports and its net devices, where the input read them
-// (absent: not read; an empty list: read, none).
+// (absent: not read; an empty list: read, none), each as the snapshot writes it.
 void add_network(nlohmann::json& j, const NetworkFacts& n, const std::string& bdf) {
-  auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   if (n.rdma_known) {
     j["rdma_devices"] = nlohmann::json::array();
-    for (const RdmaDevice* r : rdma_devices_of(n, bdf)) {
-      nlohmann::json ports = nlohmann::json::array();
-      for (const RdmaPort& p : r->ports)
-        ports.push_back({{"port", p.port},
-                         {"link_layer", p.link_layer},
-                         {"state", p.state},
-                         {"phys_state", p.phys_state},
-                         {"rate", p.rate},
-                         {"rate_gbps", opt(p.rate_gbps)},
-                         {"netdev", p.netdev}});
-      j["rdma_devices"].push_back({{"name", r->name}, {"fw_ver", r->fw_ver}, {"node_guid", r->node_guid}, {"ports", ports}});
-    }
+    for (const RdmaDevice* r : rdma_devices_of(n, bdf)) j["rdma_devices"].push_back(detail::rdma_device_json(*r));
   }
   if (n.net_known || !n.interfaces.empty()) {
     j["net_interfaces"] = nlohmann::json::array();
-    for (const NetInterface* i : interfaces_of(n, bdf))
-      j["net_interfaces"].push_back({{"name", i->name},
-                                     {"operstate", i->operstate},
-                                     {"speed_mbps", opt(i->speed_mbps)},
-                                     {"addresses", i->addresses}});
+    for (const NetInterface* i : interfaces_of(n, bdf)) j["net_interfaces"].push_back(detail::interface_json(*i));
   }
 }
 

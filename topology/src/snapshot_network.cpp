@@ -17,32 +17,37 @@ T field(const json& j, const char* key) {
 
 }  // namespace
 
+json interface_json(const NetInterface& i) {
+  return {{"name", i.name},
+          {"bdf", i.bdf},
+          {"operstate", i.operstate},
+          {"speed_mbps", i.speed_mbps ? json(*i.speed_mbps) : json(nullptr)},
+          {"mac", i.mac},
+          {"mtu", i.mtu},
+          {"type", i.type},
+          {"addresses", i.addresses},
+          {"lower", i.lower}};
+}
+
+json rdma_device_json(const RdmaDevice& d) {
+  json ports = json::array();
+  for (const RdmaPort& p : d.ports)
+    ports.push_back({{"port", p.port},
+                     {"link_layer", p.link_layer},
+                     {"state", p.state},
+                     {"phys_state", p.phys_state},
+                     {"rate", p.rate},
+                     {"rate_gbps", p.rate_gbps ? json(*p.rate_gbps) : json(nullptr)},
+                     {"netdev", p.netdev}});
+  return {{"name", d.name}, {"bdf", d.bdf}, {"fw_ver", d.fw_ver}, {"node_guid", d.node_guid}, {"ports", ports}};
+}
+
 json network_json(const NetworkFacts& n) {
   json interfaces = json::array(), routes = json::array(), rdma = json::array(), nvme = json::array();
-  for (const NetInterface& i : n.interfaces)
-    interfaces.push_back({{"name", i.name},
-                          {"bdf", i.bdf},
-                          {"operstate", i.operstate},
-                          {"speed_mbps", i.speed_mbps ? json(*i.speed_mbps) : json(nullptr)},
-                          {"mac", i.mac},
-                          {"mtu", i.mtu},
-                          {"type", i.type},
-                          {"addresses", i.addresses},
-                          {"lower", i.lower}});
+  for (const NetInterface& i : n.interfaces) interfaces.push_back(interface_json(i));
   for (const Route& r : n.routes)
     routes.push_back({{"destination", r.destination}, {"gateway", r.gateway}, {"dev", r.dev}, {"metric", r.metric}});
-  for (const RdmaDevice& d : n.rdma_devices) {
-    json ports = json::array();
-    for (const RdmaPort& p : d.ports)
-      ports.push_back({{"port", p.port},
-                       {"link_layer", p.link_layer},
-                       {"state", p.state},
-                       {"phys_state", p.phys_state},
-                       {"rate", p.rate},
-                       {"rate_gbps", p.rate_gbps ? json(*p.rate_gbps) : json(nullptr)},
-                       {"netdev", p.netdev}});
-    rdma.push_back({{"name", d.name}, {"bdf", d.bdf}, {"fw_ver", d.fw_ver}, {"node_guid", d.node_guid}, {"ports", ports}});
-  }
+  for (const RdmaDevice& d : n.rdma_devices) rdma.push_back(rdma_device_json(d));
   for (const NvmeController& c : n.nvme_controllers)
     nvme.push_back({{"name", c.name},
                     {"transport", c.transport},
