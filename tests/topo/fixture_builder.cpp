@@ -99,6 +99,18 @@ fs::path pci_dir(const Machine& m, const std::string& bdf, const fs::path& root)
 
 void write_network(const Machine& m, const fs::path& root) {
   const Network& n = m.host.network;
+  for (const NvmeCtrl& c : n.nvme) {
+    const fs::path dir = c.bdf.empty() ? root / "sys/devices/virtual/nvme-fabrics/ctl" / c.name
+                                       : pci_dir(m, c.bdf, root) / "nvme" / c.name;
+    fs::create_directories(dir);
+    if (!c.bdf.empty()) fs::create_directory_symlink(pci_dir(m, c.bdf, root), dir / "device");
+    write_if(dir / "transport", c.transport);
+    write_if(dir / "address", c.address);
+    write_if(dir / "subsysnqn", c.subsysnqn);
+    for (const auto& e : c.entries) fs::create_directories(dir / e);
+    fs::create_directories(root / "sys/class/nvme");
+    fs::create_directory_symlink(dir, root / "sys/class/nvme" / c.name);
+  }
   if (n.netdevs.empty() && n.ibdevs.empty() && n.route.empty() && n.fib_trie.empty()) return;
   fs::create_directories(root / "sys/class/net");
   fs::create_directories(root / "proc/net");

@@ -60,9 +60,17 @@ struct IbDev {
   std::string name, bdf, fw_ver, node_guid;
   std::vector<IbPort> ports;
 };
+// An NVMe controller of /sys/class/nvme; a fabrics one (bdf "") lives in
+// /sys/devices/virtual/nvme-fabrics/ctl. `entries` are its namespace directories as the
+// kernel names them ("nvme2n1"; "nvme7c31n1" for a path of a multipath namespace).
+struct NvmeCtrl {
+  std::string name, transport, address, subsysnqn, bdf;
+  std::vector<std::string> entries;
+};
 struct Network {
   std::vector<NetDev> netdevs;
   std::vector<IbDev> ibdevs;
+  std::vector<NvmeCtrl> nvme;
   // /proc/net/route, fib_trie, if_inet6, ipv6_route and /proc/modules; written only when one
   // of them or a net device is given.
   std::string route, fib_trie, if_inet6, ipv6_route, modules;

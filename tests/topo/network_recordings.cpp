@@ -108,4 +108,13 @@ Machine stepmesh_two_roce_ports() {
   return m;
 }
 
+Machine nvmecli1785_rdma_multipath() {
+  Machine m;
+  add_nic(m, "0000:1b:00.0", 0x101b, 0x020700);
+  m.host.network.nvme = {{"nvme7", "rdma", "traddr=192.168.0.50,trsvcid=4420", "", "", {"nvme7c7n1"}},
+                         {"nvme31", "rdma", "traddr=192.168.1.51,trsvcid=4420", "", "", {"nvme7c31n1"}},
+                         {"nvme8", "rdma", "traddr=192.168.0.50,trsvcid=4420", "", "", {}}};
+  return m;
+}
+
 }  // namespace gdsb::topo::fixture

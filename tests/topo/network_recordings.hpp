@@ -28,4 +28,13 @@ Machine imbue_h100_ibdev2netdev();
 // table's entries in ipv6_route); the paste holds `ip addr`, not the files.
 Machine stepmesh_two_roce_ports();
 
+// linux-nvme/nvme-cli issue 1785, `nvme list -v` of a host with NVMe over RDMA through two
+// target ports: nvme7 (traddr=192.168.0.50,trsvcid=4420) and nvme31
+// (traddr=192.168.1.51,trsvcid=4420) are two paths to nvme-subsys7, whose namespace the list
+// shows as nvme7n1 under both; nvme8 (192.168.0.50) shows none. Under native multipath the
+// kernel names the paths nvme7c7n1 and nvme7c31n1 (nvme<subsystem>c<controller>n<ns>), which
+// is what the controllers' directories are given. One ConnectX function (0000:1b:00.0,
+// chosen) so the tree has a PCI device.
+Machine nvmecli1785_rdma_multipath();
+
 }  // namespace gdsb::topo::fixture

@@ -117,6 +117,27 @@ TEST(TopoNetworkFacts, SnapshotKeepsThemAndOlderSnapshotsKnowNone) {
   EXPECT_TRUE(n.interfaces.empty() && n.rdma_devices.empty());
 }
 
+TEST(TopoNetworkFacts, NvmeOverRdmaPathsNameTheirMultipathNamespace) {
+  fixture::TempDir dir;
+  const NetworkFacts n = collect(fixture::nvmecli1785_rdma_multipath(), dir).machine.network;
+  EXPECT_TRUE(n.nvme_known);
+  ASSERT_EQ(n.nvme_controllers.size(), 3u);
+  std::map<std::string, const NvmeController*> by_name;
+  for (const auto& c : n.nvme_controllers) by_name[c.name] = &c;
+  ASSERT_TRUE(by_name.count("nvme7") && by_name.count("nvme31") && by_name.count("nvme8"));
+  EXPECT_EQ(by_name["nvme7"]->transport, "rdma");
+  EXPECT_EQ(by_name["nvme7"]->address, "traddr=192.168.0.50,trsvcid=4420");
+  EXPECT_EQ(by_name["nvme31"]->address, "traddr=192.168.1.51,trsvcid=4420");
+  EXPECT_EQ(by_name["nvme7"]->namespaces, std::vector<std::string>{"nvme7n1"});  // nvme list -v: nvme7n1
+  EXPECT_EQ(by_name["nvme31"]->namespaces, std::vector<std::string>{"nvme7n1"});
+  EXPECT_TRUE(by_name["nvme8"]->namespaces.empty());
+  EXPECT_EQ(by_name["nvme7"]->bdf, "");  // a fabrics controller has no PCI function
+  fixture::TempDir saved;
+  const Snapshot s = collect(fixture::nvmecli1785_rdma_multipath(), saved);
+  save_snapshot(s, saved.path() / "saved");
+  EXPECT_EQ(load_snapshot(saved.path() / "saved").machine.network.nvme_controllers, s.machine.network.nvme_controllers);
+}
+
 TEST(TopoNetworkFacts, ARecordingWithoutTheClassDirectoriesKnowsNothingOfThem) {
   fixture::TempDir dir;
   const NetworkFacts n = collect(fixture::make_flat_vm(), dir).machine.network;
