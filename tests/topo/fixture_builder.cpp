@@ -97,28 +97,34 @@ fs::path pci_dir(const Machine& m, const std::string& bdf, const fs::path& root)
   throw std::logic_error("fixture: no PCI function " + bdf + " for a network device");
 }
 
+// A device of /sys/class/<cls>: below its PCI function (DEV/<cls>/<name>, with a `device`
+// link back), or where the kernel keeps a virtual one; linked from /sys/class/<cls>.
+struct ClassDevice {
+  std::string cls, name, bdf, virtual_dir;
+};
+fs::path class_device(const Machine& m, const fs::path& root, const ClassDevice& c) {
+  const fs::path dir = c.bdf.empty() ? root / c.virtual_dir / c.name : pci_dir(m, c.bdf, root) / c.cls / c.name;
+  fs::create_directories(dir);
+  if (!c.bdf.empty()) fs::create_directory_symlink(pci_dir(m, c.bdf, root), dir / "device");
+  fs::create_directories(root / "sys/class" / c.cls);
+  fs::create_directory_symlink(dir, root / "sys/class" / c.cls / c.name);
+  return dir;
+}
+
 void write_network(const Machine& m, const fs::path& root) {
   const Network& n = m.host.network;
   for (const NvmeCtrl& c : n.nvme) {
-    const fs::path dir = c.bdf.empty() ? root / "sys/devices/virtual/nvme-fabrics/ctl" / c.name
-                                       : pci_dir(m, c.bdf, root) / "nvme" / c.name;
-    fs::create_directories(dir);
-    if (!c.bdf.empty()) fs::create_directory_symlink(pci_dir(m, c.bdf, root), dir / "device");
+    const fs::path dir = class_device(m, root, {"nvme", c.name, c.bdf, "sys/devices/virtual/nvme-fabrics/ctl"});
     write_if(dir / "transport", c.transport);
     write_if(dir / "address", c.address);
     write_if(dir / "subsysnqn", c.subsysnqn);
     for (const auto& e : c.entries) fs::create_directories(dir / e);
-    fs::create_directories(root / "sys/class/nvme");
-    fs::create_directory_symlink(dir, root / "sys/class/nvme" / c.name);
   }
   if (n.netdevs.empty() && n.ibdevs.empty() && n.route.empty() && n.fib_trie.empty()) return;
   fs::create_directories(root / "sys/class/net");
   fs::create_directories(root / "proc/net");
   for (const NetDev& d : n.netdevs) {
-    const fs::path dir = d.bdf.empty() ? root / "sys/devices/virtual/net" / d.name
-                                       : pci_dir(m, d.bdf, root) / "net" / d.name;
-    fs::create_directories(dir);
-    if (!d.bdf.empty()) fs::create_directory_symlink(pci_dir(m, d.bdf, root), dir / "device");
+    const fs::path dir = class_device(m, root, {"net", d.name, d.bdf, "sys/devices/virtual/net"});
     write_if(dir / "operstate", d.operstate);
     write_if(dir / "address", d.address);
     write_if(dir / "speed", d.speed);
@@ -126,13 +132,9 @@ void write_network(const Machine& m, const fs::path& root) {
     if (d.type) write_if(dir / "type", std::to_string(d.type));
     if (d.dev_port) write_if(dir / "dev_port", std::to_string(*d.dev_port));
     for (const auto& l : d.lower) fs::create_directory_symlink(root / "sys/class/net" / l, dir / ("lower_" + l));
-    fs::create_directory_symlink(dir, root / "sys/class/net" / d.name);
   }
-  if (!n.ibdevs.empty()) fs::create_directories(root / "sys/class/infiniband");
   for (const IbDev& d : n.ibdevs) {
-    const fs::path pci = pci_dir(m, d.bdf, root), dir = pci / "infiniband" / d.name;
-    fs::create_directories(dir);
-    fs::create_directory_symlink(pci, dir / "device");
+    const fs::path dir = class_device(m, root, {"infiniband", d.name, d.bdf, ""});
     write_if(dir / "fw_ver", d.fw_ver);
     write_if(dir / "node_guid", d.node_guid);
     for (const IbPort& p : d.ports) {
@@ -145,7 +147,6 @@ void write_network(const Machine& m, const fs::path& root) {
       write_if(pd / "gids/0", p.gid0);
       write_if(pd / "gid_attrs/ndevs/0", p.ndev);
     }
-    fs::create_directory_symlink(dir, root / "sys/class/infiniband" / d.name);
   }
   write_file(root / "proc/net/route",
              "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n" + n.route);
