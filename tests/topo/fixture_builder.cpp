@@ -113,6 +113,7 @@ fs::path class_device(const Machine& m, const fs::path& root, const ClassDevice&
 
 void write_network(const Machine& m, const fs::path& root) {
   const Network& n = m.host.network;
+  if (!n.modules.empty()) write_file(root / "proc/modules", n.modules);
   for (const NvmeCtrl& c : n.nvme) {
     const fs::path dir = class_device(m, root, {"nvme", c.name, c.bdf, "sys/devices/virtual/nvme-fabrics/ctl"});
     write_if(dir / "transport", c.transport);
@@ -122,7 +123,6 @@ void write_network(const Machine& m, const fs::path& root) {
   }
   if (n.netdevs.empty() && n.ibdevs.empty() && n.route.empty() && n.fib_trie.empty()) return;
   fs::create_directories(root / "sys/class/net");
-  fs::create_directories(root / "proc/net");
   for (const NetDev& d : n.netdevs) {
     const fs::path dir = class_device(m, root, {"net", d.name, d.bdf, "sys/devices/virtual/net"});
     write_if(dir / "operstate", d.operstate);
@@ -148,12 +148,12 @@ void write_network(const Machine& m, const fs::path& root) {
       write_if(pd / "gid_attrs/ndevs/0", p.ndev);
     }
   }
+  if (n.route.empty() && n.fib_trie.empty() && n.if_inet6.empty() && n.ipv6_route.empty()) return;  // not recorded
   write_file(root / "proc/net/route",
              "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n" + n.route);
   write_file(root / "proc/net/fib_trie", n.fib_trie);
   write_file(root / "proc/net/if_inet6", n.if_inet6);
   write_file(root / "proc/net/ipv6_route", n.ipv6_route);
-  if (!n.modules.empty()) write_file(root / "proc/modules", n.modules);
 }
 
 }  // namespace

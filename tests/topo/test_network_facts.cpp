@@ -77,6 +77,7 @@ TEST(TopoNetworkFacts, ImbueH100PortsFindTheirNetDevicesAsIbdev2netdevDid) {
   EXPECT_EQ(netdev(n, "enp157s0f0np0").operstate, "up");
   EXPECT_EQ(netdev(n, "ibp26s0").operstate, "down");
   EXPECT_EQ(n.interfaces.size(), 12u);
+  EXPECT_FALSE(n.net_known);  // the paste holds no /proc/net: addresses and routes unknown, not none
 }
 
 TEST(TopoNetworkFacts, StepMeshAddressesFromTheRecordedProcFiles) {
