@@ -105,6 +105,13 @@ struct Machine {
 
 std::vector<uint8_t> config_bytes(const Dev& d, size_t size);
 void write_sysfs(const Machine& m, const std::filesystem::path& root);
+// The directory write_sysfs gives a PCI function (sys/devices/pci.../BDF); throws for an
+// address the machine lacks.
+std::filesystem::path device_path(const Machine& m, const std::string& bdf, const std::filesystem::path& root);
+// A file of a recorded tree, its directories made.
+void write_file(const std::filesystem::path& p, const std::string& text);
+// The host's Network (fixture_network.cpp); write_sysfs calls it.
+void write_network(const Machine& m, const std::filesystem::path& root);
 std::string lspci_dump(const Machine& m, size_t bytes_per_device);
 
 // A box of `sockets` root complexes, each with `switches` PCIe switches; below each
