@@ -24,12 +24,6 @@ void put32(std::vector<uint8_t>& c, size_t off, uint32_t v) {
   put16(c, off + 2, v >> 16);
 }
 
-void write_file(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-}
-
 // Formats come from this file only (test code); the warning guards user-supplied ones.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
@@ -127,6 +121,18 @@ std::vector<uint8_t> config_bytes(const Dev& d, size_t size) {
   return c;
 }
 
+void write_file(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+}
+
+fs::path device_path(const Machine& m, const std::string& bdf, const fs::path& root) {
+  for (const auto& d : m.devs)
+    if (d.bdf == bdf) return device_dir(m, d, root);
+  throw std::logic_error("fixture: no PCI function " + bdf);
+}
+
 void write_sysfs(const Machine& m, const fs::path& root) {
   uint64_t base = 0x380000000000ULL;
   int nvme_index = 0;
@@ -194,6 +200,7 @@ void write_sysfs(const Machine& m, const fs::path& root) {
   for (int n = 0; n < h.numa_nodes; ++n)
     fs::create_directories(root / "sys/devices/system/node" / ("node" + std::to_string(n)));
   write_blocks(h.blocks, root);
+  write_network(m, root);
   if (!h.write_proc) return;
   write_file(root / "proc/cmdline", h.cmdline + "\n");
   write_file(root / "proc/sys/kernel/osrelease", h.kernel + "\n");

@@ -38,6 +38,44 @@ struct SysBlock {
   std::string dm_name, md_level;    // "vg0-data"; "raid0"
 };
 
+// The network side, as the kernel lays it out: a net device below its PCI function
+// (DEV/net/<name>, linked from /sys/class/net; a virtual one in /sys/devices/virtual/net), an
+// RDMA device below its PCI function (DEV/infiniband/<name>, linked from /sys/class/infiniband).
+// A file whose text is empty is not written: the recording did not hold it.
+struct NetDev {
+  std::string name;
+  std::string bdf;  // "" for a virtual device
+  std::string operstate, address, speed;  // speed as the file reads: "200000", "-1"
+  int mtu = 0, type = 0;                   // 0: not written
+  std::optional<int> dev_port;             // the port of its PCI function, from 0
+  std::vector<std::string> lower;          // lower_<if> links
+};
+struct IbPort {
+  int port = 1;
+  std::string link_layer, state, phys_state, rate;  // "4: ACTIVE", "200 Gb/sec (4X HDR)"
+  std::string gid0;                                 // gids/0
+  std::string ndev;                                 // gid_attrs/ndevs/0 (RoCE)
+};
+struct IbDev {
+  std::string name, bdf, fw_ver, node_guid;
+  std::vector<IbPort> ports;
+};
+// An NVMe controller of /sys/class/nvme; a fabrics one (bdf "") lives in
+// /sys/devices/virtual/nvme-fabrics/ctl. `entries` are its namespace directories as the
+// kernel names them ("nvme2n1"; "nvme7c31n1" for a path of a multipath namespace).
+struct NvmeCtrl {
+  std::string name, transport, address, subsysnqn, bdf;
+  std::vector<std::string> entries;
+};
+struct Network {
+  std::vector<NetDev> netdevs;
+  std::vector<IbDev> ibdevs;
+  std::vector<NvmeCtrl> nvme;
+  // /proc/net/route, fib_trie, if_inet6, ipv6_route and /proc/modules; written only when one
+  // of them or a net device is given.
+  std::string route, fib_trie, if_inet6, ipv6_route, modules;
+};
+
 struct Host {
   bool write_proc = true;
   std::string kernel = "6.8.0-45-generic";
@@ -56,6 +94,7 @@ struct Host {
   std::vector<std::string> jbd2;
   std::vector<SysBlock> blocks;  // /sys/class/block, written only when not empty
   int numa_nodes = 1;
+  Network network;
 };
 
 struct Machine {
@@ -66,6 +105,13 @@ struct Machine {
 
 std::vector<uint8_t> config_bytes(const Dev& d, size_t size);
 void write_sysfs(const Machine& m, const std::filesystem::path& root);
+// The directory write_sysfs gives a PCI function (sys/devices/pci.../BDF); throws for an
+// address the machine lacks.
+std::filesystem::path device_path(const Machine& m, const std::string& bdf, const std::filesystem::path& root);
+// A file of a recorded tree, its directories made.
+void write_file(const std::filesystem::path& p, const std::string& text);
+// The host's Network (fixture_network.cpp); write_sysfs calls it.
+void write_network(const Machine& m, const std::filesystem::path& root);
 std::string lspci_dump(const Machine& m, size_t bytes_per_device);
 
 // A box of `sockets` root complexes, each with `switches` PCIe switches; below each

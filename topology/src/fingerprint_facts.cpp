@@ -67,6 +67,21 @@ std::optional<LinkFact> link_fact(const Snapshot& s, const Device& d) {
   return l;
 }
 
+// A data NIC's RDMA ports, where the input read /sys/class/infiniband: per port its link layer,
+// state and rate, each only where the input holds it.
+void rdma_port_facts(const Snapshot& s, const Device& nic, FactMap& f) {
+  const auto bdf = PciAddress::parse(nic.bdf);
+  if (!bdf || !s.machine.network.rdma_known) return;
+  for (const RdmaDevice* r : rdma_devices_of(s.machine.network, nic.bdf)) {
+    for (const RdmaPort& p : r->ports) {
+      auto key = [&](Fact fact) { return FactKey{FactKind::Nic, *bdf, fact, p.port, r->name}; };
+      if (!p.link_layer.empty()) f[key(Fact::RdmaLinkLayer)] = p.link_layer;
+      if (!p.state.empty()) f[key(Fact::RdmaState)] = p.state;
+      if (p.rate_gbps) f[key(Fact::RdmaRate)] = Gbps{*p.rate_gbps};
+    }
+  }
+}
+
 void device_facts(const Snapshot& s, const Device& d, FactKind kind, const GpuSoftware& software, FactMap& f) {
   const auto bdf = PciAddress::parse(d.bdf);
   if (!bdf) return;  // not a PCI address a fact can be keyed by (never from a collector)
@@ -78,6 +93,7 @@ void device_facts(const Snapshot& s, const Device& d, FactKind kind, const GpuSo
   if (kind == FactKind::Port) return;  // a port's NUMA node and driver (pcieport) say nothing
   if (d.numa_node && *d.numa_node >= 0) f[key(Fact::NumaNode)] = int64_t{*d.numa_node};
   if (!d.driver.empty()) f[key(Fact::Driver)] = d.driver;
+  if (kind == FactKind::Nic) rdma_port_facts(s, d, f);
   if (kind != FactKind::Gpu) return;
   const auto nv_it = software.gpus.find(d.bdf);
   const NvmlGpu* nv = nv_it == software.gpus.end() ? nullptr : &nv_it->second;
@@ -140,13 +156,17 @@ std::string fact_text(Fact f) {
     case Fact::NvidiaFs: return "nvidia-fs";
     case Fact::NvidiaDriver: return "NVIDIA driver";
     case Fact::CudaDriver: return "CUDA driver";
+    case Fact::RdmaLinkLayer: return "link layer";
+    case Fact::RdmaState: return "state";
+    case Fact::RdmaRate: return "rate";
   }
   return "";
 }
 
 std::string key_text(const FactKey& k) {
   if (k.kind == FactKind::Node) return fact_text(k.fact);
-  const std::string subject = kind_text(k.kind) + " " + k.bdf.text();
+  std::string subject = kind_text(k.kind) + " " + k.bdf.text();
+  if (k.port > 0) subject += (k.rdma_dev.empty() ? "" : " (" + k.rdma_dev + ")") + " port " + std::to_string(k.port);
   return k.fact == Fact::Present ? subject : subject + " " + fact_text(k.fact);
 }
 
@@ -181,6 +201,11 @@ std::string value_text(const FactValue& v) {
     std::string operator()(const LinkFact& l) const { return link_words(l); }
     std::string operator()(const AcsControl& a) const { return acs_words(a.ctl); }
     std::string operator()(const Mebibytes& m) const { return std::to_string(m.mib) + " MiB"; }
+    std::string operator()(const Gbps& g) const {
+      char b[32];
+      std::snprintf(b, sizeof b, "%g Gb/s", g.gbps);
+      return b;
+    }
   };
   return std::visit(Words{}, v);
 }

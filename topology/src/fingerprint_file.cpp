@@ -15,7 +15,7 @@ namespace {
 using nlohmann::json;
 
 // The names facts and kinds have in the file (never display words).
-constexpr std::array<std::pair<Fact, const char*>, 15> kFactNames{{{Fact::Present, "present"},
+constexpr std::array<std::pair<Fact, const char*>, 18> kFactNames{{{Fact::Present, "present"},
                                                                   {Fact::Device, "device"},
                                                                   {Fact::Link, "link"},
                                                                   {Fact::Acs, "acs"},
@@ -29,7 +29,10 @@ constexpr std::array<std::pair<Fact, const char*>, 15> kFactNames{{{Fact::Presen
                                                                   {Fact::KernelCommandLine, "kernel_command_line"},
                                                                   {Fact::NvidiaFs, "nvidia_fs"},
                                                                   {Fact::NvidiaDriver, "nvidia_driver"},
-                                                                  {Fact::CudaDriver, "cuda_driver"}}};
+                                                                  {Fact::CudaDriver, "cuda_driver"},
+                                                                  {Fact::RdmaLinkLayer, "rdma_link_layer"},
+                                                                  {Fact::RdmaState, "rdma_state"},
+                                                                  {Fact::RdmaRate, "rdma_rate"}}};
 constexpr std::array<std::pair<FactKind, const char*>, 5> kKindNames{
     {{FactKind::Node, "node"}, {FactKind::Gpu, "gpu"}, {FactKind::Nvme, "nvme"}, {FactKind::Nic, "nic"}, {FactKind::Port, "port"}}};
 
@@ -47,7 +50,7 @@ std::optional<E> from_name(const std::array<std::pair<E, const char*>, N>& table
 }
 
 // Which value type each fact has.
-enum class ValueType { Text, Integer, Presence, Ids, Link, Acs, Mebibytes };
+enum class ValueType { Text, Integer, Presence, Ids, Link, Acs, Mebibytes, Gbps };
 ValueType value_type(Fact f) {
   switch (f) {
     case Fact::Present: return ValueType::Presence;
@@ -57,6 +60,7 @@ ValueType value_type(Fact f) {
     case Fact::NumaNode:
     case Fact::NvlinkLinks: return ValueType::Integer;
     case Fact::Bar1: return ValueType::Mebibytes;
+    case Fact::RdmaRate: return ValueType::Gbps;
     default: return ValueType::Text;
   }
 }
@@ -74,6 +78,7 @@ json value_json(const FactValue& v) {
     }
     json operator()(const AcsControl& a) const { return {{"ctl", a.ctl}}; }
     json operator()(const Mebibytes& m) const { return {{"mib", m.mib}}; }
+    json operator()(const Gbps& g) const { return {{"gbps", g.gbps}}; }
   };
   return std::visit(ToJson{}, v);
 }
@@ -124,13 +129,23 @@ std::optional<FactValue> value_from_json(Fact f, const json& j) {
     case ValueType::Mebibytes:
       if (j.is_object() && j.value("mib", json()).is_number_unsigned()) return Mebibytes{j["mib"].get<uint64_t>()};
       break;
+    case ValueType::Gbps:
+      if (j.is_object() && j.value("gbps", json()).is_number() && j["gbps"].get<double>() > 0)
+        return Gbps{j["gbps"].get<double>()};
+      break;
   }
   return std::nullopt;
 }
 
+bool is_port_fact(Fact f) { return f == Fact::RdmaLinkLayer || f == Fact::RdmaState || f == Fact::RdmaRate; }
+
 json key_json(const FactKey& k) {
   json j{{"kind", name_of(kKindNames, k.kind)}, {"fact", name_of(kFactNames, k.fact)}};
   if (k.bdf.set) j["bdf"] = k.bdf.text();
+  if (k.port > 0) {
+    j["port"] = k.port;
+    if (!k.rdma_dev.empty()) j["rdma_dev"] = k.rdma_dev;
+  }
   return j;
 }
 
@@ -143,6 +158,13 @@ FactKey key_from_json(const json& j, const std::string& what) {
     const auto bdf = PciAddress::parse(j.value("bdf", ""));
     if (!bdf) throw UsageError(what + ": fact " + j.dump() + " has no PCI address (\"bdf\": \"0000:19:00.0\")");
     k.bdf = *bdf;
+  }
+  if (is_port_fact(*fact)) {
+    const json port = j.value("port", json());
+    if (*kind != FactKind::Nic || !port.is_number_integer() || port.get<int>() < 1)
+      throw UsageError(what + ": fact " + j.dump() + " is an RDMA port's and has no port number (\"port\": 1) of a NIC");
+    k.port = port.get<int>();
+    if (j.contains("rdma_dev") && j["rdma_dev"].is_string()) k.rdma_dev = j["rdma_dev"].get<std::string>();
   }
   return k;
 }
@@ -157,9 +179,26 @@ std::optional<FactKey> key_from_text(const std::string& text) {
     if (!bdf) return std::nullopt;
     if (text.size() == head.size() + 12) return FactKey{kind, *bdf, Fact::Present};
     if (text[head.size() + 12] != ' ') return std::nullopt;
-    const std::string fact = text.substr(head.size() + 13);
+    std::string fact = text.substr(head.size() + 13);
+    FactKey k{kind, *bdf, Fact::Present};
+    if (fact.rfind("(", 0) == 0) {  // "(mlx5_0) port 1 rate"
+      const auto close = fact.find(") ");
+      if (close == std::string::npos) return std::nullopt;
+      k.rdma_dev = fact.substr(1, close - 1);
+      fact = fact.substr(close + 2);
+    }
+    int port = 0, used = 0;
+    if (std::sscanf(fact.c_str(), "port %d %n", &port, &used) == 1 && used > 0 && port > 0) {
+      k.port = port;
+      fact = fact.substr(static_cast<size_t>(used));
+    } else if (!k.rdma_dev.empty()) {
+      return std::nullopt;
+    }
     for (const auto& [f, name] : kFactNames)
-      if (f != Fact::Present && fact_text(f) == fact) return FactKey{kind, *bdf, f};
+      if (f != Fact::Present && fact_text(f) == fact && is_port_fact(f) == (k.port > 0)) {
+        k.fact = f;
+        return k;
+      }
     return std::nullopt;
   }
   for (const auto& [f, name] : kFactNames)
@@ -215,6 +254,9 @@ std::optional<FactValue> value_from_text(Fact f, const std::string& t) {
     }
     case ValueType::Mebibytes:
       if (std::sscanf(t.c_str(), "%llu MiB%c", &n, &tail) == 1) return Mebibytes{n};
+      break;
+    case ValueType::Gbps:
+      if (std::sscanf(t.c_str(), "%lf Gb/s%c", &gts, &tail) == 1 && gts > 0) return Gbps{gts};
       break;
   }
   return std::nullopt;

@@ -183,6 +183,7 @@ Machine collect_machine(const fs::path& root, bool live, const CollectOptions& o
     if (n.size() > 4 && n.rfind("node", 0) == 0 && std::isdigit(static_cast<unsigned char>(n[4])))
       ++m.numa_nodes;
   }
+  m.network = read_network_facts(root, live);
   return m;
 }
 

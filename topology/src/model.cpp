@@ -69,6 +69,20 @@ int Device::bus() const {
   return bdf.size() >= 7 ? parse_hex(std::string_view(bdf).substr(5, 2)) : -1;
 }
 
+std::vector<const RdmaDevice*> rdma_devices_of(const NetworkFacts& n, std::string_view bdf) {
+  std::vector<const RdmaDevice*> out;
+  for (const RdmaDevice& r : n.rdma_devices)
+    if (r.bdf == bdf) out.push_back(&r);
+  return out;
+}
+
+std::vector<const NetInterface*> interfaces_of(const NetworkFacts& n, std::string_view bdf) {
+  std::vector<const NetInterface*> out;
+  for (const NetInterface& i : n.interfaces)
+    if (i.bdf == bdf) out.push_back(&i);
+  return out;
+}
+
 const Device* Snapshot::find(std::string_view bdf) const {
   auto it = std::lower_bound(devices.begin(), devices.end(), bdf,
                              [](const Device& d, std::string_view b) { return d.bdf < b; });

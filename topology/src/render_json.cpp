@@ -5,6 +5,7 @@
 #include "gdsb/topo/nic_role.hpp"
 #include "gdsb/topo/pci_config.hpp"
 #include "gdsb/topo/render.hpp"
+#include "internal.hpp"
 
 namespace gdsb::topo {
 namespace {
@@ -15,7 +16,20 @@ std::string hex4(uint16_t v) {
   return b;
 }
 
-nlohmann::json device_json(const Device& d) {
+// A data NIC's RDMA device(s) and ports and its net devices, where the input read them
+// (absent: not read; an empty list: read, none), each as the snapshot writes it.
+void add_network(nlohmann::json& j, const NetworkFacts& n, const std::string& bdf) {
+  if (n.rdma_known) {
+    j["rdma_devices"] = nlohmann::json::array();
+    for (const RdmaDevice* r : rdma_devices_of(n, bdf)) j["rdma_devices"].push_back(detail::rdma_device_json(*r));
+  }
+  if (n.net_known || !n.interfaces.empty()) {
+    j["net_interfaces"] = nlohmann::json::array();
+    for (const NetInterface* i : interfaces_of(n, bdf)) j["net_interfaces"].push_back(detail::interface_json(*i));
+  }
+}
+
+nlohmann::json device_json(const Snapshot& s, const Device& d) {
   nlohmann::json j = {
       {"bdf", d.bdf},
       {"role", role_name(d.role)},
@@ -45,6 +59,7 @@ nlohmann::json device_json(const Device& d) {
     const NicClass c = classify_nic(d);
     j["nic_role"] = nic_role_name(c.role);
     j["nic_role_reason"] = c.why;
+    if (c.role == NicRole::Data) add_network(j, s.machine.network, d.bdf);
   }
   return j;
 }
@@ -73,7 +88,7 @@ nlohmann::json to_json(const Snapshot& s, const TopologyView& v, const Report& r
   j["source"] = {{"kind", source_kind_name(s.kind)},
                  {"path", s.path.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.path)}};
   j["devices"] = nlohmann::json::array();
-  for (const auto& d : s.devices) j["devices"].push_back(device_json(d));
+  for (const auto& d : s.devices) j["devices"].push_back(device_json(s, d));
   j["checks"] = nlohmann::json::array();
   for (const auto& c : r.checks)
     j["checks"].push_back({{"id", c.id},

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 
+#include "gdsb/topo/nic_role.hpp"
 #include "gdsb/topo/path_model.hpp"
 #include "gdsb/topo/pci_config.hpp"
 #include "gdsb/topo/render.hpp"
@@ -210,6 +211,48 @@ std::string platform_verification_line(const Report& r, bool name_checks) {
          waived_text;
 }
 
+namespace {
+
+std::string join(const std::vector<std::string>& parts, const char* sep) {
+  std::string out;
+  for (const auto& p : parts)
+    if (!p.empty()) out += (out.empty() ? "" : sep) + p;
+  return out;
+}
+
+// -v: each data NIC's RDMA ports and net devices, where the input read them.
+void render_data_nics(std::ostream& out, const Snapshot& s) {
+  const NetworkFacts& n = s.machine.network;
+  bool any = false;
+  for (const Device& d : s.devices) {
+    if (!is_data_nic(d)) continue;
+    const auto rdma = rdma_devices_of(n, d.bdf);
+    const auto nets = interfaces_of(n, d.bdf);
+    if (rdma.empty() && nets.empty()) continue;
+    if (!any) banner(out, "DATA NICS");
+    any = true;
+    out << " NIC " << d.bdf << " (" << display_name(s, d) << ")\n";
+    for (const RdmaDevice* r : rdma) {
+      out << "   RDMA " << join({r->name, r->fw_ver.empty() ? "" : "fw " + r->fw_ver,
+                                 r->node_guid.empty() ? "" : "node GUID " + r->node_guid}, ", ") << '\n';
+      for (const RdmaPort& p : r->ports)
+        out << "     port " << p.port << ": "
+            << join({p.link_layer, p.state.empty() ? "state unknown" : p.state, p.phys_state,
+                     p.rate.empty() ? "rate unknown" : p.rate, p.netdev.empty() ? "" : "net device " + p.netdev},
+                    ", ")
+            << '\n';
+    }
+    for (const NetInterface* i : nets)
+      out << "   net " << i->name << ": "
+          << join({i->operstate.empty() ? "state unknown" : i->operstate,
+                   i->speed_mbps ? std::to_string(*i->speed_mbps) + " Mb/s" : "no link speed",
+                   join(i->addresses, " ")}, ", ")
+          << '\n';
+  }
+}
+
+}  // namespace
+
 void render_text(std::ostream& out, const Snapshot& s, const TopologyView& v, const Report& r,
                  const TextOptions& opt) {
   const Machine& m = s.machine;
@@ -239,6 +282,7 @@ void render_text(std::ostream& out, const Snapshot& s, const TopologyView& v, co
     banner(out, "PCIE TREE");
     render_tree(out, s, v);
   }
+  if (opt.verbose) render_data_nics(out, s);
   if (opt.matrix) {
     banner(out, "GPU x NVMe/NIC MATRIX");
     render_matrix(out, v);

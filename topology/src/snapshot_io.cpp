@@ -184,7 +184,8 @@ json machine_json(const Machine& m) {
           {"cufile", cufile},
           {"mounts", mounts},
           {"block_devices", blocks},
-          {"numa_nodes", m.numa_nodes}};
+          {"numa_nodes", m.numa_nodes},
+          {"network", detail::network_json(m.network)}};
   // The live dlopen probe of libcufile_rdma, so a replay shows the recorded machine's answer;
   // written only where probed (a key older readers ignore).
   if (m.cufile_rdma)
@@ -255,6 +256,8 @@ Machine machine_from(const json& j) {
     m.cufile_rdma = gpu::cufile::LibraryProbe{it->at("library").get<std::string>(),
                                               it->at("loaded").get<bool>(),
                                               it->at("error").get<std::string>()};
+  // Absent in snapshots written before it was recorded: every *_known stays false.
+  if (const auto it = j.find("network"); it != j.end()) m.network = detail::network_from(*it);
   return m;
 }
 

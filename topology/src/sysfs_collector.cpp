@@ -107,10 +107,8 @@ void find_os_devices(const fs::path& dir, int depth, Device& d) {
       auto& list = name == "block" ? d.block_devices : d.net_devices;
       for (fs::directory_iterator c(it->path(), ec), e; !ec && c != e; c.increment(ec)) {
         list.push_back(c->path().filename().string());
-        // speed reads -1 (or fails with EINVAL) while the link is down.
-        if (auto mbps = name == "net" ? read_number(c->path() / "speed", 10) : std::nullopt;
-            mbps && *mbps > 0 && *mbps < (1 << 30))
-          d.net_speed_mbps = std::max(d.net_speed_mbps.value_or(0), static_cast<int>(*mbps));
+        if (const auto mbps = name == "net" ? detail::read_net_speed_mbps(c->path()) : std::nullopt)
+          d.net_speed_mbps = std::max(d.net_speed_mbps.value_or(0), *mbps);
       }
     } else if (name.rfind("nvme", 0) == 0 && name.find('n', 4) != std::string::npos &&
                dir.filename().string().rfind("nvme", 0) == 0) {

@@ -55,8 +55,13 @@ Snapshot collect_hwloc_xml(const std::filesystem::path& file, const CollectOptio
 std::string enrich_with_hwloc(Snapshot& s);
 
 // Host facts under a root ("/" live): kernel, cmdline, CPU, IOMMU, nvidia-fs, udev,
-// cufile.json, mounts, NUMA nodes.
+// cufile.json, mounts, NUMA nodes, network facts.
 Machine collect_machine(const std::filesystem::path& root, bool live, const CollectOptions& opt);
+// The network facts under a root ("/" live): /sys/class/net, /proc/net (addresses, main-table
+// routes), /sys/class/infiniband, /sys/class/nvme, /proc/modules, lnet's networks and the
+// NVIDIA driver's version line. Live IPv4 addresses come from getifaddrs(); a recorded
+// root's from /proc/net/fib_trie and /proc/net/route (network_facts.cpp says how).
+NetworkFacts read_network_facts(const std::filesystem::path& root, bool live);
 CufileSettings read_cufile_json(const std::filesystem::path& file);
 // Strips // and /* */ comments outside strings (NVIDIA's cufile.json has them).
 std::string strip_json_comments(const std::string& text);

@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -57,13 +58,26 @@ enum class Fact {
   NvidiaFs,
   NvidiaDriver,  // NVML
   CudaDriver,    // NVML
+  // A data NIC's RDMA port (/sys/class/infiniband/<dev>/ports/<n>), keyed by the NIC's PCI
+  // address and the port number:
+  RdmaLinkLayer,  // "InfiniBand" or "Ethernet" (RoCE)
+  RdmaState,      // "ACTIVE", "DOWN", "INIT", "ARMED"
+  RdmaRate,       // Gbps
 };
 
 struct FactKey {
   FactKind kind = FactKind::Node;
   PciAddress bdf;  // not set for a node fact
   Fact fact = Fact::Present;
-  auto operator<=>(const FactKey&) const = default;
+  int port = 0;  // an RDMA port's number (from 1) for the Rdma* facts, 0 otherwise
+  // That port's RDMA device ("mlx5_0"), for words only: not part of the key, so a device the
+  // kernel names differently after a reboot is still the same NIC's port.
+  std::string rdma_dev{};
+  std::strong_ordering operator<=>(const FactKey& o) const {
+    if (const auto c = std::tie(kind, bdf, fact, port) <=> std::tie(o.kind, o.bdf, o.fact, o.port); c != 0) return c;
+    return std::strong_ordering::equal;
+  }
+  bool operator==(const FactKey& o) const { return (*this <=> o) == 0; }
   // The device this key is about (its presence key); the key itself for a node fact.
   FactKey subject() const { return {kind, bdf, kind == FactKind::Node ? fact : Fact::Present}; }
   bool is_presence() const { return kind != FactKind::Node && fact == Fact::Present; }
@@ -95,7 +109,12 @@ struct Mebibytes {
   uint64_t mib = 0;
   bool operator==(const Mebibytes&) const = default;
 };
-using FactValue = std::variant<std::string, int64_t, Presence, PciIds, LinkFact, AcsControl, Mebibytes>;
+// A link rate in gigabits per second (base 1000), as the kernel gives an RDMA port's.
+struct Gbps {
+  double gbps = 0;
+  bool operator==(const Gbps&) const = default;
+};
+using FactValue = std::variant<std::string, int64_t, Presence, PciIds, LinkFact, AcsControl, Mebibytes, Gbps>;
 
 using FactMap = std::map<FactKey, FactValue>;
 
@@ -114,8 +133,9 @@ struct Fingerprint {
 // Words for output, never read back.
 std::string kind_text(FactKind k);  // "GPU", "NVMe", "NIC", "port", "" for the node
 std::string fact_text(Fact f);      // "link", "NUMA node", "IOMMU", ...
-std::string key_text(const FactKey& k);  // "GPU 0000:19:00.0 link", "IOMMU"
-std::string value_text(const FactValue& v);  // "Gen5 x16", "SV+RR", "131072 MiB", "present"
+// "GPU 0000:19:00.0 link", "IOMMU", "NIC 0000:1b:00.0 (mlx5_0) port 1 rate"
+std::string key_text(const FactKey& k);
+std::string value_text(const FactValue& v);  // "Gen5 x16", "SV+RR", "131072 MiB", "200 Gb/s"
 // "Gen4 x16" from a link speed in GT/s and a width (the PCIe table in pci_config.hpp).
 std::string link_words(double speed_gts, int width);
 std::string link_words(const LinkFact& l);  // "Gen5 x16", "Gen5 x8 of x16", "down"
@@ -176,7 +196,9 @@ struct HealthDifference {
 // gives one line; its other facts are not repeated. A fact the known-good file holds that
 // cannot be read now is one line "cannot read X now (why)"; facts the known-good file does
 // not hold about a device it does hold are not judged (an older file, a source with fewer
-// facts). Order: absent and new devices first, then the rest by key.
+// facts). An RDMA port whose state differs gives that line only: its rate and link layer
+// (a DOWN port reads 10 Gb/s) are not repeated. Order: absent and new devices first, then
+// the rest by key.
 std::vector<HealthDifference> compare_with_expected(const Fingerprint& now, const FactMap& expected);
 
 }  // namespace gdsb::topo

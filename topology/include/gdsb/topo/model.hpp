@@ -140,6 +140,7 @@ struct RdmaPort {
   std::string rate;        // rate as the kernel writes it: "200 Gb/sec (4X HDR)"; "" unread
   std::optional<double> rate_gbps;  // the number of `rate` in Gb/s; nullopt unread
   std::string netdev;      // the net device bound to this port (ib0, ens1f0np0), "" unknown
+  bool operator==(const RdmaPort&) const = default;
 };
 
 // An RDMA device: /sys/class/infiniband/<name>.
@@ -149,6 +150,7 @@ struct RdmaDevice {
   std::string fw_ver;     // fw_ver: "28.39.1002"
   std::string node_guid;  // node_guid: "b859:9f03:00a1:b2c4"
   std::vector<RdmaPort> ports;
+  bool operator==(const RdmaDevice&) const = default;
 };
 
 // A network interface: /sys/class/net/<name> and its addresses.
@@ -162,6 +164,7 @@ struct NetInterface {
   int type = 0;                        // ARPHRD number: 1 Ethernet, 32 InfiniBand, 772 loopback
   std::vector<std::string> addresses;  // "10.10.1.21/24", "fd00::21/64"
   std::vector<std::string> lower;      // what a bond or VLAN stands on (lower_<if> links)
+  bool operator==(const NetInterface&) const = default;
 };
 
 // One route of the main table: /proc/net/route (IPv4) and /proc/net/ipv6_route.
@@ -170,6 +173,7 @@ struct Route {
   std::string gateway;      // "" when directly connected
   std::string dev;
   int metric = 0;
+  bool operator==(const Route&) const = default;
 };
 
 // An NVMe controller: /sys/class/nvme/<name>. Local drives are "pcie"; NVMe-oF namespaces
@@ -181,6 +185,7 @@ struct NvmeController {
   std::string subsysnqn;
   std::string bdf;        // pcie only: the drive's PCI function
   std::vector<std::string> namespaces;  // block devices: "nvme2n1"
+  bool operator==(const NvmeController&) const = default;
 };
 
 struct NetworkFacts {
@@ -192,15 +197,20 @@ struct NetworkFacts {
   std::vector<Route> routes;
   std::vector<RdmaDevice> rdma_devices;  // sorted by name
   std::vector<NvmeController> nvme_controllers;
-  // /proc/modules names that matter to GPUDirect RDMA and network file systems (sorted):
-  // nvidia_peermem, rpcrdma, lnet, ko2iblnd, ksocklnd, beegfs, mmfs26, wekafsgw, nvme_rdma,
-  // nvme_tcp, nvme_fabrics, ib_core, mlx5_ib, ...
+  // Every /proc/modules name, sorted; those that matter to GPUDirect RDMA and network file
+  // systems among them: nvidia_peermem, rpcrdma, lnet, ko2iblnd, ksocklnd, beegfs, mmfs26,
+  // wekafsgw, nvme_rdma, nvme_tcp, nvme_fabrics, ib_core, mlx5_ib, ...
   std::vector<std::string> modules;
   std::string lnet_networks;  // /sys/module/lnet/parameters/networks: "o2ib0(ib0,ib1)", ""
   // /proc/driver/nvidia/version's first line ("... Open Kernel Module for x86_64 ..."),
   // which says whether DMA-BUF is available to GPUDirect RDMA; "" unread.
   std::string nvidia_driver_version;
+  bool operator==(const NetworkFacts&) const = default;
 };
+
+// The RDMA devices and net devices standing on one PCI function (by BDF), in name order.
+std::vector<const RdmaDevice*> rdma_devices_of(const NetworkFacts& n, std::string_view bdf);
+std::vector<const NetInterface*> interfaces_of(const NetworkFacts& n, std::string_view bdf);
 
 // Effective cufile.json settings; unset optionals mean "key absent: library default".
 struct CufileSettings {

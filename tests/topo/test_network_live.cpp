@@ -1,0 +1,151 @@
+// This machine's network facts against iproute2 (label integration): the interfaces, their
+// addresses and the main table's routes that read_network_facts gives live must be what
+// `ip -j` says. iproute2 asks the kernel over netlink, a path independent of the /sys and
+// /proc files the collector reads. Skipped, saying why, where `ip` is not installed.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "gdsb/topo/collect.hpp"
+
+namespace gdsb::topo::testing {
+namespace {
+
+using nlohmann::json;
+
+std::optional<json> ip_json(const std::string& args) {
+  FILE* p = ::popen(("ip -j " + args + " 2>/dev/null").c_str(), "r");
+  if (!p) return std::nullopt;
+  std::string out;
+  char buf[4096];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  if (::pclose(p) != 0) return std::nullopt;
+  auto j = json::parse(out, nullptr, false);
+  if (j.is_discarded()) return std::nullopt;
+  return j;
+}
+
+bool have_ip() { return std::system("ip -V >/dev/null 2>&1") == 0; }
+
+const NetInterface* find_if(const NetworkFacts& n, const std::string& name) {
+  for (const auto& i : n.interfaces)
+    if (i.name == name) return &i;
+  return nullptr;
+}
+
+// iproute2's words for a route as our Route holds them: "default" is the zero prefix, a
+// destination without a length is a host route, no "metric" is metric 0.
+using RouteRow = std::tuple<std::string, std::string, std::string, int>;
+std::multiset<RouteRow> ip_routes(const json& routes, bool v6) {
+  std::multiset<RouteRow> out;
+  for (const json& r : routes) {
+    if (!r.contains("dev")) continue;                              // multipath: no one device
+    if (r.value("type", "unicast") != "unicast") continue;         // blackhole/unreachable: no device
+    std::string dst = r.at("dst").get<std::string>();
+    if (dst == "default") dst = v6 ? "::/0" : "0.0.0.0/0";
+    else if (dst.find('/') == std::string::npos) dst += v6 ? "/128" : "/32";
+    out.insert({dst, r.value("gateway", ""), r.at("dev").get<std::string>(), r.value("metric", 0)});
+  }
+  return out;
+}
+
+std::multiset<RouteRow> our_routes(const NetworkFacts& n, bool v6) {
+  std::multiset<RouteRow> out;
+  for (const Route& r : n.routes)
+    if ((r.destination.find(':') != std::string::npos) == v6) out.insert({r.destination, r.gateway, r.dev, r.metric});
+  return out;
+}
+
+std::set<std::string> ip_addresses(const json& link) {
+  std::set<std::string> out;
+  for (const json& a : link.value("addr_info", json::array()))
+    out.insert(a.at("local").get<std::string>() + "/" + std::to_string(a.at("prefixlen").get<int>()));
+  return out;
+}
+
+TEST(TopoNetworkLive, InterfacesAndAddressesAreWhatIpSays) {
+  if (!have_ip()) GTEST_SKIP() << "iproute2 (ip) is not installed: no oracle for the network facts";
+  const NetworkFacts n = read_network_facts("/", true);
+  EXPECT_TRUE(n.net_known);
+  const auto links = ip_json("addr show");
+  ASSERT_TRUE(links && links->is_array()) << "ip -j addr show gave no JSON list";
+  std::set<std::string> names;
+  for (const json& l : *links) {
+    const std::string name = l.at("ifname").get<std::string>();
+    names.insert(name);
+    const NetInterface* i = find_if(n, name);
+    ASSERT_NE(i, nullptr) << name << " is listed by ip but not collected";
+    std::string oper = l.at("operstate").get<std::string>();
+    for (char& c : oper) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    EXPECT_EQ(i->operstate, oper) << name;
+    EXPECT_EQ(i->mtu, l.at("mtu").get<int>()) << name;
+    if (l.contains("address")) {
+      EXPECT_EQ(i->mac, l.at("address").get<std::string>()) << name;
+    }
+    const std::map<std::string, int> arphrd{{"ether", 1}, {"infiniband", 32}, {"loopback", 772}};
+    if (const auto t = arphrd.find(l.value("link_type", "")); t != arphrd.end()) {
+      EXPECT_EQ(i->type, t->second) << name;
+    }
+    EXPECT_EQ(std::set<std::string>(i->addresses.begin(), i->addresses.end()), ip_addresses(l)) << name;
+  }
+  std::set<std::string> ours;
+  for (const auto& i : n.interfaces) ours.insert(i.name);
+  EXPECT_EQ(ours, names);
+}
+
+TEST(TopoNetworkLive, MainTableRoutesAreWhatIpSays) {
+  if (!have_ip()) GTEST_SKIP() << "iproute2 (ip) is not installed: no oracle for the network facts";
+  const NetworkFacts n = read_network_facts("/", true);
+  const auto v4 = ip_json("route show table main"), v6 = ip_json("-6 route show table main");
+  ASSERT_TRUE(v4 && v6) << "ip -j route gave no JSON";
+  EXPECT_EQ(our_routes(n, false), ip_routes(*v4, false));
+  EXPECT_EQ(our_routes(n, true), ip_routes(*v6, true));
+}
+
+// The reader of a recorded tree, pointed at this machine's own /proc and /sys: IPv4 addresses
+// from /proc/net/fib_trie, each given to the device of its connected route. It must never
+// give an address to a device ip does not list it on, and must find every address whose
+// prefix the main table routes through that device alone.
+TEST(TopoNetworkLive, RecordedReaderOfThisMachinesFilesAgreesWithIp) {
+  if (!have_ip()) GTEST_SKIP() << "iproute2 (ip) is not installed: no oracle for the network facts";
+  const NetworkFacts n = read_network_facts("/", false);
+  const auto links = ip_json("addr show");
+  const auto v4 = ip_json("route show table main");
+  ASSERT_TRUE(links && v4);
+  std::map<std::string, std::set<std::string>> prefix_devs;  // "192.0.2.0/24" -> devices
+  for (const json& r : *v4)
+    if (!r.contains("gateway") && r.contains("dev")) prefix_devs[r.at("dst").get<std::string>()].insert(r.at("dev").get<std::string>());
+  int checked = 0;
+  for (const json& l : *links) {
+    const std::string name = l.at("ifname").get<std::string>();
+    const NetInterface* i = find_if(n, name);
+    ASSERT_NE(i, nullptr) << name;
+    const std::set<std::string> want = ip_addresses(l);
+    for (const std::string& a : i->addresses) EXPECT_TRUE(want.count(a)) << name << " given " << a;
+    for (const json& a : l.value("addr_info", json::array())) {
+      if (a.at("family") != "inet") continue;
+      in_addr_t addr = inet_addr(a.at("local").get<std::string>().c_str());
+      const int len = a.at("prefixlen").get<int>();
+      const uint32_t mask = len == 0 ? 0 : htonl(~0U << (32 - len));
+      in_addr net{addr & mask};
+      const std::string prefix = std::string(inet_ntoa(net)) + "/" + std::to_string(len);
+      const auto it = prefix_devs.find(prefix);
+      if (it == prefix_devs.end() || it->second != std::set<std::string>{name}) continue;
+      const std::string text = a.at("local").get<std::string>() + "/" + std::to_string(len);
+      EXPECT_NE(std::find(i->addresses.begin(), i->addresses.end(), text), i->addresses.end()) << name << " " << text;
+      ++checked;
+    }
+  }
+  RecordProperty("ipv4_addresses_checked", checked);
+}
+
+}  // namespace
+}  // namespace gdsb::topo::testing
