@@ -45,7 +45,7 @@ std::vector<std::string> write_reference_fingerprints(const Options& o, const cl
                   std::to_string(cls.members.size()) + " node(s) of its class";
     const std::string name = "fingerprint-class" + std::to_string(c + 1) + ".json";
     report::write_output_atomic({path_in(o, name.c_str()), "--out", topo::kFingerprintSchema},
-                                topo::fingerprint_document(topo::facts_from_texts(ref.fingerprint, "node " + ref.node + ": fingerprint"), origin).dump(1) + "\n",
+                                topo::fingerprint_document(topo::facts_from_texts(ref.fingerprint.texts(), "node " + ref.node + ": fingerprint"), origin).dump(1) + "\n",
                                 o.allow_overwrite);
     files.push_back(name);
   }

@@ -18,58 +18,174 @@ std::string presence_words(const std::string& node, const std::string& key, cons
   return node + ": " + key + " " + value + "; absent on " + of + " of its class";
 }
 
-using Value = std::optional<topo::FactValue>;  // nullopt: the node lacks the fact
+}  // namespace
 
-std::string value_words(const Value& v) { return v ? topo::value_text(*v) : "absent"; }
+namespace {
+
+// The typed facts of a class's fingerprints, each distinct (key text, value text) read once:
+// a fleet repeats the same few thousand texts, and a typed fact map per node (the former
+// route) held as much memory again as the texts themselves. Keys get dense indices; a key's
+// typed values get indices of their own, so that a node's facts are pairs of small numbers.
+class TypedFacts {
+ public:
+  static constexpr int kAbsent = -1;
+  struct Fact {
+    int key = kAbsent;    // index into keys(); kAbsent: "not available", no fact
+    int value = kAbsent;  // index into values(key)
+  };
+
+  explicit TypedFacts(const TextTable& table) : table_(table) {}
+
+  // The fact of one entry, read the first time its texts are met (throws UsageError naming
+  // `node` for a fact it cannot read, as topo::facts_from_texts does).
+  Fact fact(const FingerprintTexts::Entry& e, const std::string& node) {
+    if (e.key >= memo_.size()) memo_.resize(std::max<std::size_t>(table_.size(), e.key + 1));
+    for (const auto& [value_id, f] : memo_[e.key])
+      if (value_id == e.value) return f;
+    const std::map<std::string, std::string> one{{std::string(table_.text(e.key)), std::string(table_.text(e.value))}};
+    const topo::FactMap typed = topo::facts_from_texts(one, "node " + node + ": fingerprint");
+    Fact f;
+    if (!typed.empty()) {
+      const auto& [key, value] = *typed.begin();
+      const auto [it, added] = key_index_.emplace(key, static_cast<int>(keys_.size()));
+      if (added) {
+        keys_.push_back(key);
+        values_.emplace_back();
+      }
+      f.key = it->second;
+      auto& values = values_[static_cast<std::size_t>(f.key)];
+      const auto v = std::find(values.begin(), values.end(), value);
+      f.value = static_cast<int>(v - values.begin());
+      if (v == values.end()) values.push_back(value);
+    }
+    memo_[e.key].emplace_back(e.value, f);
+    return f;
+  }
+  const std::vector<topo::FactKey>& keys() const { return keys_; }
+  const topo::FactValue& value(int key, int value) const {
+    return values_[static_cast<std::size_t>(key)][static_cast<std::size_t>(value)];
+  }
+
+ private:
+  const TextTable& table_;
+  std::vector<std::vector<std::pair<uint32_t, Fact>>> memo_;  // key text id -> (value text id, fact)
+  std::map<topo::FactKey, int> key_index_;
+  std::vector<topo::FactKey> keys_;
+  std::vector<std::vector<topo::FactValue>> values_;  // per key, its distinct typed values
+};
+
+// A node's facts as key index -> value index (kAbsent where it has none), filled and cleared
+// per node: later texts of one typed key replace earlier ones, as in a topo::FactMap.
+class NodeFacts {
+ public:
+  void fill(TypedFacts& typed, const NamedFingerprint& n) {
+    for (const auto& e : n.fingerprint->entries()) {
+      const TypedFacts::Fact f = typed.fact(e, n.node);
+      if (f.key == TypedFacts::kAbsent) continue;
+      const auto k = static_cast<std::size_t>(f.key);
+      if (k >= slot_.size()) slot_.resize(k + 1, TypedFacts::kAbsent);
+      if (slot_[k] == TypedFacts::kAbsent) held_.push_back(f.key);
+      slot_[k] = f.value;
+    }
+  }
+  void clear() {
+    for (int k : held_) slot_[static_cast<std::size_t>(k)] = TypedFacts::kAbsent;
+    held_.clear();
+  }
+  int at(int key) const {
+    const auto k = static_cast<std::size_t>(key);
+    return k < slot_.size() ? slot_[k] : TypedFacts::kAbsent;
+  }
+  const std::vector<int>& held() const { return held_; }
+
+ private:
+  std::vector<int> slot_;
+  std::vector<int> held_;  // the keys set, to clear
+};
+
+// The fingerprints on one table: theirs when they all share one (nodes read together), else
+// copies on a new one (summaries made one by one, as in tests).
+std::vector<FingerprintTexts> on_one_table(const std::vector<NamedFingerprint>& nodes) {
+  const auto shared = [&] {
+    for (const auto& n : nodes)
+      if (!n.fingerprint->empty() && n.fingerprint->table() != nodes.front().fingerprint->table()) return false;
+    return true;
+  };
+  std::vector<FingerprintTexts> copies;
+  if (shared() && nodes.front().fingerprint->table()) return copies;
+  const auto table = std::make_shared<TextTable>();
+  copies.reserve(nodes.size());
+  for (const auto& n : nodes) {
+    FingerprintTexts& c = copies.emplace_back(table);
+    for (const auto& e : n.fingerprint->entries()) c.set(n.fingerprint->key(e), n.fingerprint->value(e));
+  }
+  return copies;
+}
 
 }  // namespace
 
-std::vector<FingerprintDiff> diff_against_majority(const std::vector<NamedFingerprint>& nodes) {
+std::vector<FingerprintDiff> diff_against_majority(const std::vector<NamedFingerprint>& nodes_given) {
   std::vector<FingerprintDiff> out;
-  if (nodes.size() < 2) return out;
+  if (nodes_given.size() < 2) return out;
+  const std::vector<FingerprintTexts> copies = on_one_table(nodes_given);
+  std::vector<NamedFingerprint> nodes = nodes_given;
+  for (std::size_t i = 0; i < copies.size(); ++i) nodes[i].fingerprint = &copies[i];
+  const TextTable* table = nullptr;
+  for (const auto& n : nodes)
+    if (n.fingerprint->table()) table = n.fingerprint->table().get();
+  if (table == nullptr) return out;  // no node has a fact
   // The same typed facts gdsb-topo --health compares: a link at its trained capability, not
   // at the power state of the moment the node report was taken.
-  std::vector<topo::FactMap> facts;
-  facts.reserve(nodes.size());
-  for (const auto& n : nodes) facts.push_back(topo::facts_from_texts(*n.fingerprint, "node " + n.node + ": fingerprint"));
+  TypedFacts typed(*table);
+  NodeFacts facts;
   // key -> the values seen and how often; a key has few values, so a list per key.
-  std::map<topo::FactKey, std::vector<std::pair<Value, int>>> counts;
-  auto count = [](std::vector<std::pair<Value, int>>& values, const Value& v, int n) {
+  std::vector<std::vector<std::pair<int, int>>> counts;
+  auto count = [](std::vector<std::pair<int, int>>& values, int v, int n) {
     for (auto& [have, c] : values)
       if (have == v) return void(c += n);
     values.emplace_back(v, n);
   };
-  for (const auto& f : facts)
-    for (const auto& [k, v] : f) count(counts[k], v, 1);
+  for (const auto& n : nodes) {
+    facts.fill(typed, n);
+    if (counts.size() < typed.keys().size()) counts.resize(typed.keys().size());
+    for (int k : facts.held()) count(counts[static_cast<std::size_t>(k)], facts.at(k), 1);
+    facts.clear();
+  }
   const int total = static_cast<int>(nodes.size());
   struct Norm {
-    const topo::FactKey* key;
-    Value value;
+    int key;
+    int value;  // TypedFacts::kAbsent: the majority lacks the fact
     int count;
   };
-  std::vector<Norm> majority;  // sorted by key, as every fingerprint is
-  for (auto& [k, values] : counts) {
+  std::vector<Norm> majority;
+  for (std::size_t k = 0; k < counts.size(); ++k) {
+    auto& values = counts[k];
     int present = 0;
     for (const auto& [v, c] : values) present += c;
-    if (present < total) count(values, std::nullopt, total - present);
+    if (present < total) count(values, TypedFacts::kAbsent, total - present);
     for (const auto& [v, c] : values)
-      if (c * 2 > total) majority.push_back({&k, v, c});
+      if (c * 2 > total) majority.push_back({static_cast<int>(k), v, c});
   }
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const auto& n = nodes[i];
+  // Judged in key order, as every fingerprint is sorted.
+  const auto& keys = typed.keys();
+  std::sort(majority.begin(), majority.end(), [&](const Norm& a, const Norm& b) {
+    return keys[static_cast<std::size_t>(a.key)] < keys[static_cast<std::size_t>(b.key)];
+  });
+  const auto words = [&](int key, int value) {
+    return value == TypedFacts::kAbsent ? std::string("absent") : topo::value_text(typed.value(key, value));
+  };
+  for (const auto& n : nodes) {
+    facts.fill(typed, n);
     // Devices this node lacks (or has alone) come first, one line each; their other facts
     // are not repeated.
     std::set<topo::FactKey> gone;
     std::vector<FingerprintDiff> fact_diffs;
-    // One walk over two sorted lists, not a lookup per key: linear in the facts.
-    auto it = facts[i].begin();
     for (const auto& m : majority) {
-      const topo::FactKey& k = *m.key;
-      while (it != facts[i].end() && it->first < k) ++it;
-      const Value value = it != facts[i].end() && it->first == k ? Value(it->second) : std::nullopt;
+      const topo::FactKey& k = keys[static_cast<std::size_t>(m.key)];
+      const int value = facts.at(m.key);
       if (value == m.value) continue;
       if (k.kind != topo::FactKind::Node && !k.is_presence() && gone.count(k.subject())) continue;
-      const std::string key = topo::key_text(k), now = value_words(value), want = value_words(m.value);
+      const std::string key = topo::key_text(k), now = words(m.key, value), want = words(m.key, m.value);
       FingerprintDiff d{n.node, key, now, want, m.count, ""};
       if (k.is_presence()) {
         gone.insert(k);
@@ -81,6 +197,7 @@ std::vector<FingerprintDiff> diff_against_majority(const std::vector<NamedFinger
                 (m.count == 1 ? " other: " : " others: ") + want + ")";
       fact_diffs.push_back(std::move(d));
     }
+    facts.clear();
     for (auto& d : fact_diffs) out.push_back(std::move(d));
   }
   return out;

@@ -253,8 +253,8 @@ class SummaryReader final : public nlohmann::json_sax<json> {
       }
       case In::Fingerprint:
         if (v.type != Scalar::Type::String) return wrong("a string", type_words(v.type));
-        // Written in key order: the hint makes each insert constant time.
-        s_.fingerprint.insert_or_assign(s_.fingerprint.end(), k, *v.text);
+        // Written in key order: each set() appends two interned ids.
+        s_.fingerprint.set(k, *v.text);
         return true;
       case In::Skip:
         return true;
@@ -272,8 +272,10 @@ class SummaryReader final : public nlohmann::json_sax<json> {
 };
 
 // The two entry points share this: parse, then say what is wrong with the block.
-std::optional<NodeSummary> read_block(std::string_view text, const std::string& origin, bool bare) {
+std::optional<NodeSummary> read_block(std::string_view text, const std::string& origin, bool bare,
+                                      const std::shared_ptr<TextTable>& table) {
   NodeSummary s;
+  if (table) s.fingerprint = FingerprintTexts(table);
   SummaryReader reader(s, bare);
   json::sax_parse(text.begin(), text.end(), &reader, json::input_format_t::json, false);
   if (!reader.error().empty())
@@ -282,17 +284,20 @@ std::optional<NodeSummary> read_block(std::string_view text, const std::string& 
   if (!reader.has_node())
     throw UsageError(origin + ": invalid gdsb-cluster node report: the summary has no \"" +
                      summary_fields::kRequired + "\"");
+  s.fingerprint.shrink_to_fit();
   return s;
 }
 
 }  // namespace
 
-std::optional<NodeSummary> read_summary_block(std::string_view text, const std::string& origin) {
-  return read_block(text, origin, false);
+std::optional<NodeSummary> read_summary_block(std::string_view text, const std::string& origin,
+                                              const std::shared_ptr<TextTable>& table) {
+  return read_block(text, origin, false, table);
 }
 
-NodeSummary summary_from_text(std::string_view text, const std::string& origin) {
-  std::optional<NodeSummary> s = read_block(text, origin, true);
+NodeSummary summary_from_text(std::string_view text, const std::string& origin,
+                              const std::shared_ptr<TextTable>& table) {
+  std::optional<NodeSummary> s = read_block(text, origin, true, table);
   if (!s) throw UsageError(origin + ": not a gdsb-cluster node summary (cut short, or not JSON)");
   return std::move(*s);
 }

@@ -58,7 +58,7 @@ Fingerprint hgx(const std::string& bdf = "", const std::string& from = "", const
 
 TEST(Fingerprint, AFleetFromTheHgxRecordingNamesEachFaultOnceByPciAddress) {
   const Fingerprint good = hgx();
-  ASSERT_EQ(good.at("GPU 0000:19:00.0 link"), "Gen5 x16");
+  ASSERT_EQ(good.texts().at("GPU 0000:19:00.0 link"), "Gen5 x16");
   const Fingerprint gone = hgx("19:00.0");
   const Fingerprint narrow = hgx("3b:00.0", "Width x16 (ok)", "Width x8 (downgraded)");
   const Fingerprint acs = hgx("17:00.0", "ReqRedir- CmpltRedir-", "ReqRedir+ CmpltRedir+");
@@ -82,7 +82,7 @@ TEST(Fingerprint, AFleetFromTheHgxRecordingNamesEachFaultOnceByPciAddress) {
 TEST(Fingerprint, GpusIdleAtGen1OnSomeNodesAreNoDifference) {
   const Fingerprint busy = hgx();
   const Fingerprint idle = hgx("19:00.0", "LnkSta:\tSpeed 32GT/s (ok)", "LnkSta:\tSpeed 2.5GT/s (downgraded)");
-  ASSERT_EQ(idle.at("GPU 0000:19:00.0 link"), "Gen5 x16");
+  ASSERT_EQ(idle.texts().at("GPU 0000:19:00.0 link"), "Gen5 x16");
   const auto d = diff_against_majority({{"n1", &idle}, {"n2", &busy}, {"n3", &idle}, {"n4", &busy}, {"n5", &idle}});
   EXPECT_TRUE(d.empty()) << d.front().words;
 }
@@ -101,8 +101,8 @@ TEST(Fingerprint, AFactTheDiffDoesNotKnowIsAnErrorNamingTheNode) {
 TEST(Fingerprint, ADeviceOnlyOneNodeHasIsOneLineToo) {
   Fingerprint base{{"GPU 0000:19:00.0", "present"}, {"GPU 0000:19:00.0 link", "Gen5 x16"}};
   Fingerprint extra = base;
-  extra["NIC 0000:1a:00.0"] = "present";
-  extra["NIC 0000:1a:00.0 link"] = "Gen5 x16";
+  extra.set("NIC 0000:1a:00.0", "present");
+  extra.set("NIC 0000:1a:00.0 link", "Gen5 x16");
   const auto d = diff_against_majority({{"a", &base}, {"b", &base}, {"c", &extra}});
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].words, "c: NIC 0000:1a:00.0 present; absent on the 2 other nodes of its class");
@@ -113,7 +113,7 @@ TEST(Fingerprint, KeysFirstSeenOnLaterNodesAreJudgedWhereverTheySort) {
   const Fingerprint a{{"IOMMU", "pt"}, {"kernel", "6.8"}};
   const Fingerprint b{{"CUDA driver", "13.0"}, {"IOMMU", "pt"}, {"NVIDIA driver", "580"}, {"kernel", "6.8"}};
   Fingerprint c = b;
-  c["nvidia-fs"] = "2.26";
+  c.set("nvidia-fs", "2.26");
   std::vector<std::string> words;
   for (const auto& d : diff_against_majority({{"a", &a}, {"b", &b}, {"c", &c}})) words.push_back(d.words);
   EXPECT_EQ(words, (std::vector<std::string>{"a: NVIDIA driver absent (2 others: 580)",
