@@ -1,4 +1,8 @@
 // Options, the --from route and the files rank 0 writes (shared by both routes).
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <future>
 #include <iostream>
@@ -52,6 +56,24 @@ std::vector<std::string> write_reference_fingerprints(const Options& o, const cl
   return files;
 }
 
+struct StageMark {
+  std::chrono::steady_clock::time_point wall;
+  double cpu_s = 0;  // user + system, all threads
+};
+StageMark mark() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return {std::chrono::steady_clock::now(), seconds(u.ru_utime) + seconds(u.ru_stime)};
+}
+// "1.234 s wall 2.345 s CPU"
+std::string stage_words(const StageMark& from, const StageMark& to) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.3f s wall %.3f s CPU", std::chrono::duration<double>(to.wall - from.wall).count(),
+                to.cpu_s - from.cpu_s);
+  return b;
+}
+
 }  // namespace
 
 std::string with_rank(std::string text, int rank) {
@@ -101,6 +123,8 @@ void setup_cluster(CLI::App& app, Options& o) {
                  "Tests: rank N leaves before its first phase, as a rank whose node died would")
       ->check(CLI::Range(0, 1 << 20));
   app.add_flag("-q,--quiet", o.quiet, "Print only the verdict line");
+  app.add_flag("--timing", o.timing,
+               "--from: print the wall time of each stage (parse, fold, write) on stderr");
   cli::add_tool_flags(app, "gdsb-cluster");
 }
 
@@ -154,7 +178,23 @@ int write_cluster_outputs(const Options& o, const cluster::ClusterResult& r) {
 int run_from(const Options& o) {
   try {
     check_cluster_outputs(o);
-    return write_cluster_outputs(o, cluster::aggregate(cluster::read_node_reports(o.from), aggregate_options(o, 0)));
+    // Wall and CPU (all threads) of each stage: on a shared machine the CPU figure is the
+    // steadier of the two.
+    std::vector<StageMark> marks{mark()};
+    std::vector<cluster::NodeSummary> nodes = cluster::read_node_reports(o.from);
+    marks.push_back(mark());
+    const cluster::ClusterResult r = cluster::aggregate(std::move(nodes), aggregate_options(o, 0));
+    marks.push_back(mark());
+    const int rc = write_cluster_outputs(o, r);
+    marks.push_back(mark());
+    if (o.timing) {
+      std::cerr << "gdsb-cluster timing (" << o.from.size() << " reports):";
+      const char* const names[] = {"parse", "fold", "write"};
+      for (std::size_t i = 0; i < 3; ++i)
+        std::cerr << (i ? "," : "") << " " << names[i] << " " << stage_words(marks[i], marks[i + 1]);
+      std::cerr << "; all " << stage_words(marks.front(), marks.back()) << '\n';
+    }
+    return rc;
   } catch (const Error& e) {
     std::cerr << "gdsb-cluster: " << e.what() << '\n';
     return exit_code_for(e.kind());
