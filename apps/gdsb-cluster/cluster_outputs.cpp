@@ -56,6 +56,24 @@ std::vector<std::string> write_reference_fingerprints(const Options& o, const cl
   return files;
 }
 
+// cluster.json: "schema" first, then the rest in key order. The schema's line is moved in
+// the document's own dump: an ordered copy of the document (the former way) held a second
+// node table in memory. Only the top level is indented by one space, so the line is unique.
+std::string schema_first(const nlohmann::json& doc) {
+  std::string text = doc.dump(1);
+  const std::string line = "\n \"schema\": " + doc.at("schema").dump() + ",";
+  const std::size_t at = text.find(line);
+  if (at == std::string::npos || text.rfind("{", 0) != 0) {  // the last key: the plain way
+    nlohmann::ordered_json ordered;
+    ordered["schema"] = doc.at("schema");
+    for (const auto& [k, v] : doc.items()) ordered[k] = v;
+    return ordered.dump(1);
+  }
+  text.erase(at, line.size());
+  text.insert(1, line);
+  return text;
+}
+
 struct StageMark {
   std::chrono::steady_clock::time_point wall;
   double cpu_s = 0;  // user + system, all threads
@@ -150,10 +168,7 @@ int write_cluster_outputs(const Options& o, const cluster::ClusterResult& r) {
   std::future<void> html = std::async(std::launch::async, [&] {
     report::write_html(doc, path_in(o, "cluster.html"), o.allow_overwrite);
   });
-  nlohmann::ordered_json ordered;
-  ordered["schema"] = doc.at("schema");
-  for (const auto& [k, v] : doc.items()) ordered[k] = v;
-  report::write_output_atomic(path_in(o, "cluster.json"), ordered.dump(1) + "\n", o.allow_overwrite);
+  report::write_output_atomic(path_in(o, "cluster.json"), schema_first(doc) + "\n", o.allow_overwrite);
   const std::string mark = "# " + std::string(report::kGeneratorMark) + " (gdsb-cluster)\n";
   const std::string text = cluster::cluster_text(r);
   report::write_output_atomic(path_in(o, "cluster.txt"), mark + text, o.allow_overwrite);
