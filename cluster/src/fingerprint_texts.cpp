@@ -75,6 +75,15 @@ void FingerprintTexts::set(std::string_view key, std::string_view value) {
   entries_.insert(at, {table_->id(key), table_->id(value)});
 }
 
+void FingerprintTexts::set(std::string_view key, std::string_view value, const FingerprintTexts* like) {
+  const std::size_t at = entries_.size();
+  if (like == nullptr || !table_ || like->table_ != table_ || at >= like->entries_.size()) return set(key, value);
+  const Entry& hint = like->entries_[at];
+  if (table_->text(hint.key) != key || (at > 0 && !(table_->text(entries_.back().key) < key)))
+    return set(key, value);
+  entries_.push_back({hint.key, table_->text(hint.value) == value ? hint.value : table_->id(value)});
+}
+
 std::map<std::string, std::string> FingerprintTexts::texts() const {
   std::map<std::string, std::string> out;
   for (const Entry& e : entries_) out.emplace_hint(out.end(), key(e), value(e));

@@ -238,17 +238,17 @@ NodeSummary summarize(const json& doc, const std::string& origin, const std::sha
 }
 
 NodeSummary read_node_summary(std::istream& in, const std::string& origin,
-                              const std::shared_ptr<TextTable>& table) {
+                              const std::shared_ptr<TextTable>& table, const FingerprintTexts* like) {
   // The summary block is a few KB at the head of the file; parsing from a string is several
   // times faster than through the stream's buffer.
   constexpr std::size_t kHead = 64 * 1024;
   std::string text(kHead, '\0');
   in.read(text.data(), static_cast<std::streamsize>(kHead));
   text.resize(static_cast<std::size_t>(in.gcount()));
-  if (auto s = read_summary_block(text, origin, table)) return std::move(*s);
+  if (auto s = read_summary_block(text, origin, table, like)) return std::move(*s);
   if (text.size() == kHead) text.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   if (text.size() > kHead)
-    if (auto s = read_summary_block(text, origin, table)) return std::move(*s);  // a summary larger than the head
+    if (auto s = read_summary_block(text, origin, table, like)) return std::move(*s);  // a summary larger than the head
   // No summary block (written by other means): the whole document, minus subtrees no
   // summary reads (device lists, samples, time series, histograms, matrices of codes).
   static const std::set<std::string> skip{"devices", "pairs", "ceilings", "samples_gb_s",
@@ -272,11 +272,13 @@ std::vector<NodeSummary> read_node_reports(const std::vector<std::string>& paths
   // Each file is independent: the CPUs take files in turn (a shared counter, so one slow
   // file does not hold a whole slice back); errors are raised in the order of the paths.
   const auto work = [&] {
+    const FingerprintTexts* previous = nullptr;  // this thread's last node: the next is likely alike
     for (std::size_t i = next++; i < paths.size(); i = next++) {
       try {
         std::ifstream in(paths[i], std::ios::binary);
         if (!in) throw UsageError("--from " + paths[i] + ": cannot open the file");
-        nodes[i] = read_node_summary(in, "--from " + paths[i], table);
+        nodes[i] = read_node_summary(in, "--from " + paths[i], table, previous);
+        previous = &nodes[i].fingerprint;
         nodes[i].origin = paths[i];
       } catch (...) {
         errors[i] = std::current_exception();

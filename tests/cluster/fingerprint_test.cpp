@@ -121,5 +121,26 @@ TEST(Fingerprint, KeysFirstSeenOnLaterNodesAreJudgedWhereverTheySort) {
                                              "c: nvidia-fs 2.26 (2 others: absent)"}));
 }
 
+TEST(FingerprintTexts, AFingerprintReadLikeAnotherHoldsWhatLookupsWouldAndSharesItsTexts) {
+  const auto table = std::make_shared<TextTable>();
+  FingerprintTexts a(table);
+  for (const auto& [k, v] : std::map<std::string, std::string>{{"GPU 1", "present"}, {"GPU 1 link", "Gen5 x16"}, {"IOMMU", "pt"}})
+    a.set(k, v);
+  FingerprintTexts b(table);  // one value differs, one key more at the end
+  b.set("GPU 1", "present", &a);
+  b.set("GPU 1 link", "Gen5 x8", &a);
+  b.set("IOMMU", "pt", &a);
+  b.set("kernel", "6.8", &a);
+  EXPECT_EQ(b.texts(), (std::map<std::string, std::string>{
+                           {"GPU 1", "present"}, {"GPU 1 link", "Gen5 x8"}, {"IOMMU", "pt"}, {"kernel", "6.8"}}));
+  EXPECT_EQ(b.entries()[2].value, a.entries()[2].value);
+  EXPECT_EQ(table->size(), 9u);  // each distinct text once
+  FingerprintTexts c(table);  // out of step with `a`, and out of order
+  c.set("GPU 1 link", "Gen5 x16", &a);
+  c.set("GPU 1", "absent", &a);
+  c.set("GPU 1 link", "Gen4 x16", &a);
+  EXPECT_EQ(c.texts(), (std::map<std::string, std::string>{{"GPU 1", "absent"}, {"GPU 1 link", "Gen4 x16"}}));
+}
+
 }  // namespace
 }  // namespace gdsb::cluster

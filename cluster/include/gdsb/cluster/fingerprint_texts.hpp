@@ -59,6 +59,10 @@ class FingerprintTexts {
                    std::shared_ptr<TextTable> table = nullptr);
 
   void set(std::string_view key, std::string_view value);
+  // The same, trying first the fact at this position of `like`, a fingerprint on the same
+  // table that this one is probably like (the node read before): a fleet's nodes list the
+  // same keys in the same order, so most facts are two text compares, no lookup.
+  void set(std::string_view key, std::string_view value, const FingerprintTexts* like);
   std::size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
   void shrink_to_fit() { entries_.shrink_to_fit(); }

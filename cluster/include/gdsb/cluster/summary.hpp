@@ -82,9 +82,11 @@ NodeSummary summarize(const nlohmann::json& node_doc, const std::string& origin,
 // after it, or cut before the block ends). Throws gdsb::UsageError naming `origin` when the
 // block is there but malformed.
 // `table`: where the fingerprint's texts are interned (shared by the nodes read together);
-// null: a table of the summary's own.
+// null: a table of the summary's own. `like`: a fingerprint on that table the node's is
+// probably like (the node read before), tried first (FingerprintTexts::set).
 std::optional<NodeSummary> read_summary_block(std::string_view text, const std::string& origin,
-                                              const std::shared_ptr<TextTable>& table = nullptr);
+                                              const std::shared_ptr<TextTable>& table = nullptr,
+                                              const FingerprintTexts* like = nullptr);
 // A summary on its own (what a rank sends rank 0), through the same reader. Throws
 // gdsb::UsageError naming `origin` when the text is not one.
 NodeSummary summary_from_text(std::string_view text, const std::string& origin,
@@ -94,7 +96,8 @@ NodeSummary summary_from_text(std::string_view text, const std::string& origin,
 // summarize() of the whole document, read without the subtrees no summary needs. Throws
 // gdsb::UsageError naming `origin` when the text is not JSON or not a node report.
 NodeSummary read_node_summary(std::istream& in, const std::string& origin,
-                              const std::shared_ptr<TextTable>& table = nullptr);
+                              const std::shared_ptr<TextTable>& table = nullptr,
+                              const FingerprintTexts* like = nullptr);
 
 // The summaries of these node report files (gdsb-cluster --from), read on every CPU, in
 // the order given, each with its path as origin; their fingerprints share one table. Throws gdsb::UsageError naming the first
