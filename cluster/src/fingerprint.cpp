@@ -40,8 +40,10 @@ class TypedFacts {
   // `node` for a fact it cannot read, as topo::facts_from_texts does).
   Fact fact(const FingerprintTexts::Entry& e, const std::string& node) {
     if (e.key >= memo_.size()) memo_.resize(std::max<std::size_t>(table_.size(), e.key + 1));
-    for (const auto& [value_id, f] : memo_[e.key])
+    KeyMemo& memo = memo_[e.key];
+    for (const auto& [value_id, f] : memo.few)
       if (value_id == e.value) return f;
+    if (const auto it = memo.many.find(e.value); it != memo.many.end()) return it->second;
     const std::map<std::string, std::string> one{{std::string(table_.text(e.key)), std::string(table_.text(e.value))}};
     const topo::FactMap typed = topo::facts_from_texts(one, "node " + node + ": fingerprint");
     Fact f;
@@ -53,25 +55,45 @@ class TypedFacts {
         values_.emplace_back();
       }
       f.key = it->second;
-      auto& values = values_[static_cast<std::size_t>(f.key)];
-      const auto v = std::find(values.begin(), values.end(), value);
-      f.value = static_cast<int>(v - values.begin());
-      if (v == values.end()) values.push_back(value);
+      f.value = value_index(values_[static_cast<std::size_t>(f.key)], value);
     }
-    memo_[e.key].emplace_back(e.value, f);
+    if (memo.few.size() < kFew)
+      memo.few.emplace_back(e.value, f);
+    else
+      memo.many.emplace(e.value, f);
     return f;
   }
   const std::vector<topo::FactKey>& keys() const { return keys_; }
   const topo::FactValue& value(int key, int value) const {
-    return values_[static_cast<std::size_t>(key)][static_cast<std::size_t>(value)];
+    return values_[static_cast<std::size_t>(key)].list[static_cast<std::size_t>(value)];
   }
 
  private:
+  // A key's values: most keys have one or two, a few one a node (a kernel command line with
+  // the node's root UUID), so lookups stay constant time either way.
+  static constexpr std::size_t kFew = 8;
+  struct KeyMemo {
+    std::vector<std::pair<uint32_t, Fact>> few;  // value text id -> fact
+    std::unordered_map<uint32_t, Fact> many;     // the rest
+  };
+  struct Values {
+    std::vector<topo::FactValue> list;  // distinct typed values
+    std::unordered_map<std::string, std::vector<int>> by_text;  // value_text -> indices
+  };
+  static int value_index(Values& values, const topo::FactValue& value) {
+    std::vector<int>& same_text = values.by_text[topo::value_text(value)];
+    for (int i : same_text)
+      if (values.list[static_cast<std::size_t>(i)] == value) return i;
+    same_text.push_back(static_cast<int>(values.list.size()));
+    values.list.push_back(value);
+    return same_text.back();
+  }
+
   const TextTable& table_;
-  std::vector<std::vector<std::pair<uint32_t, Fact>>> memo_;  // key text id -> (value text id, fact)
+  std::vector<KeyMemo> memo_;  // by key text id
   std::map<topo::FactKey, int> key_index_;
   std::vector<topo::FactKey> keys_;
-  std::vector<std::vector<topo::FactValue>> values_;  // per key, its distinct typed values
+  std::vector<Values> values_;  // by key index
 };
 
 // A node's facts as key index -> value index (kAbsent where it has none), filled and cleared
@@ -138,17 +160,17 @@ std::vector<FingerprintDiff> diff_against_majority(const std::vector<NamedFinger
   // at the power state of the moment the node report was taken.
   TypedFacts typed(*table);
   NodeFacts facts;
-  // key -> the values seen and how often; a key has few values, so a list per key.
-  std::vector<std::vector<std::pair<int, int>>> counts;
-  auto count = [](std::vector<std::pair<int, int>>& values, int v, int n) {
-    for (auto& [have, c] : values)
-      if (have == v) return void(c += n);
-    values.emplace_back(v, n);
-  };
+  // key index -> how many nodes hold each of its value indices.
+  std::vector<std::vector<int>> counts;
   for (const auto& n : nodes) {
     facts.fill(typed, n);
     if (counts.size() < typed.keys().size()) counts.resize(typed.keys().size());
-    for (int k : facts.held()) count(counts[static_cast<std::size_t>(k)], facts.at(k), 1);
+    for (int k : facts.held()) {
+      auto& per_value = counts[static_cast<std::size_t>(k)];
+      const auto v = static_cast<std::size_t>(facts.at(k));
+      if (v >= per_value.size()) per_value.resize(v + 1);
+      ++per_value[v];
+    }
     facts.clear();
   }
   const int total = static_cast<int>(nodes.size());
@@ -159,12 +181,13 @@ std::vector<FingerprintDiff> diff_against_majority(const std::vector<NamedFinger
   };
   std::vector<Norm> majority;
   for (std::size_t k = 0; k < counts.size(); ++k) {
-    auto& values = counts[k];
     int present = 0;
-    for (const auto& [v, c] : values) present += c;
-    if (present < total) count(values, TypedFacts::kAbsent, total - present);
-    for (const auto& [v, c] : values)
-      if (c * 2 > total) majority.push_back({static_cast<int>(k), v, c});
+    for (std::size_t v = 0; v < counts[k].size(); ++v) {
+      const int c = counts[k][v];
+      present += c;
+      if (c * 2 > total) majority.push_back({static_cast<int>(k), static_cast<int>(v), c});
+    }
+    if ((total - present) * 2 > total) majority.push_back({static_cast<int>(k), TypedFacts::kAbsent, total - present});
   }
   // Judged in key order, as every fingerprint is sorted.
   const auto& keys = typed.keys();

@@ -142,5 +142,18 @@ TEST(FingerprintTexts, AFingerprintReadLikeAnotherHoldsWhatLookupsWouldAndShares
   EXPECT_EQ(c.texts(), (std::map<std::string, std::string>{{"GPU 1", "absent"}, {"GPU 1 link", "Gen4 x16"}}));
 }
 
+TEST(Fingerprint, AFactWithAValueANodeOfItsOwnOnManyNodesNamesEachOfThem) {
+  // A kernel command line carrying each node's root UUID on 9 of 20 nodes: more values than
+  // a key usually has; the 11 alike are the majority, and each of the 9 is named.
+  std::vector<Fingerprint> prints;
+  for (int i = 0; i < 20; ++i)
+    prints.push_back({{"IOMMU", "pt"}, {"kernel command line", i < 9 ? "root=UUID=" + std::to_string(i) : "quiet"}});
+  std::vector<NamedFingerprint> nodes;
+  for (int i = 0; i < 20; ++i) nodes.push_back({"n" + std::to_string(i), &prints[static_cast<std::size_t>(i)]});
+  const auto d = diff_against_majority(nodes);
+  ASSERT_EQ(d.size(), 9u);
+  EXPECT_EQ(d[8].words, "n8: kernel command line root=UUID=8 (11 others: quiet)");
+}
+
 }  // namespace
 }  // namespace gdsb::cluster
