@@ -29,6 +29,7 @@ struct Options {
   bool allow_overwrite = false;
   int simulate_lost_rank = -1;
   bool quiet = false;
+  bool timing = false;  // --from: each stage's wall time on stderr
   std::vector<std::string> argv;
 };
 

@@ -147,6 +147,7 @@ int run_rank(const Options& o, int* argc, char*** argv) {
     const auto all = mpi.gather(summary.dump(), o.phase_timeout_s);
     if (rank == 0) {
       std::vector<cluster::NodeSummary> nodes;
+      const auto table = std::make_shared<cluster::TextTable>();  // one for all ranks' fingerprints
       for (std::size_t r = 0; r < all.size(); ++r) {
         if (!all[r]) {
           nodes.push_back(cluster::missing_node(static_cast<int>(r),
@@ -154,7 +155,7 @@ int run_rank(const Options& o, int* argc, char*** argv) {
                                                 "crashed or hangs)"));
           continue;
         }
-        nodes.push_back(cluster::summary_from_text(*all[r], "rank " + std::to_string(r)));
+        nodes.push_back(cluster::summary_from_text(*all[r], "rank " + std::to_string(r), table));
         nodes.back().origin = "rank " + std::to_string(r);
       }
       rc = write_cluster_outputs(o, cluster::aggregate(std::move(nodes), aggregate_options(o, mpi.size())));

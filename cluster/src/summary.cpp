@@ -165,7 +165,7 @@ std::string NodeSummary::class_key() const {
 
 void to_json(json& j, const NodeSummary& s) {
   j = summary_without_fingerprint(s);
-  j[summary_fields::kFingerprint] = s.fingerprint;
+  j[summary_fields::kFingerprint] = s.fingerprint.texts();
 }
 
 json summary_without_fingerprint(const NodeSummary& s) {
@@ -192,14 +192,14 @@ json summary_without_fingerprint(const NodeSummary& s) {
 
 void from_json(const json& j, NodeSummary& s) { s = summary_from_text(j.dump(), "summary"); }
 
-NodeSummary summarize(const json& doc, const std::string& origin) {
+NodeSummary summarize(const json& doc, const std::string& origin, const std::shared_ptr<TextTable>& table) {
   if (!doc.is_object() || doc.value("schema", "") != kNodeSchema)
     throw UsageError(origin + " is not a gdsb-cluster node report (schema " + kNodeSchema +
                      "); pass the files written under OUT/nodes/");
   try {
     // A summary block the reader did not take (the schema after it): read as one, named
     // with its file.
-    if (doc.contains("summary")) return summary_from_text(doc.at("summary").dump(), origin);
+    if (doc.contains("summary")) return summary_from_text(doc.at("summary").dump(), origin, table);
     NodeSummary s;
     read_identity(doc, s, origin);
     for (const json& p : doc.value("phases", json::array()))
@@ -208,7 +208,7 @@ NodeSummary summarize(const json& doc, const std::string& origin) {
       else if (p.value("status", "ok") != "ok")
         s.errors.push_back(p.value("name", "?") + ": " + p.value("error", p.value("status", "")));
     if (!s.errors.empty()) s.status = NodeStatus::Error;
-    s.fingerprint = doc.value("fingerprint", decltype(s.fingerprint){});
+    s.fingerprint = FingerprintTexts(doc.value("fingerprint", std::map<std::string, std::string>{}), table);
     static const json none;
     const json& topo = doc.contains("topology") ? doc.at("topology") : none;
     if (topo.is_object()) {
@@ -237,17 +237,18 @@ NodeSummary summarize(const json& doc, const std::string& origin) {
   }
 }
 
-NodeSummary read_node_summary(std::istream& in, const std::string& origin) {
+NodeSummary read_node_summary(std::istream& in, const std::string& origin,
+                              const std::shared_ptr<TextTable>& table, const FingerprintTexts* like) {
   // The summary block is a few KB at the head of the file; parsing from a string is several
   // times faster than through the stream's buffer.
   constexpr std::size_t kHead = 64 * 1024;
   std::string text(kHead, '\0');
   in.read(text.data(), static_cast<std::streamsize>(kHead));
   text.resize(static_cast<std::size_t>(in.gcount()));
-  if (auto s = read_summary_block(text, origin)) return std::move(*s);
+  if (auto s = read_summary_block(text, origin, table, like)) return std::move(*s);
   if (text.size() == kHead) text.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   if (text.size() > kHead)
-    if (auto s = read_summary_block(text, origin)) return std::move(*s);  // a summary larger than the head
+    if (auto s = read_summary_block(text, origin, table, like)) return std::move(*s);  // a summary larger than the head
   // No summary block (written by other means): the whole document, minus subtrees no
   // summary reads (device lists, samples, time series, histograms, matrices of codes).
   static const std::set<std::string> skip{"devices", "pairs", "ceilings", "samples_gb_s",
@@ -260,21 +261,24 @@ NodeSummary read_node_summary(std::istream& in, const std::string& origin) {
   };
   const json doc = json::parse(text, keep, false);
   if (doc.is_discarded()) throw UsageError(origin + ": not JSON; pass the files of OUT/nodes/");
-  return summarize(doc, origin);
+  return summarize(doc, origin, table);
 }
 
 std::vector<NodeSummary> read_node_reports(const std::vector<std::string>& paths) {
   std::vector<NodeSummary> nodes(paths.size());
   std::vector<std::exception_ptr> errors(paths.size());
   std::atomic<std::size_t> next{0};
+  const auto table = std::make_shared<TextTable>();
   // Each file is independent: the CPUs take files in turn (a shared counter, so one slow
   // file does not hold a whole slice back); errors are raised in the order of the paths.
   const auto work = [&] {
+    const FingerprintTexts* previous = nullptr;  // this thread's last node: the next is likely alike
     for (std::size_t i = next++; i < paths.size(); i = next++) {
       try {
         std::ifstream in(paths[i], std::ios::binary);
         if (!in) throw UsageError("--from " + paths[i] + ": cannot open the file");
-        nodes[i] = read_node_summary(in, "--from " + paths[i]);
+        nodes[i] = read_node_summary(in, "--from " + paths[i], table, previous);
+        previous = &nodes[i].fingerprint;
         nodes[i].origin = paths[i];
       } catch (...) {
         errors[i] = std::current_exception();

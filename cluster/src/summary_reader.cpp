@@ -78,7 +78,7 @@ bool is_array(In in) { return in == In::Errors || in == In::Checks; }
 class SummaryReader final : public nlohmann::json_sax<json> {
  public:
   // bare: the text is a summary itself (what a rank sends), not a node report.
-  SummaryReader(NodeSummary& s, bool bare) : s_(s), bare_(bare) {}
+  SummaryReader(NodeSummary& s, bool bare, const FingerprintTexts* like) : s_(s), bare_(bare), like_(like) {}
 
   bool null() override { return scalar({Scalar::Type::Null}); }
   bool boolean(bool) override { return scalar({Scalar::Type::Boolean}); }
@@ -253,8 +253,8 @@ class SummaryReader final : public nlohmann::json_sax<json> {
       }
       case In::Fingerprint:
         if (v.type != Scalar::Type::String) return wrong("a string", type_words(v.type));
-        // Written in key order: the hint makes each insert constant time.
-        s_.fingerprint.insert_or_assign(s_.fingerprint.end(), k, *v.text);
+        // Written in key order: each set() appends two interned ids.
+        s_.fingerprint.set(k, *v.text, like_);
         return true;
       case In::Skip:
         return true;
@@ -264,6 +264,7 @@ class SummaryReader final : public nlohmann::json_sax<json> {
 
   NodeSummary& s_;
   const bool bare_;
+  const FingerprintTexts* like_;
   std::vector<Frame> stack_;
   std::string schema_;
   std::string error_;
@@ -272,9 +273,11 @@ class SummaryReader final : public nlohmann::json_sax<json> {
 };
 
 // The two entry points share this: parse, then say what is wrong with the block.
-std::optional<NodeSummary> read_block(std::string_view text, const std::string& origin, bool bare) {
+std::optional<NodeSummary> read_block(std::string_view text, const std::string& origin, bool bare,
+                                      const std::shared_ptr<TextTable>& table, const FingerprintTexts* like) {
   NodeSummary s;
-  SummaryReader reader(s, bare);
+  if (table) s.fingerprint = FingerprintTexts(table);
+  SummaryReader reader(s, bare, like);
   json::sax_parse(text.begin(), text.end(), &reader, json::input_format_t::json, false);
   if (!reader.error().empty())
     throw UsageError(origin + ": invalid gdsb-cluster node report: " + reader.error());
@@ -282,17 +285,21 @@ std::optional<NodeSummary> read_block(std::string_view text, const std::string& 
   if (!reader.has_node())
     throw UsageError(origin + ": invalid gdsb-cluster node report: the summary has no \"" +
                      summary_fields::kRequired + "\"");
+  s.fingerprint.shrink_to_fit();
   return s;
 }
 
 }  // namespace
 
-std::optional<NodeSummary> read_summary_block(std::string_view text, const std::string& origin) {
-  return read_block(text, origin, false);
+std::optional<NodeSummary> read_summary_block(std::string_view text, const std::string& origin,
+                                              const std::shared_ptr<TextTable>& table,
+                                              const FingerprintTexts* like) {
+  return read_block(text, origin, false, table, like);
 }
 
-NodeSummary summary_from_text(std::string_view text, const std::string& origin) {
-  std::optional<NodeSummary> s = read_block(text, origin, true);
+NodeSummary summary_from_text(std::string_view text, const std::string& origin,
+                              const std::shared_ptr<TextTable>& table) {
+  std::optional<NodeSummary> s = read_block(text, origin, true, table, nullptr);
   if (!s) throw UsageError(origin + ": not a gdsb-cluster node summary (cut short, or not JSON)");
   return std::move(*s);
 }

@@ -85,7 +85,7 @@ TEST(Aggregate, SummaryRoundTripsThroughJson) {
 TEST(Aggregate, EachClassNamesTheMemberMostLikeTheRestAsItsReference) {
   std::vector<NodeSummary> nodes{node("a3", "H100", 2, 50), node("a1", "H100", 2, 50),
                                  node("a2", "H100", 2, 50), node("b1", "A100", 2, 20)};
-  nodes[1].fingerprint["IOMMU"] = "translated";  // a1, first by name, is the odd one
+  nodes[1].fingerprint.set("IOMMU", "translated");  // a1, first by name, is the odd one
   const ClusterResult r = aggregate(nodes, {});
   ASSERT_EQ(r.classes.size(), 2u);
   for (const NodeClass& c : r.classes)

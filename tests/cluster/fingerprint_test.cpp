@@ -58,7 +58,7 @@ Fingerprint hgx(const std::string& bdf = "", const std::string& from = "", const
 
 TEST(Fingerprint, AFleetFromTheHgxRecordingNamesEachFaultOnceByPciAddress) {
   const Fingerprint good = hgx();
-  ASSERT_EQ(good.at("GPU 0000:19:00.0 link"), "Gen5 x16");
+  ASSERT_EQ(good.texts().at("GPU 0000:19:00.0 link"), "Gen5 x16");
   const Fingerprint gone = hgx("19:00.0");
   const Fingerprint narrow = hgx("3b:00.0", "Width x16 (ok)", "Width x8 (downgraded)");
   const Fingerprint acs = hgx("17:00.0", "ReqRedir- CmpltRedir-", "ReqRedir+ CmpltRedir+");
@@ -82,7 +82,7 @@ TEST(Fingerprint, AFleetFromTheHgxRecordingNamesEachFaultOnceByPciAddress) {
 TEST(Fingerprint, GpusIdleAtGen1OnSomeNodesAreNoDifference) {
   const Fingerprint busy = hgx();
   const Fingerprint idle = hgx("19:00.0", "LnkSta:\tSpeed 32GT/s (ok)", "LnkSta:\tSpeed 2.5GT/s (downgraded)");
-  ASSERT_EQ(idle.at("GPU 0000:19:00.0 link"), "Gen5 x16");
+  ASSERT_EQ(idle.texts().at("GPU 0000:19:00.0 link"), "Gen5 x16");
   const auto d = diff_against_majority({{"n1", &idle}, {"n2", &busy}, {"n3", &idle}, {"n4", &busy}, {"n5", &idle}});
   EXPECT_TRUE(d.empty()) << d.front().words;
 }
@@ -101,8 +101,8 @@ TEST(Fingerprint, AFactTheDiffDoesNotKnowIsAnErrorNamingTheNode) {
 TEST(Fingerprint, ADeviceOnlyOneNodeHasIsOneLineToo) {
   Fingerprint base{{"GPU 0000:19:00.0", "present"}, {"GPU 0000:19:00.0 link", "Gen5 x16"}};
   Fingerprint extra = base;
-  extra["NIC 0000:1a:00.0"] = "present";
-  extra["NIC 0000:1a:00.0 link"] = "Gen5 x16";
+  extra.set("NIC 0000:1a:00.0", "present");
+  extra.set("NIC 0000:1a:00.0 link", "Gen5 x16");
   const auto d = diff_against_majority({{"a", &base}, {"b", &base}, {"c", &extra}});
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].words, "c: NIC 0000:1a:00.0 present; absent on the 2 other nodes of its class");
@@ -113,12 +113,46 @@ TEST(Fingerprint, KeysFirstSeenOnLaterNodesAreJudgedWhereverTheySort) {
   const Fingerprint a{{"IOMMU", "pt"}, {"kernel", "6.8"}};
   const Fingerprint b{{"CUDA driver", "13.0"}, {"IOMMU", "pt"}, {"NVIDIA driver", "580"}, {"kernel", "6.8"}};
   Fingerprint c = b;
-  c["nvidia-fs"] = "2.26";
+  c.set("nvidia-fs", "2.26");
   std::vector<std::string> words;
   for (const auto& d : diff_against_majority({{"a", &a}, {"b", &b}, {"c", &c}})) words.push_back(d.words);
   EXPECT_EQ(words, (std::vector<std::string>{"a: NVIDIA driver absent (2 others: 580)",
                                              "a: CUDA driver absent (2 others: 13.0)",
                                              "c: nvidia-fs 2.26 (2 others: absent)"}));
+}
+
+TEST(FingerprintTexts, AFingerprintReadLikeAnotherHoldsWhatLookupsWouldAndSharesItsTexts) {
+  const auto table = std::make_shared<TextTable>();
+  FingerprintTexts a(table);
+  for (const auto& [k, v] : std::map<std::string, std::string>{{"GPU 1", "present"}, {"GPU 1 link", "Gen5 x16"}, {"IOMMU", "pt"}})
+    a.set(k, v);
+  FingerprintTexts b(table);  // one value differs, one key more at the end
+  b.set("GPU 1", "present", &a);
+  b.set("GPU 1 link", "Gen5 x8", &a);
+  b.set("IOMMU", "pt", &a);
+  b.set("kernel", "6.8", &a);
+  EXPECT_EQ(b.texts(), (std::map<std::string, std::string>{
+                           {"GPU 1", "present"}, {"GPU 1 link", "Gen5 x8"}, {"IOMMU", "pt"}, {"kernel", "6.8"}}));
+  EXPECT_EQ(b.entries()[2].value, a.entries()[2].value);
+  EXPECT_EQ(table->size(), 9u);  // each distinct text once
+  FingerprintTexts c(table);  // out of step with `a`, and out of order
+  c.set("GPU 1 link", "Gen5 x16", &a);
+  c.set("GPU 1", "absent", &a);
+  c.set("GPU 1 link", "Gen4 x16", &a);
+  EXPECT_EQ(c.texts(), (std::map<std::string, std::string>{{"GPU 1", "absent"}, {"GPU 1 link", "Gen4 x16"}}));
+}
+
+TEST(Fingerprint, AFactWithAValueANodeOfItsOwnOnManyNodesNamesEachOfThem) {
+  // A kernel command line carrying each node's root UUID on 9 of 20 nodes: more values than
+  // a key usually has; the 11 alike are the majority, and each of the 9 is named.
+  std::vector<Fingerprint> prints;
+  for (int i = 0; i < 20; ++i)
+    prints.push_back({{"IOMMU", "pt"}, {"kernel command line", i < 9 ? "root=UUID=" + std::to_string(i) : "quiet"}});
+  std::vector<NamedFingerprint> nodes;
+  for (int i = 0; i < 20; ++i) nodes.push_back({"n" + std::to_string(i), &prints[static_cast<std::size_t>(i)]});
+  const auto d = diff_against_majority(nodes);
+  ASSERT_EQ(d.size(), 9u);
+  EXPECT_EQ(d[8].words, "n8: kernel command line root=UUID=8 (11 others: quiet)");
 }
 
 }  // namespace

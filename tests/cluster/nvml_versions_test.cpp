@@ -70,7 +70,7 @@ TEST(NvmlVersions, FingerprintLeavesOutWhatNvmlDidNotSay) {
   topo::GpuSoftware off;
   off.unavailable = topo::Unreadable{"--no-nvml", true};
   const topo::Fingerprint f = topo::make_fingerprint(two_gpus(), off);
-  const Fingerprint texts = topo::fact_texts(f.facts);
+  const auto texts = topo::fact_texts(f.facts);
   EXPECT_EQ(texts.count("CUDA driver"), 0u);
   EXPECT_EQ(texts.count("GPU 0000:00:06.0 VBIOS"), 0u);
   EXPECT_EQ(texts.count("NVIDIA driver"), 0u);

@@ -105,7 +105,7 @@ TEST(SummaryReader, ReadsWhatNlohmannsParserReadsFieldByField) {
   EXPECT_FALSE(s->gpu_metrics.at("h2d_gb_s")[1].has_value());
   EXPECT_DOUBLE_EQ(*s->gpu_metrics.at("h2d_gb_s")[3], 4.25e10);
   EXPECT_TRUE(s->gpu_metrics.at("d2d_gb_s").empty());
-  EXPECT_EQ(s->fingerprint.at("kernel command line"), "BOOT_IMAGE=/vmlinuz iommu=pt \u00fc");
+  EXPECT_EQ(s->fingerprint.texts().at("kernel command line"), "BOOT_IMAGE=/vmlinuz iommu=pt \u00fc");
   // The route a rank's summary takes to rank 0, and nlohmann's get<>, read the same.
   EXPECT_EQ(json(summary_from_text(written.dump(), "rank 3")), written);
   EXPECT_EQ(json(written.get<NodeSummary>()), written);
@@ -141,7 +141,7 @@ TEST(SummaryReader, ALaterDuplicateKeyWinsAsInNlohmannsDocument) {
   // Compared as strings: under C++20 with json 3.11.3 (Ubuntu 24.04) EXPECT_EQ finds no
   // operator== between std::string and json.
   EXPECT_EQ(s->node, dom.at("node").get<std::string>());
-  EXPECT_EQ(s->fingerprint.at("IOMMU"), dom.at("fingerprint").at("IOMMU").get<std::string>());
+  EXPECT_EQ(s->fingerprint.texts().at("IOMMU"), dom.at("fingerprint").at("IOMMU").get<std::string>());
 }
 
 TEST(SummaryReader, NamesTheOriginAndThePlaceOfAMalformedField) {
@@ -219,7 +219,7 @@ TEST(SummaryReader, AReportIsReadUpToItsSummaryBlockElseWhole) {
   // A summary larger than the 64 KB head is read whole.
   NodeSummary big = rich();
   for (int i = 0; i < 4000; ++i)
-    big.fingerprint["GPU 0000:" + std::to_string(10000 + i) + " link"] = "Gen5 x16";
+    big.fingerprint.set("GPU 0000:" + std::to_string(10000 + i) + " link", "Gen5 x16");
   std::istringstream large(report_text(big));
   ASSERT_GT(large.str().size(), 64u * 1024);
   EXPECT_EQ(read_node_summary(large, "t").fingerprint.size(), big.fingerprint.size());

@@ -9,13 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "gdsb/cluster/fingerprint_texts.hpp"
 #include "gdsb/topo/fingerprint.hpp"
 
 namespace gdsb::cluster {
 
-// A node's facts as its node report carries them: key text -> value text (topo::fact_texts).
-// The diff reads them back into typed facts (topo::facts_from_texts) and judges those.
-using Fingerprint = std::map<std::string, std::string>;
+// A node's facts as its node report carries them: key text -> value text (topo::fact_texts),
+// interned (fingerprint_texts.hpp). The diff reads them back into typed facts
+// (topo::facts_from_texts), once per distinct key and value, and judges those.
+using Fingerprint = FingerprintTexts;
 
 struct FingerprintDiff {
   std::string node;

@@ -6,12 +6,15 @@
 
 #include <iosfwd>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
+
+#include "gdsb/cluster/fingerprint_texts.hpp"
 
 namespace gdsb::cluster {
 
@@ -53,7 +56,7 @@ struct NodeSummary {
   std::map<std::string, std::vector<std::optional<double>>> gpu_metrics;
   std::map<std::string, double> node_metrics;
   std::map<std::string, std::string> waived;  // metric or mode -> reason
-  std::map<std::string, std::string> fingerprint;  // fingerprint.hpp
+  FingerprintTexts fingerprint;  // fingerprint.hpp; ids into a table the nodes read together share
   // Where the summary came from ("--from FILE" or "rank N"), to name both sources of a
   // duplicate identity. Not part of the JSON.
   std::string origin;
@@ -70,25 +73,34 @@ void from_json(const nlohmann::json& j, NodeSummary& s);
 
 // The summary of a full node document (schema gdsbench.cluster-node/1). Throws
 // gdsb::UsageError naming `origin` when the document is not one.
-NodeSummary summarize(const nlohmann::json& node_doc, const std::string& origin);
+NodeSummary summarize(const nlohmann::json& node_doc, const std::string& origin,
+                      const std::shared_ptr<TextTable>& table = nullptr);
 
 // The summary block of a node report's text, read straight into a NodeSummary (no JSON
 // document is built): ranks write "schema" then "summary" first, so the rest of the text is
 // never read. nullopt when the text has no such block (written by other means, the schema
 // after it, or cut before the block ends). Throws gdsb::UsageError naming `origin` when the
 // block is there but malformed.
-std::optional<NodeSummary> read_summary_block(std::string_view text, const std::string& origin);
+// `table`: where the fingerprint's texts are interned (shared by the nodes read together);
+// null: a table of the summary's own. `like`: a fingerprint on that table the node's is
+// probably like (the node read before), tried first (FingerprintTexts::set).
+std::optional<NodeSummary> read_summary_block(std::string_view text, const std::string& origin,
+                                              const std::shared_ptr<TextTable>& table = nullptr,
+                                              const FingerprintTexts* like = nullptr);
 // A summary on its own (what a rank sends rank 0), through the same reader. Throws
 // gdsb::UsageError naming `origin` when the text is not one.
-NodeSummary summary_from_text(std::string_view text, const std::string& origin);
+NodeSummary summary_from_text(std::string_view text, const std::string& origin,
+                              const std::shared_ptr<TextTable>& table = nullptr);
 
 // The summary of one node report file's contents: its summary block when it has one, else
 // summarize() of the whole document, read without the subtrees no summary needs. Throws
 // gdsb::UsageError naming `origin` when the text is not JSON or not a node report.
-NodeSummary read_node_summary(std::istream& in, const std::string& origin);
+NodeSummary read_node_summary(std::istream& in, const std::string& origin,
+                              const std::shared_ptr<TextTable>& table = nullptr,
+                              const FingerprintTexts* like = nullptr);
 
 // The summaries of these node report files (gdsb-cluster --from), read on every CPU, in
-// the order given, each with its path as origin. Throws gdsb::UsageError naming the first
+// the order given, each with its path as origin; their fingerprints share one table. Throws gdsb::UsageError naming the first
 // file (in that order) that cannot be read or is not a node report.
 std::vector<NodeSummary> read_node_reports(const std::vector<std::string>& paths);
 
