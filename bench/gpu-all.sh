@@ -104,6 +104,15 @@ topo_part() {
   "$p" --from-snapshot "$OUT/snap" >"$OUT/p2p-replay.txt"; echo "gdsb-p2p replay rc=$?"
   cat "$OUT/p2p-replay.txt"
   command -v nvidia-smi >/dev/null && nvidia-smi topo -m >"$OUT/nvidia-smi-topo.txt" 2>&1
+  # Issue 25: the network facts read live against ip -j (netlink), the libcufile_rdma probe,
+  # and the rdma-stack facts as gdsb-topo -v prints them on this node.
+  local live=build/release/tests/topo/topo_live_tests
+  if [ -x "$live" ]; then
+    "$live" >"$OUT/topo-live-tests.txt" 2>&1 || { echo "topo_live_tests failed"; rc=1; }
+    grep -E "^\[  (PASSED|FAILED|SKIPPED)|SKIPPED \]" "$OUT/topo-live-tests.txt"
+  fi
+  "$t" -v >"$OUT/topo-v.txt" 2>&1
+  grep -A12 " rdma-stack: " "$OUT/topo-v.txt" | head -40
   return "$rc"
 }
 
