@@ -11,6 +11,7 @@
 #include <string>
 
 #include "gdsb/topo/network_storage.hpp"
+#include "gdsb/topo/render.hpp"
 #include "hgx_recording.hpp"
 #include "topo_test_util.hpp"
 
@@ -92,6 +93,46 @@ TEST(TopoNetworkStorage, HgxNfsOverTcpIsNotGdsCapable) {
   EXPECT_EQ(r.evidence[0].find("/mnt/data nfs4 (10.10.1.5:/datasets): NFS: proto=tcp"), 0U)
       << r.evidence[0];
   EXPECT_FALSE(any_contains(r.evidence, "GDS-capable"));
+}
+
+// Issue 25, part 5: the mount's ceiling, in the one path model. ib0 (GPU0's ConnectX-7,
+// 1a:00.0, Gen5 x16 = ~63.0 GB/s) at "200 Gb/sec (4X HDR)" (nccl#489's ibstatus rate):
+// 200 Gb/s = 25 GB/s binds, node-wide and into GPU0 (PIX); into GPU4 (SYS) the figure is the
+// same but the sentence says the socket interconnect is crossed and not bounded here.
+TEST(TopoNetworkStorage, MountCeilingIsItsCarriersRateUnderTheirLinks) {
+  Snapshot s = hgx({kNfsRdma});
+  s.machine.network.rdma_devices[0].ports[0].rate = "200 Gb/sec (4X HDR)";
+  s.machine.network.rdma_devices[0].ports[0].rate_gbps = 200;
+  const Outcome o = evaluate_snapshot(std::move(s));
+  ASSERT_EQ(o.report.mount_ceilings.size(), 1U);
+  const auto& mc = o.report.mount_ceilings[0];
+  EXPECT_EQ(mc.target, "/mnt/data");
+  EXPECT_EQ(mc.kind, "NFS");
+  ASSERT_TRUE(mc.node.gb_s) << mc.node.limited_by;
+  EXPECT_NEAR(*mc.node.gb_s, 25.0, 0.01);
+  EXPECT_EQ(mc.node.peers, std::vector<std::string>{kHgx[0].nic});
+  ASSERT_EQ(mc.gpus.size(), 8U);
+  EXPECT_EQ(mc.gpus[0].gpu, kHgx[0].gpu);
+  ASSERT_TRUE(mc.gpus[0].gb_s);
+  EXPECT_NEAR(*mc.gpus[0].gb_s, 25.0, 0.01);
+  EXPECT_NE(mc.gpus[4].limited_by.find("socket interconnect"), std::string::npos)
+      << mc.gpus[4].limited_by;
+  std::ostringstream text;
+  TextOptions t;
+  render_text(text, o.snapshot, *o.view, o.report, t);
+  EXPECT_NE(text.str().find("Reads of /mnt/data (NFS) limited to ~25.0 GB/s by 1 NIC carrying "
+                            "it, each into its nearest GPU (0000:1a:00.0) at network rate: "
+                            "network 0000:1a:00.0 mlx5_0 port 1 200 Gb/sec (4X HDR) 25.0 GB/s"),
+            std::string::npos)
+      << text.str();
+}
+
+// A TCP mount has the same carriers and ceiling figure (what RDMA would reach), while its
+// verdict says GDS cannot engage: the doctor's expected figure after remounting.
+TEST(TopoNetworkStorage, TcpMountStillHasItsCarriersCeiling) {
+  const Outcome o = evaluate_snapshot(hgx({kNfsTcp}));
+  ASSERT_EQ(o.report.mount_ceilings.size(), 1U);
+  EXPECT_TRUE(o.report.mount_ceilings[0].node.gb_s);
 }
 
 TEST(TopoNetworkStorage, HgxNfsOverRdmaOnAnActivePortIsCapableAndNamesItsNic) {

@@ -471,7 +471,7 @@ Ceiling PathModel::carriers_ceiling(const std::vector<std::string>& nics,
       if (f->pair->label != flows.front()->pair->label) label.clear();
   }
   const std::string what = std::string(flows.size() == 1 ? "NIC" : "NICs") + " carrying it" +
-                           (gpu.empty() ? ", each into its nearest GPU," : "");
+                           (gpu.empty() ? ", each into its nearest GPU" : "");
   Ceiling c = ceiling_for(gpu, flows, DataSource::DataNic, what, label);
   if (!skipped.empty()) c.limited_by += "; not counted: " + skipped;
   return c;
