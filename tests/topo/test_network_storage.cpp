@@ -132,7 +132,7 @@ TEST(TopoNetworkStorage, MountCeilingIsItsCarriersRateUnderTheirLinks) {
 TEST(TopoNetworkStorage, TcpMountStillHasItsCarriersCeiling) {
   const Outcome o = evaluate_snapshot(hgx({kNfsTcp}));
   ASSERT_EQ(o.report.mount_ceilings.size(), 1U);
-  EXPECT_TRUE(o.report.mount_ceilings[0].node.gb_s);
+  EXPECT_TRUE(o.report.mount_ceilings[0].node.gb_s) << o.report.mount_ceilings[0].node.limited_by;
 }
 
 TEST(TopoNetworkStorage, HgxNfsOverRdmaOnAnActivePortIsCapableAndNamesItsNic) {

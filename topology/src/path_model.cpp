@@ -479,23 +479,32 @@ Ceiling PathModel::carriers_ceiling(const std::vector<std::string>& nics,
 
 NicNetwork nic_network(const Snapshot& s, const Device& nic) {
   NicNetwork n;
-  bool any_port = false;
+  bool any_port = false, any_active = false, rate_unknown = false;
   double sum = 0;
   for (const RdmaDevice& r : s.machine.network.rdma_devices) {
     if (r.bdf != nic.bdf) continue;
     for (const RdmaPort& p : r.ports) {
       any_port = true;
-      if (p.state != "ACTIVE" || !p.rate_gbps || *p.rate_gbps <= 0) continue;
+      if (p.state != "ACTIVE") continue;
+      any_active = true;
+      if (!p.rate_gbps || *p.rate_gbps <= 0) {  // up, rate unread: the net device may say
+        rate_unknown = true;
+        continue;
+      }
       sum += *p.rate_gbps / 8.0;  // Gb/s to GB/s (1e9 bytes)
       n.what += (n.what.empty() ? "" : ", ") + r.name + " port " + std::to_string(p.port) + " " +
                 (p.rate.empty() ? std::to_string(static_cast<int>(*p.rate_gbps)) + " Gb/s" : p.rate);
     }
   }
-  if (any_port) {
-    if (sum > 0) n.gb_s = sum;
-    else n.down = true;
+  if (any_port && !any_active) {
+    n.down = true;
     return n;
   }
+  if (any_port && !rate_unknown) {
+    n.gb_s = sum;
+    return n;
+  }
+  n.what.clear();
   if (auto net = classify_nic(nic).network_gb_s) {
     n.gb_s = net;
     n.what = (nic.net_devices.empty() ? std::string("network link")
