@@ -93,6 +93,14 @@ TEST(TopoNetworkStorage, HgxNfsOverTcpIsNotGdsCapable) {
   EXPECT_EQ(r.evidence[0].find("/mnt/data nfs4 (10.10.1.5:/datasets): NFS: proto=tcp"), 0U)
       << r.evidence[0];
   EXPECT_FALSE(any_contains(r.evidence, "GDS-capable"));
+  // The remount remedy is named, with the mount's own source, target and version.
+  EXPECT_EQ(r.remedy.find("remount over RDMA: umount /mnt/data; mount -o proto=rdma,port=20049,"
+                          "vers=4.1 10.10.1.5:/datasets /mnt/data"),
+            0U)
+      << r.remedy;
+  // GDS otherwise applies on this node: the platform fails on it, not "not applicable".
+  EXPECT_TRUE(o.report.gds_applicable);
+  EXPECT_EQ(o.report.verdict, Verdict::Fail);
 }
 
 // Issue 25, part 5: the mount's ceiling, in the one path model. ib0 (GPU0's ConnectX-7,

@@ -1,4 +1,5 @@
 // GDS software stack: nvidia-fs, kernel P2PDMA, cufile.json, udev database, file systems.
+#include <algorithm>
 #include <cstdio>
 #include <set>
 
@@ -252,6 +253,12 @@ class GdsStackCheck final : public Check {
     CheckResult fsr = make(id(), "file systems of data mounts", Verdict::Pass);
     int capable = 0, total = 0, unknown = 0;
     const std::vector<NetworkMount> net = network_mounts(ctx.snapshot, &ctx.model.view());
+    std::vector<std::string> network_remedies;  // how GDS could engage on each network mount
+    for (const NetworkMount& nm : net)
+      if (nm.engage == Engage::No && !nm.remedy.empty() &&
+          std::find(network_remedies.begin(), network_remedies.end(), nm.remedy) ==
+              network_remedies.end())
+        network_remedies.push_back(nm.remedy);
     for (const auto& mt : m.mounts) {
       const NetworkMount* nm = find_network_mount(net, mt);
       if (!is_data_mount(mt, nm)) continue;
@@ -285,6 +292,9 @@ class GdsStackCheck final : public Check {
       fsr.remedy =
           "put the data on ext4 (data=ordered) or xfs on NVMe, or a GDS-enabled parallel file "
           "system";
+      // A network mount says how GDS could engage on it: that first (issue 25).
+      for (auto it = network_remedies.rbegin(); it != network_remedies.rend(); ++it)
+        fsr.remedy = *it + "; or " + fsr.remedy;
     }
     out.push_back(std::move(fsr));
     // Without a P2P-capable path the stack's state changes nothing: facts, not failures.

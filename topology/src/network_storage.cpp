@@ -47,6 +47,7 @@ void judge_rdma(NetworkMount& nm, const Snapshot& s, const std::string& evidence
     nm.engage = Engage::No;
     nm.why = "GDS serves " + served + " through nvidia-fs only (not kernel P2PDMA), and "
              "nvidia-fs is not loaded";
+    nm.remedy = "modprobe nvidia-fs (packages nvidia-fs-dkms / nvidia-gds)";
     return;
   }
   if (!n.net_known || !n.rdma_known) {
@@ -71,6 +72,8 @@ void judge_rdma(NetworkMount& nm, const Snapshot& s, const std::string& evidence
   } else if (!inactive.empty()) {
     nm.engage = Engage::No;
     nm.why = evidence + ", but no NIC that carries it has an ACTIVE RDMA port: " + join(inactive);
+    nm.remedy = "bring the port up (ibstat; the cable, transceiver and switch port), or carry "
+                "the mount on a NIC whose port is ACTIVE";
   } else if (!plain.empty()) {
     // The mount stands, so an RDMA path exists: the main table is not the whole story (a
     // policy routing table, ip rule, as multi-rail nodes use). Not a verdict either way.
@@ -92,9 +95,11 @@ void judge_hidden_transport(NetworkMount& nm, const Snapshot& s, const std::stri
     nm.engage = Engage::No;
     nm.why = "GDS serves " + nm.mount->fstype +
              " through nvidia-fs only (not kernel P2PDMA), and nvidia-fs is not loaded";
+    nm.remedy = "modprobe nvidia-fs (packages nvidia-fs-dkms / nvidia-gds)";
   } else if (no_rdma_device(m.network)) {
     nm.engage = Engage::No;
     nm.why = needs + ", and this node has no RDMA device (/sys/class/infiniband is empty)";
+    nm.remedy = "an RDMA NIC (InfiniBand or RoCE) with its driver, near the GPUs";
   } else {
     nm.why = needs + "; /proc/mounts does not show which transport its client uses";
     nm.what_to_run = what_to_run;
@@ -145,6 +150,9 @@ void judge_nfs(NetworkMount& nm, const Snapshot& s, CarrierFinder& f) {
   nm.why = evidence + ": NFS over " + nm.transport +
            " moves data through the kernel's socket buffers; GDS engages on NFS over RDMA only "
            "(proto=rdma), so cuFile reads this mount in compat mode";
+  nm.remedy = "remount over RDMA: umount " + nm.mount->target + "; mount -o proto=rdma,port=20049" +
+              (get("vers").empty() ? "" : ",vers=" + get("vers")) + " " + nm.mount->source + " " +
+              nm.mount->target + " (the server must export over RDMA; modprobe rpcrdma)";
 }
 
 void judge_lustre(NetworkMount& nm, const Snapshot& s, CarrierFinder& f) {
@@ -188,6 +196,8 @@ void judge_lustre(NetworkMount& nm, const Snapshot& s, CarrierFinder& f) {
     nm.why = "LNet over TCP (NIDs " + join(nm.servers) +
              ", ksocklnd): no RDMA, and GDS needs the NIC to RDMA into GPU memory (EXAScaler's "
              "GDS path is LNet o2ib); cuFile reads this mount in compat mode";
+    nm.remedy = "configure LNet on the RDMA fabric (lnetctl net add --net o2ib0 --if <ib0>) "
+                "and mount through the servers' @o2ib NIDs";
     return;
   }
   nm.why = "LNet network " + (nm.transport.empty() ? std::string("unknown") : nm.transport) +
@@ -225,6 +235,8 @@ void judge_unlisted(NetworkMount& nm, CarrierFinder& f) {
   nm.why = nm.mount->fstype +
            " is a network file system no GDS document lists: cuFile reads it in compat mode "
            "(or fails with 5008 without it)";
+  nm.remedy = "read the data from a file system GDS lists (NFS over RDMA, Lustre, WekaFS, IBM "
+              "Storage Scale, BeeGFS, or ext4/xfs on NVMe)";
 }
 
 // A mount whose drives are namespaces of an NVMe-oF controller (transport other than pcie).
@@ -260,6 +272,7 @@ void judge_nvmeof(NetworkMount& nm, const Snapshot& s, const NvmeController& c,
     nm.why = "NVMe/TCP (" + evidence +
              "): the data crosses the kernel's TCP stack, no NIC RDMA into GPU memory; the GDS "
              "documents name NVMe-oF through nvidia-fs over RDMA (nvme-rdma)";
+    nm.remedy = "connect the namespace over RDMA (nvme connect -t rdma ...) instead of TCP";
     return;
   }
   nm.why = "NVMe-oF " + evidence + ": the GDS documents say nothing of this transport";

@@ -75,6 +75,7 @@ std::string spread_fix(const NetworkMount& nm, const std::string& all_ifs) {
 }
 
 std::string remount_fix(const NetworkMount& nm) {
+  if (!nm.remedy.empty()) return nm.remedy;  // the mount reading's own wording
   if (nm.kind == "NFS")
     return "remount over RDMA: mount -o proto=rdma,port=20049,vers=" +
            std::string("4.1 (or 3) <server>:<export> ") + nm.mount->target +
@@ -177,7 +178,11 @@ std::vector<Finding> run(const Facts& facts) {
                            (down ? " carrying " + nm->mount->target + " is " + port->state
                                  : " carrying " + nm->mount->target + " runs at " + rate +
                                        ", its peers at " + peer),
-                       down ? Confidence::Certain : Confidence::Likely);
+                       // Down, or below its peers while the reads run at what the carriers
+                       // allow (>= 80%): the port binds them, so it comes before the rails.
+                       down || (seen && carried.gb_s && *seen >= 0.8 * *carried.gb_s)
+                           ? Confidence::Certain
+                           : Confidence::Likely);
       f.evidence.push_back("/sys/class/infiniband/" + dev->name + "/ports/" +
                            std::to_string(port->port) + ": state " + port->state + ", phys_state " +
                            port->phys_state + ", rate " + port->rate);

@@ -53,6 +53,9 @@ struct NetworkMount {
   Engage engage = Engage::Unknown;
   std::string why;          // the evidence for `engage`, one sentence
   std::string what_to_run;  // Unknown: the command that would decide it
+  // No: how GDS could engage ("remount over RDMA: mount -o proto=rdma,port=20049 ..."); the
+  // one wording gdsb-topo's remedy and gdsb-doctor's fix both use.
+  std::string remedy;
   std::vector<MountCarrier> carriers;  // empty: not found (carriers_note says why)
   std::string carriers_note;
 };
