@@ -27,18 +27,30 @@ sed '/^19:00.0 /,/^$/ s/Width x16 (ok)/Width x8 (downgraded)/' "$hgx" >"$work/x8
 "$topo" --lspci-text "$work/x8.txt" --health --expect "$work/good.json" --openmetrics "$work/gdsb.prom"
 rc=$?
 [ "$rc" -eq 3 ] || { echo "FAIL: exit $rc, want 3"; exit 1; }
-"$py" - "$work/gdsb.prom" <<'PY' || exit 1
-import sys
+# Both parsers over one metrics file, each family a documented gauge: per parser its name,
+# the families by name and value(metric, **labels), the one sample with those labels.
+cat >"$work/om_read.py" <<'PY'
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as openmetrics
 from prometheus_client.parser import text_string_to_metric_families as text_format
 
-text = open(sys.argv[1]).read()
-for name, parse in (("OpenMetrics", openmetrics), ("text format", text_format)):
-    fams = {f.name: f for f in parse(text)}
-    def value(metric, **labels):
-        hits = [s.value for s in fams[metric].samples if all(s.labels.get(k) == v for k, v in labels.items())]
-        assert len(hits) == 1, (name, metric, labels, hits)
-        return hits[0]
+def parsed(path):
+    text = open(path).read()
+    for name, parse in (("OpenMetrics", openmetrics), ("text format", text_format)):
+        fams = {f.name: f for f in parse(text)}
+        def value(metric, **labels):
+            hits = [s.value for s in fams[metric].samples if all(s.labels.get(k) == v for k, v in labels.items())]
+            assert len(hits) == 1, (name, metric, labels, hits)
+            return hits[0]
+        for f in fams.values():
+            assert f.type == "gauge", (name, f.name, f.type)
+            assert f.documentation, (name, f.name)
+        yield name, fams, value
+PY
+"$py" - "$work/gdsb.prom" "$work" <<'PY' || exit 1
+import sys
+sys.path.insert(0, sys.argv[2])
+from om_read import parsed
+for name, fams, value in parsed(sys.argv[1]):
     assert value("gdsb_health_problems") == 1, name
     assert value("gdsb_health_pcie_link_width", bdf="0000:19:00.0", kind="gpu") == 8, name
     assert value("gdsb_health_expected_pcie_link_width", bdf="0000:19:00.0", kind="gpu") == 16, name
@@ -50,9 +62,6 @@ for name, parse in (("OpenMetrics", openmetrics), ("text format", text_format)):
     problems = fams["gdsb_health_problem_info"].samples
     assert [(s.labels["bdf"], s.labels["now"], s.labels["expected"]) for s in problems] == \
         [("0000:19:00.0", "Gen5 x8 of x16", "Gen5 x16")], (name, problems)
-    for f in fams.values():
-        assert f.type == "gauge", (name, f.name, f.type)
-        assert f.documentation, (name, f.name)
     print("ok: %s parser: %d families" % (name, len(fams)))
 PY
 
@@ -64,18 +73,11 @@ printf '100 Gb/sec (4X EDR)\n' >"$work/nccl489/root/sys/class/infiniband/mlx5_0/
 "$topo" --sysfs-root "$work/nccl489/root" --health --expect "$work/nccl489-good.json" --openmetrics "$work/ports.prom"
 rc=$?
 [ "$rc" -eq 3 ] || { echo "FAIL: half-rate port: exit $rc, want 3"; exit 1; }
-"$py" - "$work/ports.prom" <<'PY'
+"$py" - "$work/ports.prom" "$work" <<'PY'
 import sys
-from prometheus_client.openmetrics.parser import text_string_to_metric_families as openmetrics
-from prometheus_client.parser import text_string_to_metric_families as text_format
-
-text = open(sys.argv[1]).read()
-for name, parse in (("OpenMetrics", openmetrics), ("text format", text_format)):
-    fams = {f.name: f for f in parse(text)}
-    def value(metric, **labels):
-        hits = [s.value for s in fams[metric].samples if all(s.labels.get(k) == v for k, v in labels.items())]
-        assert len(hits) == 1, (name, metric, labels, hits)
-        return hits[0]
+sys.path.insert(0, sys.argv[2])
+from om_read import parsed
+for name, fams, value in parsed(sys.argv[1]):
     a = dict(bdf="0000:1b:00.0", rdma_dev="mlx5_0", port="1")
     b = dict(bdf="0000:1c:00.0", rdma_dev="mlx5_1", port="1")
     assert value("gdsb_health_nic_port_rate_bits_per_second", **a) == 100e9, name
@@ -85,8 +87,5 @@ for name, parse in (("OpenMetrics", openmetrics), ("text format", text_format)):
     assert value("gdsb_health_nic_port_up", **b) == 0, name
     assert value("gdsb_health_expected_nic_port_up", **b) == 0, name
     assert value("gdsb_health_problems") == 1, name
-    for f in fams.values():
-        assert f.type == "gauge", (name, f.name, f.type)
-        assert f.documentation, (name, f.name)
     print("ok: %s parser: RDMA port metrics" % name)
 PY
