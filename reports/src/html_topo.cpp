@@ -279,8 +279,9 @@ std::string network_mount_html(const json& m, const json& ceilings) {
     o << "<p><b>What to run:</b> <code>" << esc(str(m, "what_to_run")) << "</code></p>";
   const json carriers = m.value("carriers", json::array());
   o << "<b>Carried by</b>";
-  if (carriers.empty()) o << "<p class=\"note\">" << esc(str(m, "carriers_note")) << "</p>";
-  else {
+  if (carriers.empty()) {
+    o << "<p class=\"note\">" << esc(str(m, "carriers_note")) << "</p>";
+  } else {
     o << "<ul>";
     for (const auto& c : carriers) o << "<li>" << esc(str(c, "description")) << "</li>";
     o << "</ul>";
@@ -303,7 +304,8 @@ std::string network_mount_html(const json& m, const json& ceilings) {
 std::string network_section(const json& doc) {
   std::string inner;
   const json ceilings = doc.value("mount_ceilings", json::array());
-  for (const auto& m : doc.value("network_mounts", json::array())) inner += network_mount_html(m, ceilings);
+  for (const auto& m : doc.value("network_mounts", json::array()))
+    inner += network_mount_html(m, ceilings);
   std::vector<std::vector<std::string>> ports;
   for (const auto& d : doc.at("devices"))
     for (const auto& r : d.value("rdma_devices", json::array()))
@@ -311,13 +313,15 @@ std::string network_section(const json& doc) {
         const std::string state = str(p, "state");
         ports.push_back({"<td><code>" + esc(str(d, "bdf")) + "</code></td>", esc(str(r, "name")),
                          esc(str(p, "port")), esc(str(p, "netdev")), esc(str(p, "link_layer")),
-                         state == "ACTIVE" || state.empty() ? esc(state)
-                                                            : "<td class=\"bad-text\">" + esc(state) + "</td>",
+                         state == "ACTIVE" || state.empty()
+                             ? esc(state)
+                             : "<td class=\"bad-text\">" + esc(state) + "</td>",
                          esc(str(p, "rate"))});
       }
   if (!ports.empty())
-    inner += "<h3>RDMA ports of the data NICs</h3>" +
-             table({"NIC", "RDMA device", "port", "net device", "link layer", "state", "rate"}, ports);
+    inner +=
+        "<h3>RDMA ports of the data NICs</h3>" +
+        table({"NIC", "RDMA device", "port", "net device", "link layer", "state", "rate"}, ports);
   return inner.empty() ? "" : section("network", "Network storage", inner);
 }
 
@@ -348,8 +352,8 @@ std::string render_topo(const json& doc) {
   if (!network.empty()) nav.emplace_back("network", "Network storage");
   nav.insert(nav.end(), {{"devices", "Devices"}, {"context", "Context"}});
   const std::string host = str(doc.value("context", json::object()), "host");
-  return page(doc, "gdsbench topology report" + (host.empty() ? "" : ": " + host), verdict,
-              nav, body);
+  return page(doc, "gdsbench topology report" + (host.empty() ? "" : ": " + host), verdict, nav,
+              body);
 }
 
 }  // namespace gdsb::report::html

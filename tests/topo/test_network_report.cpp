@@ -59,7 +59,8 @@ TEST(TopoNetworkReport, JsonCarriesEachNetworkMountAndItsCarriers) {
   EXPECT_EQ(c["nearest_gpu"], kHgx[0].gpu);
   ASSERT_EQ(c["gpus"].size(), 8U);
   EXPECT_EQ(c["gpus"][0]["path"], "PIX");
-  EXPECT_EQ(c["description"].get<std::string>().find("ib0 (0000:1a:00.0; mlx5_0 port 1"), 0U) << c["description"];
+  EXPECT_EQ(c["description"].get<std::string>().find("ib0 (0000:1a:00.0; mlx5_0 port 1"), 0U)
+      << c["description"];
   ASSERT_EQ(j["mount_ceilings"].size(), 1U);
   EXPECT_EQ(j["mount_ceilings"][0]["target"], "/mnt/data");
   EXPECT_EQ(j["mount_ceilings"][0]["gpus"].size(), 8U);
@@ -74,9 +75,10 @@ TEST(TopoNetworkReport, JsonWithANetworkMountFollowsTheSchema) {
   for (const char* proto : {"rdma", "tcp"}) {
     const fs::path doc = dir.path() / (std::string(proto) + ".json");
     std::ofstream(doc) << report_with_nfs("/mnt/data", proto).dump();
-    const std::string cmd = "python3 -c 'import json, sys, jsonschema; "
-                            "jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' " +
-                            doc.string() + " " + GDSB_TOPO_SCHEMA;
+    const std::string cmd =
+        "python3 -c 'import json, sys, jsonschema; "
+        "jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' " +
+        doc.string() + " " + GDSB_TOPO_SCHEMA;
     EXPECT_EQ(std::system(cmd.c_str()), 0) << proto;
   }
 }
@@ -95,7 +97,8 @@ TEST(TopoNetworkReport, HtmlShowsTheMountItsVerdictAndEscapes) {
   const std::string why = m["why"];
   EXPECT_NE(why.find("GDS engages on NFS over RDMA only"), std::string::npos) << why;
   EXPECT_NE(html.find(report::html_escape(why)), std::string::npos);
-  EXPECT_NE(html.find(report::html_escape(m["carriers"][0]["description"].get<std::string>())), std::string::npos);
+  EXPECT_NE(html.find(report::html_escape(m["carriers"][0]["description"].get<std::string>())),
+            std::string::npos);
   EXPECT_NE(html.find("Ceiling through its carriers"), std::string::npos);
   // The data NICs' RDMA ports (hgx_network: mlx5_0 .. on the ConnectX-7s).
   EXPECT_NE(html.find("RDMA ports of the data NICs"), std::string::npos);
