@@ -81,6 +81,14 @@ std::map<std::string, Problems> problems_by_device(const json& doc) {
   return out;
 }
 
+// A ceiling's GB/s to one decimal, "unknown" when null.
+std::string ceiling_figure(const json& c) {
+  if (!c.contains("gb_s") || !c.at("gb_s").is_number()) return "unknown";
+  char fig[32];
+  std::snprintf(fig, sizeof fig, "%.1f", c.at("gb_s").get<double>());
+  return fig;
+}
+
 std::string tree_section(const json& doc) {
   const auto problems = problems_by_device(doc);
   std::vector<svg::TreeNode> nodes;
@@ -219,11 +227,9 @@ std::string pairs_section(const json& doc) {
   const auto ceiling_row = [&](const json& c, const std::string& who, const std::string& what,
                                bool chart) {
     const bool known = c.contains("gb_s") && c.at("gb_s").is_number();
-    char fig[32] = "unknown";
-    if (known) std::snprintf(fig, sizeof fig, "%.1f", c.at("gb_s").get<double>());
+    const std::string fig = ceiling_figure(c);
     if (known && chart)
-      bars.push_back({who, {c.at("gb_s").get<double>()}, std::nullopt, false,
-                      std::string(fig) + " GB/s"});
+      bars.push_back({who, {c.at("gb_s").get<double>()}, std::nullopt, false, fig + " GB/s"});
     crow.push_back({"<td><code>" + esc(who) + "</code></td>", esc(what), fig,
                     esc(str(c, "limited_by"))});
   };
@@ -258,6 +264,67 @@ std::string pairs_section(const json& doc) {
   return inner.empty() ? "" : section("paths", "Paths and ceilings", inner);
 }
 
+// One network mount: its GDS verdict with the evidence, the NIC ports that carry it and their
+// ceiling node-wide and per GPU (mount_ceilings, matched by target).
+std::string network_mount_html(const json& m, const json& ceilings) {
+  const std::string engage = str(m, "engage");
+  const std::string kind = engage == "yes" ? "ok" : engage == "no" ? "bad" : "warn";
+  std::ostringstream o;
+  o << "<div class=\"check\"><h3>" << badge("GDS: " + engage, kind) << " <code>"
+    << esc(str(m, "target")) << "</code> " << esc(str(m, "kind")) << "</h3><p class=\"note\">"
+    << esc(str(m, "fstype")) << " from <code>" << esc(str(m, "source")) << "</code>"
+    << (str(m, "transport").empty() ? "" : ", transport " + esc(str(m, "transport"))) << "</p>";
+  if (!str(m, "why").empty()) o << "<p><b>Why:</b> " << esc(str(m, "why")) << "</p>";
+  if (!str(m, "what_to_run").empty())
+    o << "<p><b>What to run:</b> <code>" << esc(str(m, "what_to_run")) << "</code></p>";
+  const json carriers = m.value("carriers", json::array());
+  o << "<b>Carried by</b>";
+  if (carriers.empty()) {
+    o << "<p class=\"note\">" << esc(str(m, "carriers_note")) << "</p>";
+  } else {
+    o << "<ul>";
+    for (const auto& c : carriers) o << "<li>" << esc(str(c, "description")) << "</li>";
+    o << "</ul>";
+  }
+  for (const auto& mc : ceilings) {
+    if (str(mc, "target") != str(m, "target")) continue;
+    std::vector<std::vector<std::string>> rows;
+    const json node = mc.value("node", json::object());
+    rows.push_back({"node", ceiling_figure(node), esc(str(node, "limited_by"))});
+    for (const auto& g : mc.value("gpus", json::array()))
+      rows.push_back({"<td><code>" + esc(str(g, "gpu")) + "</code></td>", ceiling_figure(g),
+                      esc(str(g, "limited_by"))});
+    o << "<b>Ceiling through its carriers</b>" << table({"GPU", "GB/s", "limited by"}, rows);
+  }
+  o << "</div>";
+  return o.str();
+}
+
+// Network storage (issue 25): each network mount, then every data NIC's RDMA ports.
+std::string network_section(const json& doc) {
+  std::string inner;
+  const json ceilings = doc.value("mount_ceilings", json::array());
+  for (const auto& m : doc.value("network_mounts", json::array()))
+    inner += network_mount_html(m, ceilings);
+  std::vector<std::vector<std::string>> ports;
+  for (const auto& d : doc.at("devices"))
+    for (const auto& r : d.value("rdma_devices", json::array()))
+      for (const auto& p : r.value("ports", json::array())) {
+        const std::string state = str(p, "state");
+        ports.push_back({"<td><code>" + esc(str(d, "bdf")) + "</code></td>", esc(str(r, "name")),
+                         esc(str(p, "port")), esc(str(p, "netdev")), esc(str(p, "link_layer")),
+                         state == "ACTIVE" || state.empty()
+                             ? esc(state)
+                             : "<td class=\"bad-text\">" + esc(state) + "</td>",
+                         esc(str(p, "rate"))});
+      }
+  if (!ports.empty())
+    inner +=
+        "<h3>RDMA ports of the data NICs</h3>" +
+        table({"NIC", "RDMA device", "port", "net device", "link layer", "state", "rate"}, ports);
+  return inner.empty() ? "" : section("network", "Network storage", inner);
+}
+
 }  // namespace
 
 std::string render_topo(const json& doc) {
@@ -277,15 +344,15 @@ std::string render_topo(const json& doc) {
       "<p class=\"note\">" + std::to_string(fails) + " failed, " + std::to_string(warns) +
       " warning(s). Source: " + esc(str(src, "kind")) +
       (str(src, "path").empty() ? "" : " <code>" + esc(str(src, "path")) + "</code>") + "</p>";
+  const std::string network = network_section(doc);
   std::string body = intro + tree_section(doc) + checks_section(doc) + pairs_section(doc) +
-                     devices_table(doc) + context_section(doc);
+                     network + devices_table(doc) + context_section(doc);
+  std::vector<std::pair<std::string, std::string>> nav{
+      {"tree", "PCIe tree"}, {"checks", "Checks"}, {"paths", "Paths"}};
+  if (!network.empty()) nav.emplace_back("network", "Network storage");
+  nav.insert(nav.end(), {{"devices", "Devices"}, {"context", "Context"}});
   const std::string host = str(doc.value("context", json::object()), "host");
-  return page(doc, "gdsbench topology report" + (host.empty() ? "" : ": " + host), verdict,
-              {{"tree", "PCIe tree"},
-               {"checks", "Checks"},
-               {"paths", "Paths"},
-               {"devices", "Devices"},
-               {"context", "Context"}},
+  return page(doc, "gdsbench topology report" + (host.empty() ? "" : ": " + host), verdict, nav,
               body);
 }
 

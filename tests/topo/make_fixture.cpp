@@ -1,17 +1,19 @@
 // make_topo_fixture: writes one of the test machines as a recorded tree (for
 // `gdsb-topo --sysfs-root`) and as an `lspci -xxxx` dump, to explore and benchmark.
-//   make_topo_fixture NAME DIR     NAME: healthy | acs | largest | flat-vm
+//   make_topo_fixture NAME DIR     NAME: healthy | acs | largest | flat-vm | nccl489
+// (nccl489: the RDMA ports of NVIDIA/nccl#489, network_recordings.hpp)
 #include <fstream>
 #include <iostream>
 #include <string>
 
 #include "fixture_builder.hpp"
+#include "network_recordings.hpp"
 
 using namespace gdsb::topo::fixture;
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::cerr << "usage: make_topo_fixture healthy|acs|largest|flat-vm DIR\n";
+    std::cerr << "usage: make_topo_fixture healthy|acs|largest|flat-vm|nccl489 DIR\n";
     return 2;
   }
   std::string name = argv[1];
@@ -25,6 +27,8 @@ int main(int argc, char** argv) {
     m = make_box(2, 2, 2, 2, 2);  // 8 GPUs, 8 NVMe, 8 NICs, 4 switches
   else if (name == "flat-vm")
     m = make_flat_vm();
+  else if (name == "nccl489")
+    m = nccl489_two_hdr_ports();
   else {
     std::cerr << "unknown fixture " << name << "\n";
     return 2;

@@ -42,6 +42,25 @@ void link_metrics(std::ostream& o, const FactMap* f, const std::string& prefix, 
   o << s.str();
 }
 
+// A data NIC's RDMA ports: rate in bits per second (base 1000, as the kernel's Gb/sec) and
+// whether the port is ACTIVE, each only where the facts hold it. Labelled by the NIC's PCI
+// function, its RDMA device and the port number, so a port that goes DOWN keeps its series.
+void port_metrics(std::ostream& o, const FactMap* f, const std::string& prefix, const char* what) {
+  const std::string rate = prefix + "nic_port_rate_bits_per_second", up = prefix + "nic_port_up";
+  std::ostringstream r, u;
+  for (const auto& [k, v] : f ? *f : FactMap{}) {
+    if (k.kind != FactKind::Nic || (k.fact != Fact::RdmaRate && k.fact != Fact::RdmaState)) continue;
+    const om::Labels l{{"bdf", k.bdf.text()}, {"rdma_dev", k.rdma_dev}, {"port", std::to_string(k.port)}};
+    if (const auto* g = std::get_if<Gbps>(&v)) om::sample(r, rate, l, g->gbps * 1e9);
+    if (const auto* state = std::get_if<std::string>(&v); state && k.fact == Fact::RdmaState)
+      om::sample(u, up, l, *state == "ACTIVE" ? 1 : 0);
+  }
+  om::gauge_family(o, rate, std::string("Rate in bits per second of each data NIC's RDMA port, ") + what);
+  o << r.str();
+  om::gauge_family(o, up, std::string("1 when the data NIC's RDMA port is ACTIVE, 0 in any other state, ") + what);
+  o << u.str();
+}
+
 }  // namespace
 
 std::vector<HealthDifference> compare_with_expected(const Fingerprint& now_facts, const FactMap& expected) {
@@ -132,6 +151,8 @@ std::string health_openmetrics(const Fingerprint* now, const FactMap* expected,
                now && now->facts.count(s) ? 1 : 0);
   link_metrics(o, now ? &now->facts : nullptr, "gdsb_health_", "now");
   link_metrics(o, expected, "gdsb_health_expected_", "known-good");
+  port_metrics(o, now ? &now->facts : nullptr, "gdsb_health_", "now");
+  port_metrics(o, expected, "gdsb_health_expected_", "known-good");
   o << om::kEof;
   return o.str();
 }

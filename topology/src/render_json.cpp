@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gdsb/topo/collect.hpp"
+#include "gdsb/topo/network_storage.hpp"
 #include "gdsb/topo/nic_role.hpp"
 #include "gdsb/topo/pci_config.hpp"
 #include "gdsb/topo/render.hpp"
@@ -62,6 +63,41 @@ nlohmann::json device_json(const Snapshot& s, const Device& d) {
     if (c.role == NicRole::Data) add_network(j, s.machine.network, d.bdf);
   }
   return j;
+}
+
+// Per network mount: whether GDS can engage on it, why, and the NIC ports that carry it, each
+// with its PCIe locality to every GPU and, for people and the HTML view, describe_carrier().
+nlohmann::json network_mounts_json(const Snapshot& s, const TopologyView& v) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const NetworkMount& m : network_mounts(s, &v)) {
+    nlohmann::json carriers = nlohmann::json::array();
+    for (const MountCarrier& c : m.carriers) {
+      nlohmann::json gpus = nlohmann::json::array();
+      for (const auto& g : c.gpus)
+        gpus.push_back({{"gpu", g.gpu}, {"label", g.label}, {"path", path_label_name(g.path)}});
+      carriers.push_back({{"netdev", c.netdev},
+                          {"bdf", c.bdf},
+                          {"rdma_dev", c.rdma_dev},
+                          {"rdma_port", c.rdma_port},
+                          {"rdma_state", c.rdma_state},
+                          {"how", c.how},
+                          {"nearest_gpu", c.nearest_gpu},
+                          {"gpus", gpus},
+                          {"description", describe_carrier(c)}});
+    }
+    out.push_back({{"target", m.mount->target},
+                   {"source", m.mount->source},
+                   {"fstype", m.mount->fstype},
+                   {"kind", m.kind},
+                   {"transport", m.transport},
+                   {"servers", m.servers},
+                   {"engage", engage_name(m.engage)},
+                   {"why", m.why},
+                   {"what_to_run", m.what_to_run},
+                   {"carriers", carriers},
+                   {"carriers_note", m.carriers_note}});
+  }
+  return out;
 }
 
 }  // namespace
@@ -131,6 +167,8 @@ nlohmann::json to_json(const Snapshot& s, const TopologyView& v, const Report& r
     j["mount_ceilings"].push_back(
         {{"target", m.target}, {"kind", m.kind}, {"node", ceiling(m.node)}, {"gpus", gpus}});
   }
+  // Additive (issue 25): per network mount, whether GDS engages on it and what carries it.
+  j["network_mounts"] = network_mounts_json(s, v);
   j["virtual_devices"] = nlohmann::json::array();
   for (const Device* d : v.virtual_devices())
     j["virtual_devices"].push_back({{"bdf", d->bdf}, {"reason", virtual_device_reason(*d)}});
