@@ -234,6 +234,15 @@ namespace gdsb::topo {
 std::optional<Route> route_to(const NetworkFacts& n, const std::string& addr) {
   const auto ip = net::parse_ip(addr);
   if (!ip) return std::nullopt;
+  // The local table (rule 0) before main: the kernel delivers to its own addresses and to
+  // 127.0.0.0/8 and ::1 through lo, whatever the main table says of their prefix.
+  const int host_len = ip->family == AF_INET ? 32 : 128;
+  bool local = (ip->family == AF_INET && ip->b[0] == 127) ||
+               (ip->family == AF_INET6 && *ip == *net::parse_ip("::1"));
+  for (const NetInterface& i : n.interfaces)
+    for (const std::string& a : i.addresses)
+      if (auto p = net::parse_prefix(a); p && p->first == *ip) local = true;
+  if (local) return Route{addr + "/" + std::to_string(host_len), "", "lo", 0};
   const Route* best = nullptr;
   int best_len = -1;
   for (const Route& r : n.routes) {
