@@ -135,5 +135,52 @@ TEST(TopoMountsLive, MountsAreWhatFindmntSays) {
   EXPECT_GT(compared, 0);
 }
 
+// A FUSE mount of a network client (fstype fuse.sshfs, source "192.0.2.99:/export"), mounted
+// here through /dev/fuse with no FUSE daemon: the test opens /dev/fuse, mounts with its fd
+// and closes it, which aborts the connection (any access gives ENOTCONN, nothing can hang)
+// while the kernel still lists the mount. It must be a network mount GDS does not engage on
+// (compat mode, the why says so), naming its server, carried by the device the kernel's
+// route to that server leaves through. Skipped where /dev/fuse is absent or the test may not
+// mount in a namespace of its own.
+TEST(TopoMountsLive, NetworkFuseMountIsANetworkMountGdsCannotEngageOn) {
+  if (!fs::exists("/dev/fuse")) GTEST_SKIP() << "/dev/fuse is absent: no FUSE here (module not loaded)";
+  if (const std::string why = enter_private_mount_namespace(); !why.empty())
+    GTEST_SKIP() << "cannot mount in a private mount namespace: " << why;
+  MountPoint mp("gdsb-fuse");
+  const int fd = ::open("/dev/fuse", O_RDWR | O_CLOEXEC);
+  if (fd < 0) GTEST_SKIP() << "open(/dev/fuse): " << std::strerror(errno);
+  const std::string data = "fd=" + std::to_string(fd) + ",rootmode=40000,user_id=0,group_id=0";
+  const std::string server = "192.0.2.99";
+  const int rc = ::mount((server + ":/export").c_str(), mp.path.c_str(), "fuse.sshfs", MS_NOSUID | MS_NODEV,
+                         data.c_str());
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) GTEST_SKIP() << "mount -t fuse.sshfs: " << std::strerror(err);
+  mp.mounted = true;
+
+  Snapshot s;
+  s.machine = collect_machine("/", true, CollectOptions{});
+  const std::vector<NetworkMount> nms = network_mounts(s);
+  const NetworkMount* nm = nullptr;
+  for (const NetworkMount& n : nms)
+    if (decode(n.mount->target) == mp.path.string()) nm = &n;
+  ASSERT_NE(nm, nullptr) << mp.path << " is not among the network mounts";
+  EXPECT_EQ(nm->mount->fstype, "fuse.sshfs");
+  EXPECT_EQ(nm->kind, "fuse.sshfs");
+  EXPECT_EQ(nm->engage, Engage::No);
+  EXPECT_NE(nm->why.find("fuse.sshfs"), std::string::npos) << nm->why;
+  EXPECT_NE(nm->why.find("compat mode"), std::string::npos) << nm->why;
+  EXPECT_EQ(nm->servers, std::vector<std::string>{server});
+  const std::optional<Route> r = route_to(s.machine.network, server);
+  if (!r) {
+    EXPECT_TRUE(nm->carriers.empty());
+    EXPECT_NE(nm->carriers_note.find(server), std::string::npos) << nm->carriers_note;
+  } else {
+    ASSERT_FALSE(nm->carriers.empty()) << nm->carriers_note;
+    EXPECT_NE(nm->carriers.front().how.find("route to " + server), std::string::npos)
+        << nm->carriers.front().how;
+  }
+}
+
 }  // namespace
 }  // namespace gdsb::topo::testing
