@@ -20,8 +20,7 @@ namespace {
 // Everything a ceiling, hop, carrier or verdict says, as one comparable text.
 std::string text(const std::optional<double>& v) {
   std::ostringstream o;
-  if (v) o << *v;
-  else o << "unknown";
+  o << (v ? std::to_string(*v) : "unknown");
   return o.str();
 }
 
@@ -40,7 +39,8 @@ std::string text(const Ceiling& c) {
 std::string text(const MountCarrier& c) {
   std::string out = c.netdev + "|" + c.bdf + "|" + c.rdma_dev + "|" + std::to_string(c.rdma_port) +
                     "|" + c.how + "|" + c.rdma_state + "|" + c.nearest_gpu;
-  for (const auto& g : c.gpus) out += " " + g.gpu + ":" + g.label + ":" + std::string(path_label_name(g.path));
+  for (const auto& g : c.gpus)
+    out += " " + g.gpu + ":" + g.label + ":" + std::string(path_label_name(g.path));
   return out;
 }
 
@@ -80,8 +80,8 @@ std::string text(const Report::MountCeilings& mc) {
   return out;
 }
 
-// Every RDMA port of the node at a recorded rate ("400 Gb/sec (4X NDR)"), so every network
-// hop has a figure.
+// A port at a recorded rate, number and text ("400 Gb/sec (4X)"), so its network hop has a
+// figure.
 void set_rate(RdmaPort& p, double gbps) {
   std::ostringstream t;
   t << gbps << " Gb/sec (4X)";
@@ -99,7 +99,8 @@ std::string nfs(const std::string& target, const std::string& server, const std:
 }
 
 Snapshot two_mounts(const std::string& proto_a, const std::string& proto_b) {
-  Snapshot s = hgx_with_network({nfs("/mnt/a", "10.10.1.5", proto_a), nfs("/mnt/b", "10.10.3.5", proto_b)});
+  Snapshot s =
+      hgx_with_network({nfs("/mnt/a", "10.10.1.5", proto_a), nfs("/mnt/b", "10.10.3.5", proto_b)});
   NetworkFacts& n = s.machine.network;
   n.interfaces[3].addresses = {"10.10.3.21/24"};
   n.routes.push_back({"10.10.3.0/24", "", "ib3", 0});
@@ -116,8 +117,8 @@ TEST(TopoInvariantsNetwork, FlippingOneMountToTcpChangesOnlyThatMountsVerdict) {
     SCOPED_TRACE(flipped);
     const std::string other = flipped == "/mnt/a" ? "/mnt/b" : "/mnt/a";
     const Outcome before = evaluate_snapshot(two_mounts("rdma", "rdma"));
-    const Outcome after = evaluate_snapshot(
-        flipped == "/mnt/a" ? two_mounts("tcp", "rdma") : two_mounts("rdma", "tcp"));
+    const Outcome after = evaluate_snapshot(flipped == "/mnt/a" ? two_mounts("tcp", "rdma")
+                                                                : two_mounts("rdma", "tcp"));
     const auto nb = network_mounts(before.snapshot, before.view.get());
     const auto na = network_mounts(after.snapshot, after.view.get());
     ASSERT_EQ(nb.size(), 2U);
@@ -131,14 +132,16 @@ TEST(TopoInvariantsNetwork, FlippingOneMountToTcpChangesOnlyThatMountsVerdict) {
     for (size_t i = 0; i < mount_at(nb, flipped).carriers.size(); ++i)
       EXPECT_EQ(text(mount_at(na, flipped).carriers[i]), text(mount_at(nb, flipped).carriers[i]));
     for (const std::string& t : {flipped, other}) {
-      EXPECT_TRUE(ceilings_at(before.report, t).node.gb_s) << ceilings_at(before.report, t).node.limited_by;
+      EXPECT_TRUE(ceilings_at(before.report, t).node.gb_s)
+          << ceilings_at(before.report, t).node.limited_by;
       EXPECT_EQ(text(ceilings_at(after.report, t)), text(ceilings_at(before.report, t))) << t;
     }
 
     ASSERT_EQ(after.report.data_paths.size(), before.report.data_paths.size());
     for (size_t i = 0; i < before.report.data_paths.size(); ++i)
       for (size_t h = 0; h < before.report.data_paths[i].hops.size(); ++h)
-        EXPECT_EQ(text(after.report.data_paths[i].hops.at(h)), text(before.report.data_paths[i].hops[h]));
+        EXPECT_EQ(text(after.report.data_paths[i].hops.at(h)),
+                  text(before.report.data_paths[i].hops[h]));
     ASSERT_EQ(after.report.nic_ceilings.size(), before.report.nic_ceilings.size());
     for (size_t i = 0; i < before.report.nic_ceilings.size(); ++i)
       EXPECT_EQ(text(after.report.nic_ceilings[i]), text(before.report.nic_ceilings[i]));
@@ -153,7 +156,9 @@ TEST(TopoInvariantsNetwork, FlippingOneMountToTcpChangesOnlyThatMountsVerdict) {
       if (text(a) == text(b)) continue;
       ++differing;
       EXPECT_TRUE(any_contains(b.evidence, flipped) || any_contains(a.evidence, flipped))
-          << "changed without naming " << flipped << ":\n" << text(b) << "\n->\n" << text(a);
+          << "changed without naming " << flipped << ":\n"
+          << text(b) << "\n->\n"
+          << text(a);
       auto of_other = [&](const CheckResult& r) {
         std::vector<std::string> out;
         for (const auto& e : r.evidence)
@@ -164,6 +169,95 @@ TEST(TopoInvariantsNetwork, FlippingOneMountToTcpChangesOnlyThatMountsVerdict) {
       EXPECT_EQ(of_other(a), of_other(b)) << b.id << " / " << b.title;
     }
     EXPECT_GE(differing, 1);  // the file-system result at least: the flipped mount's line
+  }
+}
+
+// One NFS mount over RDMA bound to ib0 (VAST's localports=), then to ib0 and ib<k>: the second
+// carrier adds a source of at most its port's rate to the flow, so the mount's ceiling, node-wide
+// and into each GPU, never falls and rises by at most that rate (Gb/s / 8 = GB/s). ib4 and ib5
+// are DOWN in this network: they add nothing. Ports at 200 Gb/s but ib<k> at 400, so a rise
+// is possible where the links allow it.
+TEST(TopoInvariantsNetwork, AddingACarrierRaisesTheMountCeilingByAtMostItsRate) {
+  auto node = [](const std::string& localports) {
+    Snapshot s =
+        hgx_with_network({nfs("/mnt/a", "10.10.1.5", "rdma", ",localports=" + localports)});
+    for (auto& d : s.machine.network.rdma_devices) set_rate(d.ports[0], 200);
+    return s;
+  };
+  const Outcome before = evaluate_snapshot(node("ib0"));
+  const auto& mb = ceilings_at(before.report, "/mnt/a");
+  ASSERT_TRUE(mb.node.gb_s) << mb.node.limited_by;
+  int rose = 0;
+  for (size_t k = 1; k < 8; ++k) {
+    const std::string ib = "ib" + std::to_string(k);
+    SCOPED_TRACE(ib);
+    Snapshot s = node("ib0~" + ib);
+    set_rate(s.machine.network.rdma_devices[k].ports[0], 400);
+    const double added = 400 / 8.0;
+    const Outcome after = evaluate_snapshot(std::move(s));
+    ASSERT_EQ(network_mounts(after.snapshot, after.view.get()).front().carriers.size(), 2U);
+    const auto& ma = ceilings_at(after.report, "/mnt/a");
+    ASSERT_TRUE(ma.node.gb_s) << ma.node.limited_by;
+    EXPECT_GE(*ma.node.gb_s, *mb.node.gb_s - 1e-9) << text(mb.node) << "\n->\n" << text(ma.node);
+    EXPECT_LE(*ma.node.gb_s, *mb.node.gb_s + added + 1e-9) << text(mb.node) << "\n->\n"
+                                                           << text(ma.node);
+    if (*ma.node.gb_s > *mb.node.gb_s + 1e-9) ++rose;
+    ASSERT_EQ(ma.gpus.size(), mb.gpus.size());
+    for (size_t g = 0; g < mb.gpus.size(); ++g) {
+      if (!mb.gpus[g].gb_s) continue;
+      ASSERT_TRUE(ma.gpus[g].gb_s) << ma.gpus[g].limited_by;
+      EXPECT_GE(*ma.gpus[g].gb_s, *mb.gpus[g].gb_s - 1e-9) << mb.gpus[g].gpu;
+      EXPECT_LE(*ma.gpus[g].gb_s, *mb.gpus[g].gb_s + added + 1e-9) << mb.gpus[g].gpu;
+    }
+  }
+  EXPECT_GE(rose, 1);  // not vacuous: some second carrier did raise it
+}
+
+// Halving one port's rate (ib<k>: 400 -> 200 Gb/s, number and text) changes that port's network
+// hop only: every other hop of every data path, every NIC ceiling and every mount ceiling that
+// does not count ib<k>'s NIC are identical, and no ceiling that counts it rises.
+TEST(TopoInvariantsNetwork, HalvingOnePortsRateChangesOnlyWhatCountsThatNic) {
+  const Outcome before = evaluate_snapshot(two_mounts("rdma", "rdma"));
+  for (size_t k = 0; k < 8; ++k) {
+    SCOPED_TRACE("ib" + std::to_string(k));
+    Snapshot s = two_mounts("rdma", "rdma");
+    set_rate(s.machine.network.rdma_devices[k].ports[0], 200);
+    const Outcome after = evaluate_snapshot(std::move(s));
+    const std::string nic = kHgx[k].nic;
+    int network_hops_changed = 0;
+    ASSERT_EQ(after.report.data_paths.size(), before.report.data_paths.size());
+    for (size_t i = 0; i < before.report.data_paths.size(); ++i) {
+      const auto &hb = before.report.data_paths[i].hops, &ha = after.report.data_paths[i].hops;
+      ASSERT_EQ(ha.size(), hb.size());
+      for (size_t h = 0; h < hb.size(); ++h) {
+        if (hb[h].kind == HopKind::Network && hb[h].device == nic) {
+          network_hops_changed += text(ha[h]) != text(hb[h]);
+          continue;
+        }
+        EXPECT_EQ(text(ha[h]), text(hb[h]));
+      }
+    }
+    if (k != 4 && k != 5) {  // a DOWN port carries nothing: no network hop of its own
+      EXPECT_GE(network_hops_changed, 1);
+    }
+    auto same_unless_counted = [&](const Ceiling& b, const Ceiling& a) {
+      const bool counts = std::find(b.peers.begin(), b.peers.end(), nic) != b.peers.end();
+      if (!counts) {
+        EXPECT_EQ(text(a), text(b));
+      } else if (a.gb_s && b.gb_s) {
+        EXPECT_LE(*a.gb_s, *b.gb_s + 1e-9) << text(b) << "\n->\n" << text(a);
+      }
+    };
+    ASSERT_EQ(after.report.nic_ceilings.size(), before.report.nic_ceilings.size());
+    for (size_t i = 0; i < before.report.nic_ceilings.size(); ++i)
+      same_unless_counted(before.report.nic_ceilings[i], after.report.nic_ceilings[i]);
+    same_unless_counted(before.report.node_nic, after.report.node_nic);
+    for (const std::string t : {"/mnt/a", "/mnt/b"}) {
+      const auto &mb = ceilings_at(before.report, t), &ma = ceilings_at(after.report, t);
+      same_unless_counted(mb.node, ma.node);
+      ASSERT_EQ(ma.gpus.size(), mb.gpus.size());
+      for (size_t g = 0; g < mb.gpus.size(); ++g) same_unless_counted(mb.gpus[g], ma.gpus[g]);
+    }
   }
 }
 

@@ -48,9 +48,8 @@ bool have_findmnt() { return std::system("findmnt -V >/dev/null 2>&1") == 0; }
 std::string decode(const std::string& s) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' &&
-        s[i + 1] <= '3' && s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' &&
-        s[i + 3] <= '7') {
+    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '3' && s[i + 2] >= '0' &&
+        s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
       out += static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
       i += 3;
     } else {
@@ -65,7 +64,8 @@ std::string decode(const std::string& s) {
 // the test; every mount it made is gone by then.
 std::string enter_private_mount_namespace() {
   if (::geteuid() != 0) return "not root: no mount namespace of its own";
-  if (::unshare(CLONE_NEWNS) != 0) return std::string("unshare(CLONE_NEWNS): ") + std::strerror(errno);
+  if (::unshare(CLONE_NEWNS) != 0)
+    return std::string("unshare(CLONE_NEWNS): ") + std::strerror(errno);
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
     return std::string("mount --make-rprivate /: ") + std::strerror(errno);
   return "";
@@ -96,7 +96,8 @@ const Mount* find_mount(const Machine& m, const std::string& target) {
 // Every file system findmnt lists (target, source, fstype, options) is one of ours, decoded;
 // a tmpfs with a space in its mount point, where the test may mount, exercises the escapes.
 TEST(TopoMountsLive, MountsAreWhatFindmntSays) {
-  if (!have_findmnt()) GTEST_SKIP() << "util-linux findmnt is not installed: no oracle for the mounts";
+  if (!have_findmnt())
+    GTEST_SKIP() << "util-linux findmnt is not installed: no oracle for the mounts";
   std::optional<MountPoint> spaced;
   if (enter_private_mount_namespace().empty()) {
     spaced.emplace("gdsb mount\twith space");
@@ -109,7 +110,9 @@ TEST(TopoMountsLive, MountsAreWhatFindmntSays) {
   std::vector<bool> used(m.mounts.size(), false);
   int compared = 0;
   for (const json& f : got->at("filesystems")) {
-    auto text = [&](const char* k) { return f.at(k).is_null() ? std::string() : f.at(k).get<std::string>(); };
+    auto text = [&](const char* k) {
+      return f.at(k).is_null() ? std::string() : f.at(k).get<std::string>();
+    };
     const std::string target = text("target"), source = text("source"), fstype = text("fstype"),
                       options = text("options");
     bool found = false;
@@ -143,7 +146,8 @@ TEST(TopoMountsLive, MountsAreWhatFindmntSays) {
 // route to that server leaves through. Skipped where /dev/fuse is absent or the test may not
 // mount in a namespace of its own.
 TEST(TopoMountsLive, NetworkFuseMountIsANetworkMountGdsCannotEngageOn) {
-  if (!fs::exists("/dev/fuse")) GTEST_SKIP() << "/dev/fuse is absent: no FUSE here (module not loaded)";
+  if (!fs::exists("/dev/fuse"))
+    GTEST_SKIP() << "/dev/fuse is absent: no FUSE here (module not loaded)";
   if (const std::string why = enter_private_mount_namespace(); !why.empty())
     GTEST_SKIP() << "cannot mount in a private mount namespace: " << why;
   MountPoint mp("gdsb-fuse");
@@ -151,8 +155,8 @@ TEST(TopoMountsLive, NetworkFuseMountIsANetworkMountGdsCannotEngageOn) {
   if (fd < 0) GTEST_SKIP() << "open(/dev/fuse): " << std::strerror(errno);
   const std::string data = "fd=" + std::to_string(fd) + ",rootmode=40000,user_id=0,group_id=0";
   const std::string server = "192.0.2.99";
-  const int rc = ::mount((server + ":/export").c_str(), mp.path.c_str(), "fuse.sshfs", MS_NOSUID | MS_NODEV,
-                         data.c_str());
+  const int rc = ::mount((server + ":/export").c_str(), mp.path.c_str(), "fuse.sshfs",
+                         MS_NOSUID | MS_NODEV, data.c_str());
   const int err = errno;
   ::close(fd);
   if (rc != 0) GTEST_SKIP() << "mount -t fuse.sshfs: " << std::strerror(err);

@@ -211,15 +211,14 @@ TEST(TopoNetworkLive, RouteLookupPicksTheDeviceIpRouteGetPicks) {
     const std::optional<Route> ours = route_to(n, d);
     const auto got = ip_json("route get " + d);
     if (!got) {  // "Network is unreachable": the kernel has no route, nor must we
-      EXPECT_FALSE(ours) << d << ": ip route get finds no route, route_to gives dev "
-                         << ours->dev;
+      EXPECT_FALSE(ours) << d << ": ip route get finds no route, route_to gives dev " << ours->dev;
       continue;
     }
     ASSERT_TRUE(got->is_array() && !got->empty()) << d;
     ASSERT_TRUE(ours) << d << ": route_to finds no route, ip route get says dev "
                       << got->at(0).value("dev", "");
-    EXPECT_EQ(ours->dev, got->at(0).value("dev", "")) << d << " (ours: " << ours->destination
-                                                     << ")";
+    EXPECT_EQ(ours->dev, got->at(0).value("dev", ""))
+        << d << " (ours: " << ours->destination << ")";
     ++compared;
   }
   RecordProperty("destinations_compared", compared);
