@@ -172,45 +172,54 @@ TEST(TopoInvariantsNetwork, FlippingOneMountToTcpChangesOnlyThatMountsVerdict) {
   }
 }
 
-// One NFS mount over RDMA bound to ib0 (VAST's localports=), then to ib0 and ib<k>: the second
-// carrier adds a source of at most its port's rate to the flow, so the mount's ceiling, node-wide
-// and into each GPU, never falls and rises by at most that rate (Gb/s / 8 = GB/s). ib4 and ib5
-// are DOWN in this network: they add nothing. Ports at 200 Gb/s but ib<k> at 400, so a rise
+// One NFS mount over RDMA carried by ib0, then by ib0 and ib<k>, in the two ways a carrier is
+// found: VAST's localports= (ib0 -> ib0~ib<k>), and a route (the mount names a second server,
+// 10.20.<k>.5, and a route to its /24 through ib<k> is added). The second carrier adds a source
+// of at most its port's rate to the flow, so the mount's ceiling, node-wide and into each GPU,
+// never falls and rises by at most that rate (Gb/s / 8 = GB/s). ib4 and ib5 are DOWN in this
+// network: they add nothing. Ports at 200 Gb/s but ib<k> at 400, in both snapshots, so a rise
 // is possible where the links allow it.
 TEST(TopoInvariantsNetwork, AddingACarrierRaisesTheMountCeilingByAtMostItsRate) {
-  auto node = [](const std::string& localports) {
-    Snapshot s =
-        hgx_with_network({nfs("/mnt/a", "10.10.1.5", "rdma", ",localports=" + localports)});
+  auto node = [](size_t k, const std::string& options) {
+    Snapshot s = hgx_with_network({nfs("/mnt/a", "10.10.1.5", "rdma", options)});
     for (auto& d : s.machine.network.rdma_devices) set_rate(d.ports[0], 200);
+    set_rate(s.machine.network.rdma_devices[k].ports[0], 400);
     return s;
   };
-  const Outcome before = evaluate_snapshot(node("ib0"));
-  const auto& mb = ceilings_at(before.report, "/mnt/a");
-  ASSERT_TRUE(mb.node.gb_s) << mb.node.limited_by;
-  int rose = 0;
+  int rose[2] = {0, 0};  // by localports=, by a route
   for (size_t k = 1; k < 8; ++k) {
-    const std::string ib = "ib" + std::to_string(k);
-    SCOPED_TRACE(ib);
-    Snapshot s = node("ib0~" + ib);
-    set_rate(s.machine.network.rdma_devices[k].ports[0], 400);
+    const std::string ib = "ib" + std::to_string(k), subnet = "10.20." + std::to_string(k);
     const double added = 400 / 8.0;
-    const Outcome after = evaluate_snapshot(std::move(s));
-    ASSERT_EQ(network_mounts(after.snapshot, after.view.get()).front().carriers.size(), 2U);
-    const auto& ma = ceilings_at(after.report, "/mnt/a");
-    ASSERT_TRUE(ma.node.gb_s) << ma.node.limited_by;
-    EXPECT_GE(*ma.node.gb_s, *mb.node.gb_s - 1e-9) << text(mb.node) << "\n->\n" << text(ma.node);
-    EXPECT_LE(*ma.node.gb_s, *mb.node.gb_s + added + 1e-9) << text(mb.node) << "\n->\n"
-                                                           << text(ma.node);
-    if (*ma.node.gb_s > *mb.node.gb_s + 1e-9) ++rose;
-    ASSERT_EQ(ma.gpus.size(), mb.gpus.size());
-    for (size_t g = 0; g < mb.gpus.size(); ++g) {
-      if (!mb.gpus[g].gb_s) continue;
-      ASSERT_TRUE(ma.gpus[g].gb_s) << ma.gpus[g].limited_by;
-      EXPECT_GE(*ma.gpus[g].gb_s, *mb.gpus[g].gb_s - 1e-9) << mb.gpus[g].gpu;
-      EXPECT_LE(*ma.gpus[g].gb_s, *mb.gpus[g].gb_s + added + 1e-9) << mb.gpus[g].gpu;
+    std::vector<std::pair<Snapshot, Snapshot>> edits;
+    edits.emplace_back(node(k, ",localports=ib0"), node(k, ",localports=ib0~" + ib));
+    const std::string two_servers = ",remoteports=10.10.1.5~" + subnet + ".5";
+    edits.emplace_back(node(k, two_servers), node(k, two_servers));
+    edits.back().second.machine.network.routes.push_back({subnet + ".0/24", "", ib, 0});
+    for (auto& [b, a] : edits) {
+      SCOPED_TRACE(ib + (&b == &edits.front().first ? " by localports=" : " by a route"));
+      const Outcome before = evaluate_snapshot(std::move(b)),
+                    after = evaluate_snapshot(std::move(a));
+      ASSERT_EQ(network_mounts(before.snapshot, before.view.get()).front().carriers.size(), 1U);
+      ASSERT_EQ(network_mounts(after.snapshot, after.view.get()).front().carriers.size(), 2U);
+      const auto &mb = ceilings_at(before.report, "/mnt/a"),
+                 &ma = ceilings_at(after.report, "/mnt/a");
+      ASSERT_TRUE(mb.node.gb_s && ma.node.gb_s)
+          << mb.node.limited_by << " / " << ma.node.limited_by;
+      EXPECT_GE(*ma.node.gb_s, *mb.node.gb_s - 1e-9) << text(mb.node) << "\n->\n" << text(ma.node);
+      EXPECT_LE(*ma.node.gb_s, *mb.node.gb_s + added + 1e-9) << text(mb.node) << "\n->\n"
+                                                             << text(ma.node);
+      if (*ma.node.gb_s > *mb.node.gb_s + 1e-9) ++rose[&b == &edits.front().first ? 0 : 1];
+      ASSERT_EQ(ma.gpus.size(), mb.gpus.size());
+      for (size_t g = 0; g < mb.gpus.size(); ++g) {
+        if (!mb.gpus[g].gb_s) continue;
+        ASSERT_TRUE(ma.gpus[g].gb_s) << ma.gpus[g].limited_by;
+        EXPECT_GE(*ma.gpus[g].gb_s, *mb.gpus[g].gb_s - 1e-9) << mb.gpus[g].gpu;
+        EXPECT_LE(*ma.gpus[g].gb_s, *mb.gpus[g].gb_s + added + 1e-9) << mb.gpus[g].gpu;
+      }
     }
   }
-  EXPECT_GE(rose, 1);  // not vacuous: some second carrier did raise it
+  EXPECT_GE(rose[0], 1);  // not vacuous: some second carrier did raise it, in each way
+  EXPECT_GE(rose[1], 1);
 }
 
 // Halving one port's rate (ib<k>: 400 -> 200 Gb/s, number and text) changes that port's network
