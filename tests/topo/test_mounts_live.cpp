@@ -3,9 +3,8 @@
 // its escapes; and a FUSE mount made here, which must come out as a network file system GDS
 // cannot engage on. Where a test may mount (root, a private mount namespace), it mounts in one
 // of its own, so the machine's mounts are never touched; elsewhere it skips, saying why.
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <unistd.h>
@@ -21,25 +20,13 @@
 
 #include "gdsb/topo/collect.hpp"
 #include "gdsb/topo/network_storage.hpp"
+#include "oracle_util.hpp"
 
 namespace gdsb::topo::testing {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::optional<json> run_json(const std::string& cmd) {
-  FILE* p = ::popen((cmd + " 2>/dev/null").c_str(), "r");
-  if (!p) return std::nullopt;
-  std::string out;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  if (::pclose(p) != 0) return std::nullopt;
-  auto j = json::parse(out, nullptr, false);
-  if (j.is_discarded()) return std::nullopt;
-  return j;
-}
 
 bool have_findmnt() { return std::system("findmnt -V >/dev/null 2>&1") == 0; }
 
@@ -104,7 +91,7 @@ TEST(TopoMountsLive, MountsAreWhatFindmntSays) {
     spaced->mounted = ::mount("gdsb tmpfs", spaced->path.c_str(), "tmpfs", 0, "size=1m") == 0;
   }
   // --nofsroot: a bind mount's source without its "[/dir]", as /proc/mounts prints it.
-  const auto got = run_json("findmnt --list -J --nofsroot -o TARGET,SOURCE,FSTYPE,OPTIONS");
+  const auto got = command_json("findmnt --list -J --nofsroot -o TARGET,SOURCE,FSTYPE,OPTIONS");
   ASSERT_TRUE(got && got->contains("filesystems")) << "findmnt -J gave no JSON";
   const Machine m = collect_machine("/", true, CollectOptions{});
   std::vector<bool> used(m.mounts.size(), false);

@@ -2,38 +2,27 @@
 // addresses and the main table's routes that read_network_facts gives live must be what
 // `ip -j` says. iproute2 asks the kernel over netlink, a path independent of the /sys and
 // /proc files the collector reads. Skipped, saying why, where `ip` is not installed.
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <tuple>
 
 #include "gdsb/topo/collect.hpp"
 #include "gdsb/topo/network_storage.hpp"
+#include "oracle_util.hpp"
 
 namespace gdsb::topo::testing {
 namespace {
 
 using nlohmann::json;
 
-std::optional<json> ip_json(const std::string& args) {
-  FILE* p = ::popen(("ip -j " + args + " 2>/dev/null").c_str(), "r");
-  if (!p) return std::nullopt;
-  std::string out;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  if (::pclose(p) != 0) return std::nullopt;
-  auto j = json::parse(out, nullptr, false);
-  if (j.is_discarded()) return std::nullopt;
-  return j;
-}
+std::optional<json> ip_json(const std::string& args) { return command_json("ip -j " + args); }
 
 bool have_ip() { return std::system("ip -V >/dev/null 2>&1") == 0; }
 
