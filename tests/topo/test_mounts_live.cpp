@@ -3,8 +3,9 @@
 // its escapes; and a FUSE mount made here, which must come out as a network file system GDS
 // cannot engage on. Where a test may mount (root, a private mount namespace), it mounts in one
 // of its own, so the machine's mounts are never touched; elsewhere it skips, saying why.
-#include <fcntl.h>
 #include <gtest/gtest.h>
+
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <unistd.h>

@@ -2,13 +2,14 @@
 // addresses and the main table's routes that read_network_facts gives live must be what
 // `ip -j` says. iproute2 asks the kernel over netlink, a path independent of the /sys and
 // /proc files the collector reads. Skipped, saying why, where `ip` is not installed.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
+
+#include <arpa/inet.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
 #include <set>
 #include <tuple>
