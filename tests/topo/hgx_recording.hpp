@@ -8,8 +8,11 @@
 
 #ifdef GDSB_TOPO_REAL_FIXTURES
 #include <filesystem>
+#include <sstream>
+#include <vector>
 
 #include "gdsb/topo/collect.hpp"
+#include "topo_test_util.hpp"
 #endif
 
 namespace gdsb::topo::testing {
@@ -80,6 +83,22 @@ inline Snapshot hgx_with_host_facts(bool nvidia_fs, const CollectOptions& o) {
   m.cufile.path = "/etc/cufile.json";
   m.cufile.found = true;
   m.cufile.use_pci_p2pdma = !nvidia_fs;
+  return s;
+}
+
+// A line of /proc/mounts ("src target fstype options 0 0") as the collector reads it.
+inline Mount mount_line(const std::string& line) {
+  std::istringstream f(line);
+  Mount m;
+  f >> m.source >> m.target >> m.fstype >> m.options;
+  return m;
+}
+
+// The recording with host facts, these mounts and hgx_network(): issue 25's network node.
+inline Snapshot hgx_with_network(const std::vector<std::string>& mounts, bool nvidia_fs = true) {
+  Snapshot s = hgx_with_host_facts(nvidia_fs, offline());
+  for (const auto& l : mounts) s.machine.mounts.push_back(mount_line(l));
+  s.machine.network = hgx_network();
   return s;
 }
 #endif

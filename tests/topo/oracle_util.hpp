@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +59,22 @@ inline std::string run_command(const std::string& cmd) {
   const int rc = ::pclose(p);
   EXPECT_EQ(rc, 0) << cmd;
   return out;
+}
+
+// Runs a command through the shell and reads its stdout as JSON (ip -j, findmnt -J); nullopt
+// when it cannot start, exits non-zero ("ip route get" to an unreachable address) or prints
+// no JSON. The caller decides what a failure means.
+inline std::optional<nlohmann::json> command_json(const std::string& cmd) {
+  FILE* p = ::popen((cmd + " 2>/dev/null").c_str(), "r");
+  if (!p) return std::nullopt;
+  std::string out;
+  char buf[4096];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  if (::pclose(p) != 0) return std::nullopt;
+  auto j = nlohmann::json::parse(out, nullptr, false);
+  if (j.is_discarded()) return std::nullopt;
+  return j;
 }
 
 inline std::string shell_quote(const std::string& s) {

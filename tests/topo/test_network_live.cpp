@@ -10,28 +10,20 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
 #include "gdsb/topo/collect.hpp"
+#include "gdsb/topo/network_storage.hpp"
+#include "oracle_util.hpp"
 
 namespace gdsb::topo::testing {
 namespace {
 
 using nlohmann::json;
 
-std::optional<json> ip_json(const std::string& args) {
-  FILE* p = ::popen(("ip -j " + args + " 2>/dev/null").c_str(), "r");
-  if (!p) return std::nullopt;
-  std::string out;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  if (::pclose(p) != 0) return std::nullopt;
-  auto j = json::parse(out, nullptr, false);
-  if (j.is_discarded()) return std::nullopt;
-  return j;
-}
+std::optional<json> ip_json(const std::string& args) { return command_json("ip -j " + args); }
 
 bool have_ip() { return std::system("ip -V >/dev/null 2>&1") == 0; }
 
@@ -145,6 +137,82 @@ TEST(TopoNetworkLive, RecordedReaderOfThisMachinesFilesAgreesWithIp) {
     }
   }
   RecordProperty("ipv4_addresses_checked", checked);
+}
+
+// The rules as the kernel has them by default (local, main, default, nothing else): the only
+// policy route_to models. A node with other rules (VRFs, source routing) is no oracle for it.
+bool default_rules_only() {
+  for (const char* family : {"", "-6 "}) {
+    const auto rules = ip_json(std::string(family) + "rule show");
+    if (!rules) return false;
+    for (const json& r : *rules) {
+      const std::string table = r.value("table", "");
+      if (r.value("src", "") != "all" || r.size() != 3 ||
+          (table != "local" && table != "main" && table != "default"))
+        return false;
+    }
+  }
+  return true;
+}
+
+// An address inside `prefix` that is neither its network nor its broadcast address: the
+// prefix's bits, then the host part's last byte set to all ones but its lowest bit (".254",
+// "::fe"). nullopt for a prefix with fewer than 8 host bits, which has no such simple one.
+std::optional<std::string> inside(const std::string& prefix) {
+  const auto slash = prefix.find('/');
+  if (slash == std::string::npos) return std::nullopt;
+  const std::string net = prefix.substr(0, slash);
+  const int len = std::stoi(prefix.substr(slash + 1));
+  const int family = net.find(':') == std::string::npos ? AF_INET : AF_INET6;
+  unsigned char b[16] = {};
+  if (inet_pton(family, net.c_str(), b) != 1) return std::nullopt;
+  const int bytes = family == AF_INET ? 4 : 16;
+  if (bytes * 8 - len < 8) return std::nullopt;
+  b[bytes - 1] = 0xfe;
+  char text[INET6_ADDRSTRLEN];
+  return std::string(inet_ntop(family, b, text, sizeof text));
+}
+
+std::string without_length(const std::string& a) { return a.substr(0, a.find('/')); }
+bool link_local(const std::string& a) { return a.rfind("fe80:", 0) == 0; }
+
+// The net device the carriers' route step (route_to) picks for a server address must be the
+// one the kernel picks: `ip -j route get ADDR`'s dev. Destinations: each address this node
+// holds (the kernel answers "local ... dev lo"), each route's gateway, an address inside each
+// connected prefix, an off-subnet address of each family, and loopback. Link-local
+// destinations other than the node's own are left out: with fe80::/64 on several devices the
+// kernel needs an outgoing device to choose, which a mount's server address does not give.
+TEST(TopoNetworkLive, RouteLookupPicksTheDeviceIpRouteGetPicks) {
+  if (!have_ip()) GTEST_SKIP() << "iproute2 (ip) is not installed: no oracle for the route lookup";
+  if (!default_rules_only())
+    GTEST_SKIP() << "this node has policy routing rules beyond local/main/default; route_to "
+                    "models the default rules only";
+  const NetworkFacts n = read_network_facts("/", true);
+  std::set<std::string> dests{"127.0.0.1", "8.8.8.8", "2001:4860:4860::8888", "::1"};
+  for (const NetInterface& i : n.interfaces)
+    for (const std::string& a : i.addresses) dests.insert(without_length(a));
+  for (const Route& r : n.routes) {
+    if (!r.gateway.empty() && !link_local(r.gateway)) dests.insert(r.gateway);
+    if (r.gateway.empty() && !link_local(r.destination))
+      if (const auto a = inside(r.destination)) dests.insert(*a);
+  }
+  int compared = 0;
+  for (const std::string& d : dests) {
+    const std::optional<Route> ours = route_to(n, d);
+    const auto got = ip_json("route get " + d);
+    if (!got) {  // "Network is unreachable": the kernel has no route, nor must we
+      EXPECT_FALSE(ours) << d << ": ip route get finds no route, route_to gives dev " << ours->dev;
+      continue;
+    }
+    ASSERT_TRUE(got->is_array() && !got->empty()) << d;
+    ASSERT_TRUE(ours) << d << ": route_to finds no route, ip route get says dev "
+                      << got->at(0).value("dev", "");
+    EXPECT_EQ(ours->dev, got->at(0).value("dev", ""))
+        << d << " (ours: " << ours->destination << ")";
+    ++compared;
+  }
+  RecordProperty("destinations_compared", compared);
+  EXPECT_GE(compared, 5);
 }
 
 }  // namespace

@@ -20,19 +20,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Mount mount_line(const std::string& line) {
-  std::istringstream f(line);
-  Mount m;
-  f >> m.source >> m.target >> m.fstype >> m.options;
-  return m;
-}
-
-// The HGX recording with host facts (hgx_recording.hpp), the mounts and its network.
+// The HGX recording with host facts, the mounts and its network (hgx_recording.hpp).
 Snapshot hgx(const std::vector<std::string>& mounts, bool nvidia_fs = true) {
-  Snapshot s = hgx_with_host_facts(nvidia_fs, offline());
-  for (const auto& l : mounts) s.machine.mounts.push_back(mount_line(l));
-  s.machine.network = hgx_network();
-  return s;
+  return hgx_with_network(mounts, nvidia_fs);
 }
 
 // The gigabit management port of the recording (BCM5720 at 01:00.0) with the `ip route`

@@ -121,22 +121,11 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
 }
 
 void CarrierFinder::by_route(const std::string& server) {
-  const auto ip = parse_ip(server);
-  if (!ip) return;
-  const Route* best = nullptr;
-  int best_len = -1;
-  for (const Route& r : net_.routes) {
-    const auto p = parse_prefix(r.destination);
-    if (!p || !in_prefix(*ip, p->first, p->second)) continue;
-    if (p->second > best_len || (p->second == best_len && r.metric < best->metric)) {
-      best = &r;
-      best_len = p->second;
-    }
-  }
-  if (best)
-    add_netdev(best->dev, "route to " + server + " (" + best->destination +
-                              (best->gateway.empty() ? "" : " via " + best->gateway) + " dev " +
-                              best->dev + ")");
+  const auto r = topo::route_to(net_, server);
+  if (r)
+    add_netdev(r->dev, "route to " + server + " (" + r->destination +
+                           (r->gateway.empty() ? "" : " via " + r->gateway) + " dev " + r->dev +
+                           ")");
 }
 
 bool CarrierFinder::by_local_address(const std::string& addr, const std::string& how) {
@@ -241,6 +230,32 @@ void add_locality(MountCarrier& c, const Snapshot& s, const TopologyView& v) {
 }  // namespace gdsb::topo::net
 
 namespace gdsb::topo {
+
+std::optional<Route> route_to(const NetworkFacts& n, const std::string& addr) {
+  const auto ip = net::parse_ip(addr);
+  if (!ip) return std::nullopt;
+  // The local table (rule 0) before main: the kernel delivers to its own addresses and to
+  // 127.0.0.0/8 and ::1 through lo, whatever the main table says of their prefix.
+  const int host_len = ip->family == AF_INET ? 32 : 128;
+  bool local = (ip->family == AF_INET && ip->b[0] == 127) ||
+               (ip->family == AF_INET6 && *ip == *net::parse_ip("::1"));
+  for (const NetInterface& i : n.interfaces)
+    for (const std::string& a : i.addresses)
+      if (auto p = net::parse_prefix(a); p && p->first == *ip) local = true;
+  if (local) return Route{addr + "/" + std::to_string(host_len), "", "lo", 0};
+  const Route* best = nullptr;
+  int best_len = -1;
+  for (const Route& r : n.routes) {
+    const auto p = net::parse_prefix(r.destination);
+    if (!p || !net::in_prefix(*ip, p->first, p->second)) continue;
+    if (p->second > best_len || (p->second == best_len && r.metric < best->metric)) {
+      best = &r;
+      best_len = p->second;
+    }
+  }
+  if (!best) return std::nullopt;
+  return *best;
+}
 
 std::string describe_carrier(const MountCarrier& c) {
   std::string out = c.netdev.empty() ? c.rdma_dev : c.netdev;

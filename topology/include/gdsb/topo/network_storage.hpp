@@ -69,6 +69,12 @@ std::vector<NetworkMount> network_mounts(const Snapshot& s, const TopologyView* 
 // The NetworkMount of `m` (by address) among `mounts`, nullptr when it is not one.
 const NetworkMount* find_network_mount(const std::vector<NetworkMount>& mounts, const Mount& m);
 
+// The route this node takes to `addr`, as the kernel's lookup does under the default rules
+// (local table, then main): an address the node holds, or a loopback one, goes out "lo"; any
+// other, the main table's longest prefix, then lowest metric. nullopt where no route reaches
+// it or `addr` is no IP address. The carriers' route step ("route to ...") is this lookup.
+std::optional<Route> route_to(const NetworkFacts& n, const std::string& addr);
+
 // One carrier for people: "ib0 (0000:1a:00.0; mlx5_0 port 1 ACTIVE; route to 10.10.1.5
 // (10.10.1.0/24 dev ib0)): GPU0 PIX, GPU1 NODE, ...; cuFile pairs it with GPU0 (PIX)".
 std::string describe_carrier(const MountCarrier& c);
