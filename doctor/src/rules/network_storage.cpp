@@ -74,20 +74,6 @@ std::string spread_fix(const NetworkMount& nm, const std::string& all_ifs) {
   return list;
 }
 
-std::string remount_fix(const NetworkMount& nm) {
-  if (!nm.remedy.empty()) return nm.remedy;  // the mount reading's own wording
-  if (nm.kind == "NFS")
-    return "remount over RDMA: mount -o proto=rdma,port=20049,vers=" +
-           std::string("4.1 (or 3) <server>:<export> ") + nm.mount->target +
-           " (the server must export over RDMA; modprobe rpcrdma on the client)";
-  if (nm.kind == "Lustre")
-    return "configure LNet on the RDMA fabric (o2ib: lnetctl net add --net o2ib0 --if <ib0>) "
-           "and mount through the servers' @o2ib NIDs";
-  if (nm.kind == "NVMe-oF")
-    return "connect the namespace over RDMA (nvme connect -t rdma ...) instead of TCP";
-  return nm.why;
-}
-
 std::vector<Finding> run(const Facts& facts) {
   if (!facts.platform) return {};
   const Platform& p = *facts.platform;
@@ -150,7 +136,8 @@ std::vector<Finding> run(const Facts& facts) {
   if (nm->engage == Engage::No) {
     Finding f = base("GDS cannot engage on " + where + ": cuFile reads it in compat mode",
                      Confidence::Certain);
-    f.fix = remount_fix(*nm);
+    // The mount reading's own remedy (every "no" verdict carries one); its why otherwise.
+    f.fix = nm->remedy.empty() ? nm->why : nm->remedy;
     if (carried.gb_s)
       detail::expect_after_fix(f, *carried.gb_s, " over RDMA through " + carrier_names(s, nics) +
                                                       " (" + carried.limited_by + ")",
