@@ -5,6 +5,8 @@
 #   1. srun --mpi=pmix -n 8: eight tasks as eight nodes, each reading one node of the fleet
 #      built from the real HGX recording (tests/cluster/make_fleet.py); the report must name
 #      exactly the four faulty nodes (tests/cluster/check_fleet.py);
+#   1b. srun -n 4 --scale auto --model-bytes: the shared-storage phase, its figures recomputed
+#      from the node reports (tests/cluster/check_storage.py);
 #   2. sbatch --wait of the packaged batch template (slurm/gdsb-cluster.sbatch) on two of
 #      them: the job's exit code must be gdsb-cluster's (3: the x8 node among them);
 #   3. gdsb-topo --health --expect good.json --slurm-drain on a faulty recording: the node
@@ -141,6 +143,21 @@ echo "srun -n 8: exit $rc in $((SECONDS - start)) s: $(tail -1 "$out/srun.log")"
 [ "$rc" -eq 3 ] || fail "srun: exit $rc, want 3 ($(tail -5 "$out/srun.log"))"
 python3 "$root/tests/cluster/check_fleet.py" "$out/srun/cluster.json" "$tmp/fleet/expected.json" ||
   fail "srun: the report does not name exactly the faulty nodes"
+
+# 1b. The shared-storage phase (issue 26) under srun -n 4: the aggregate of each point over
+# 1, 2 and 4 tasks, the GPU count and a cluster-wide checkpoint save and restore, every figure
+# recomputed from the node reports (tests/cluster/check_storage.py).
+rm -rf "$out/srun-storage" "$tmp/io" && mkdir -p "$tmp/io"
+start=$SECONDS
+timeout 150 srun --mpi=pmix --overcommit -n 4 "$cluster_bin" --out "$out/srun-storage" --io-dir "$tmp/io" \
+  --io-modes 1 --io-size 32M --io-block 1M --storage-time 1 --scale auto --demand-per-gpu 100MB/s \
+  --model-bytes 64M --p2p-size 64K --p2p-repetitions 1 --p2p-loops 1 --no-hwloc --phase-timeout 60 -q \
+  >"$out/srun-storage.log" 2>&1
+rc=$?
+echo "srun -n 4 --scale auto: exit $rc in $((SECONDS - start)) s"
+[ "$rc" -eq 0 ] || fail "srun storage: exit $rc, want 0 ($(tail -5 "$out/srun-storage.log"))"
+python3 "$root/tests/cluster/check_storage.py" "$out/srun-storage" --scale 1,2,4 --ops write,read --checkpoint ||
+  fail "srun storage: the figures disagree with the node reports"
 
 # 2. sbatch --wait of the packaged template, two tasks on the one node (the template asks
 # for --exclusive, where Slurm allows no more tasks than CPUs): nodes 0 and 1 (x8).
