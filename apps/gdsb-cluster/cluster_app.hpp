@@ -64,6 +64,7 @@ struct StoragePlan {
   bool shared_file = false;
   double time_s = 0;
   std::optional<double> demand_gb_s;
+  std::optional<double> demand_restore_s;
   std::string demand_text;
   uint64_t model_bytes = 0;
   std::string model_text;

@@ -176,14 +176,11 @@ cluster::AggregateOptions aggregate_options(const Options& o, int expected_ranks
 
 cluster::StorageJudgement storage_judgement(const Options& o) {
   cluster::StorageJudgement a;
-  if (!o.demand_per_gpu.empty()) {
-    // Checked here for --from; storage_plan() checks it for a run.
-    const auto d = cluster::parse_rate_gb_s(o.demand_per_gpu);
-    if (!d || !(*d > 0))
-      throw UsageError("--demand-per-gpu " + o.demand_per_gpu +
-                       ": expected a rate above 0 such as 2GB/s, 500MB/s or 1.5GiB/s");
-    a.demand_per_gpu_gb_s = d;
-    a.demand_text = "--demand-per-gpu " + o.demand_per_gpu;
+  if (!o.demand_per_gpu.empty()) {  // checked here for --from; storage_plan() checks it for a run
+    const cluster::Demand d = cluster::parse_demand(o.demand_per_gpu, "--demand-per-gpu");
+    a.demand_per_gpu_gb_s = d.gb_s;
+    a.demand_restore_s = d.restore_s;
+    a.demand_text = d.text;
   }
   a.scale_gain_percent = o.scale_gain_percent;
   return a;

@@ -71,11 +71,13 @@ StoragePlan storage_plan(const Options& o, int ranks) {
   p.shared_file = o.storage_layout == "shared-file";
   p.time_s = o.storage_time_s < 0 ? o.io_time_s : o.storage_time_s;
   if (!o.demand_per_gpu.empty()) {
-    p.demand_gb_s = cluster::parse_rate_gb_s(o.demand_per_gpu);
-    if (!p.demand_gb_s || !(*p.demand_gb_s > 0))
-      throw UsageError("--demand-per-gpu " + o.demand_per_gpu +
-                       ": expected a rate above 0 such as 2GB/s, 500MB/s or 1.5GiB/s");
-    p.demand_text = "--demand-per-gpu " + o.demand_per_gpu;
+    const cluster::Demand d = cluster::parse_demand(o.demand_per_gpu, "--demand-per-gpu");
+    p.demand_gb_s = d.gb_s;
+    p.demand_restore_s = d.restore_s;
+    p.demand_text = d.text;
+    if (d.restore_s && o.model_bytes.empty())
+      throw UsageError("--demand-per-gpu " + o.demand_per_gpu + ": checkpoint-load's demand is the model's shard "
+                       "per GPU; give --model-bytes too");
   }
   if (!o.model_bytes.empty()) {
     std::tie(p.model_bytes, p.model_text) = cluster::parse_model_bytes(o.model_bytes, "--model-bytes");
@@ -100,6 +102,7 @@ nlohmann::json storage_phase(const Options& o, const StoragePlan& plan, const cl
   st.model_bytes = plan.model_bytes;
   st.model_text = plan.model_text;
   st.demand_per_gpu_gb_s = plan.demand_gb_s;
+  st.demand_restore_s = plan.demand_restore_s;
   st.demand_text = plan.demand_text;
   st.scale_gain_percent = o.scale_gain_percent;
   st.ceiling_gb_s = facts.storage_ceiling_gb_s;

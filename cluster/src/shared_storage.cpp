@@ -96,6 +96,7 @@ void to_json(json& j, const NodeStorage& s) {
        {"model_bytes", s.model_bytes},
        {"model_text", s.model_text},
        {"demand_per_gpu_gb_s", s.demand_per_gpu_gb_s ? json(*s.demand_per_gpu_gb_s) : json()},
+       {"demand_restore_s", s.demand_restore_s ? json(*s.demand_restore_s) : json()},
        {"demand_text", s.demand_text},
        {"scale_gain_percent", s.scale_gain_percent},
        {"ceiling_gb_s", s.ceiling_gb_s ? json(*s.ceiling_gb_s) : json()},
@@ -115,6 +116,8 @@ NodeStorage node_storage_from_json(const json& j, const std::string& where) {
   s.model_text = field<std::string>(j, "model_text", where, false, "");
   if (j.contains("demand_per_gpu_gb_s") && !j.at("demand_per_gpu_gb_s").is_null())
     s.demand_per_gpu_gb_s = field<double>(j, "demand_per_gpu_gb_s", where, true, 0);
+  if (j.contains("demand_restore_s") && !j.at("demand_restore_s").is_null())
+    s.demand_restore_s = field<double>(j, "demand_restore_s", where, true, 0);
   s.demand_text = field<std::string>(j, "demand_text", where, false, "");
   s.scale_gain_percent = field<double>(j, "scale_gain_percent", where, false, 50);
   if (j.contains("ceiling_gb_s") && !j.at("ceiling_gb_s").is_null())
@@ -359,8 +362,32 @@ std::optional<SharedStorageResult> shared_storage(const std::vector<NodeSummary>
   }
 
   // GPUs fed: the read curve with the highest aggregate (the best path the nodes have).
-  std::optional<double> demand = judge.demand_per_gpu_gb_s ? judge.demand_per_gpu_gb_s : setup->demand_per_gpu_gb_s;
-  const std::string demand_text = judge.demand_per_gpu_gb_s ? judge.demand_text : setup->demand_text;
+  const bool judged = judge.demand_per_gpu_gb_s || judge.demand_restore_s;
+  std::optional<double> demand = judged ? judge.demand_per_gpu_gb_s : setup->demand_per_gpu_gb_s;
+  const std::optional<double> restore_s = judged ? judge.demand_restore_s : setup->demand_restore_s;
+  std::string demand_text = judged ? judge.demand_text : setup->demand_text;
+  std::optional<std::string> no_demand;
+  if (restore_s && !demand) {
+    // checkpoint-load: each GPU's shard of the model within the stated time.
+    int gpus = 0;
+    for (const NodeSummary& n : nodes) gpus += n.status == NodeStatus::Ok ? n.gpus : 0;
+    if (setup->model_bytes == 0)
+      no_demand = "checkpoint-load's demand needs the model's size (--model-bytes)";
+    else if (gpus == 0)
+      no_demand = "no GPU on these nodes: checkpoint-load's demand per GPU (the model over the GPUs) has none to divide by";
+    else {
+      demand = static_cast<double>(setup->model_bytes) / gpus / *restore_s / 1e9;
+      demand_text += " (" + format_bytes_iec(static_cast<double>(setup->model_bytes)) + " over " +
+                     std::to_string(gpus) + " GPUs in " + secs(*restore_s) + ")";
+    }
+  }
+  if (no_demand) {
+    GpusFed g;
+    g.demand_text = demand_text;
+    g.bound = "unknown";
+    g.text = *no_demand + ": no GPU count";
+    r.gpus_fed = g;
+  }
   if (demand && *demand > 0) {
     const ScalingCurve* best = nullptr;
     double best_max = 0;
@@ -601,6 +628,45 @@ std::optional<double> parse_rate_gb_s(std::string_view text) {
       return gb;
     }
   return std::nullopt;
+}
+
+Demand parse_demand(std::string_view text, std::string_view option) {
+  const std::string t(text);
+  const std::string opt(option);
+  Demand d;
+  d.text = opt + " " + t;
+  const auto number = [&](const std::string& part) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(part, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used == 0 || used != part.size() || !(v > 0) || !std::isfinite(v))
+      throw UsageError(opt + " " + t + ": '" + part + "' is not a number above 0");
+    return v;
+  };
+  if (t.rfind("dataset:", 0) == 0) {
+    const std::string rest = t.substr(8);
+    const auto x = rest.find('x');
+    const double samples = number(rest.substr(0, x));
+    const uint64_t size = x == std::string::npos ? 128 * 1024 : parse_size(rest.substr(x + 1), option);
+    if (size == 0) throw UsageError(opt + " " + t + ": a sample of 0 bytes");
+    d.gb_s = samples * static_cast<double>(size) / 1e9;
+    d.text += " (" + rest.substr(0, x) + " samples a second of " + format_size(size) + " a GPU)";
+    return d;
+  }
+  if (t.rfind("checkpoint-load:", 0) == 0) {
+    d.restore_s = number(t.substr(16));
+    return d;
+  }
+  d.gb_s = parse_rate_gb_s(t);
+  if (!d.gb_s || !(*d.gb_s > 0))
+    throw UsageError(opt + " " + t +
+                     ": expected a rate above 0 such as 2GB/s, 500MB/s or 1.5GiB/s, or a preset: "
+                     "dataset:SAMPLES_PER_S[xSIZE] or checkpoint-load:SECONDS");
+  return d;
 }
 
 std::pair<uint64_t, std::string> parse_model_bytes(std::string_view text, std::string_view option) {

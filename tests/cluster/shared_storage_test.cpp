@@ -271,3 +271,32 @@ TEST(SharedStorage, RatesAndModelSizesParse) {
   EXPECT_THROW(parse_model_bytes("405B:int3", "--model-bytes"), gdsb::UsageError);
   EXPECT_THROW(parse_model_bytes("0", "--model-bytes"), gdsb::UsageError);
 }
+
+TEST(SharedStorage, DemandPresetsAreTheUsersOwnFigures) {
+  // dataset: 2000 samples a second of 128 KiB = 2000 x 131072 B/s = 0.262144 GB/s.
+  EXPECT_NEAR(*parse_demand("dataset:2000", "--demand-per-gpu").gb_s, 0.262144, 1e-12);
+  EXPECT_NEAR(*parse_demand("dataset:100x1M", "--demand-per-gpu").gb_s, 0.1048576, 1e-12);
+  EXPECT_EQ(*parse_demand("checkpoint-load:60", "--demand-per-gpu").restore_s, 60);
+  EXPECT_THROW(parse_demand("0", "--demand-per-gpu"), gdsb::UsageError);
+  EXPECT_THROW(parse_demand("dataset:0", "--demand-per-gpu"), gdsb::UsageError);
+  EXPECT_THROW(parse_demand("checkpoint-load:soon", "--demand-per-gpu"), gdsb::UsageError);
+}
+
+TEST(SharedStorage, CheckpointLoadDemandIsTheShardOfEachGpuInTheStatedTime) {
+  // 32 GPUs, a model of 64 GB restored in 10 s: 2 GB a GPU in 10 s = 0.2 GB/s a GPU; at 90%,
+  // 0.18. The storage's 2 GB/s feeds 2 / 0.18 = 11.1: 11 GPUs of the 32.
+  std::vector<NodeSummary> nodes = flat_at_two();
+  for (auto& n : nodes) n.storage->model_bytes = 64 * GB;
+  StorageJudgement j;
+  j.demand_restore_s = 10;
+  j.demand_text = "--demand-per-gpu checkpoint-load:10";
+  const auto r = shared_storage(nodes, j);
+  ASSERT_TRUE(r->gpus_fed);
+  EXPECT_NEAR(r->gpus_fed->demand_per_gpu_gb_s, 0.2, 1e-12);
+  EXPECT_EQ(r->gpus_fed->gpus, 11);
+  // No GPU to divide the model by: said, no count.
+  for (auto& n : nodes) n.gpus = 0;
+  const auto none = shared_storage(nodes, j);
+  EXPECT_EQ(none->gpus_fed->gpus, 0);
+  EXPECT_NE(none->gpus_fed->text.find("no GPU on these nodes"), std::string::npos) << none->gpus_fed->text;
+}
