@@ -4,7 +4,8 @@
 # (no launcher), with the read ladder on GDSB_TEST_DIR. Leaves under $OUT (default
 # ./gdsb-report/cluster-one-node): mpirun/ and singleton/ (cluster.json, cluster.html,
 # cluster.txt, cluster.junit.xml, cluster.prom, nodes/<host>.json), build.log, run.log,
-# aggregate-bench.txt (bench/cluster-aggregate.sh: --from on 1000 generated reports).
+# aggregate-bench.txt (bench/cluster-aggregate.sh: --from on 1000 generated reports), storage/
+# (the shared-storage phase with two ranks and the GPU modes).
 #   bench/cluster-one-node.sh [--debs DIR]     (--debs: as ci/gpu-test.sh, for libpci/liburing)
 # Exit: gdsb-cluster's (0 alike, 3 a check failed: on a Firecracker VM the topology checks
 # may warn or fail for real reasons, which the report then names), 1 build failure.
@@ -31,8 +32,17 @@ rc=${PIPESTATUS[0]}
 echo "== singleton (no launcher)" | tee -a "$out/run.log"
 timeout 900 "$bin" --out "$out/singleton" "${args[@]}" 2>&1 | tee -a "$out/run.log"
 single=${PIPESTATUS[0]}
+# The shared-storage phase (issue 26) with the GPU modes: two ranks on this one node share
+# GDSB_TEST_DIR as a cluster shares its file system; -x 1, 2 and 0 at 1 and 2 ranks, the GPU
+# count at 2 GB/s a GPU, and a checkpoint of a 2B-parameter bf16 model (4 GB).
+echo "== mpirun -np 2 --scale 1,2 (shared storage)" | tee -a "$out/run.log"
+timeout 900 mpirun --allow-run-as-root --oversubscribe -np 2 "$bin" --out "$out/storage" --io-dir "$testdir" \
+  --io-modes 1,2,0 --io-size 1G --storage-time 3 --scale 1,2 --demand-per-gpu 2GB/s --model-bytes 2B:bf16 \
+  --p2p-size 64M --allow-overwrite 2>&1 | tee -a "$out/run.log"
+storage=${PIPESTATUS[0]}
+python3 tests/cluster/check_storage.py "$out/storage" --scale 1,2 --ops write,read --checkpoint 2>&1 | tee -a "$out/run.log"
 # The aggregation benchmark on this (idle, 16-core) machine too: docs/PERFORMANCE.md.
 bash bench/cluster-aggregate.sh build/release 1000 "$testdir/agg-bench" 2>&1 | tee "$out/aggregate-bench.txt"
 rm -rf "$testdir/agg-bench"
-echo "cluster-one-node: mpirun exit $rc, singleton exit $single; reports in $out" | tee -a "$out/run.log"
+echo "cluster-one-node: mpirun exit $rc, singleton exit $single, shared storage exit $storage; reports in $out" | tee -a "$out/run.log"
 exit "$rc"
