@@ -170,6 +170,11 @@ void compare_checkpoint(const json& before, const json& after, StorageComparison
   }
 }
 
+// GPUs are counted, not measured.
+std::string figure(const StorageDelta& d, double v) {
+  return d.unit == "GPUs" ? std::to_string(std::llround(v)) : format_number(v);
+}
+
 }  // namespace
 
 bool has_shared_storage(const Document& doc) {
@@ -250,14 +255,14 @@ std::string storage_comparison_text(const StorageComparison& c) {
   for (const auto& n : c.notes) o << "note: " << n << "\n";
   o << "\n";
   char line[256];
-  std::snprintf(line, sizeof line, "%-30s %-10s %12s %12s %9s  %s\n", "shared storage", "metric",
+  std::snprintf(line, sizeof line, "%-24s %-15s %10s %10s %9s  %s\n", "shared storage", "metric",
                 "before", "after", "delta", "change");
   o << line;
   for (const auto& m : c.matches) {
     for (const auto& d : m.metrics) {
-      std::snprintf(line, sizeof line, "%-30s %-10s %12s %12s %9s  %s%s\n", m.label.c_str(),
+      std::snprintf(line, sizeof line, "%-24s %-15s %10s %10s %9s  %s%s\n", m.label.c_str(),
                     (d.unit == "GB/s" ? d.metric + " GB/s" : d.metric).c_str(),
-                    format_number(d.before).c_str(), format_number(d.after).c_str(),
+                    figure(d, d.before).c_str(), figure(d, d.after).c_str(),
                     format_percent(d.delta_percent).c_str(),
                     std::string(change_name(d.change)).c_str(),
                     m.incomparable.empty() ? "" : (" (" + m.incomparable + ")").c_str());
