@@ -2,6 +2,7 @@
 // count per curve (mode + op) beside its linear reference, where scaling stops and what
 // bounds it, every point, the GPUs the storage feeds and the checkpoint save and load.
 // Only reads the document's shared_storage object; absent, the section is absent.
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -13,9 +14,11 @@
 namespace gdsb::report::html {
 namespace {
 
+// A number cell; data-v sorts it as a number in a sortable table.
 std::string num_cell(const json& j, const char* key) {
-  const bool has = j.is_object() && j.contains(key) && j.at(key).is_number();
-  return "<td class=\"n\">" + (has ? esc(format_number(j.at(key).get<double>())) : "-") + "</td>";
+  if (!(j.is_object() && j.contains(key) && j.at(key).is_number())) return "<td class=\"n\">-</td>";
+  const double v = j.at(key).get<double>();
+  return "<td class=\"n\" data-v=\"" + svg::num(v) + "\">" + esc(format_number(v)) + "</td>";
 }
 
 double number_or(const json& j, const char* key, double fallback) {
@@ -75,11 +78,19 @@ std::string scaling_chart(const json& ss) {
     for (auto& [name, s] : by_curve) series.push_back(std::move(s));
   }
   if (series.empty()) return "<p class=\"note\">No point measured an aggregate.</p>";
-  return figure(svg::line_chart({"Aggregate throughput against node count", svg::axis("nodes"),
-                                 svg::axis("aggregate GB/s"), 640, 280},
+  // Node counts double (1, 2, 4, ... N): past a factor of 16, log-log axes keep the small
+  // counts apart and draw linear scaling as a straight line of slope 1.
+  double lo = 0, hi = 0;
+  for (const auto& s : series)
+    for (const auto& p : s.points)
+      lo = lo == 0 ? p.x : std::min(lo, p.x), hi = std::max(hi, p.x);
+  const bool log_x = lo > 0 && hi / lo >= 16;
+  return figure(svg::line_chart({"Aggregate throughput against node count",
+                                 svg::axis(log_x ? "nodes (log)" : "nodes", log_x),
+                                 svg::axis(log_x ? "aggregate GB/s (log)" : "aggregate GB/s", log_x), 640, 280},
                                 series),
                 "Aggregate GB/s (1e9 B/s) against the number of nodes writing or reading at once; "
-                "dashed: linear scaling from the smallest point");
+                "dashed: each curve's linear reference");
 }
 
 std::string curves_text(const json& ss) {
@@ -88,8 +99,16 @@ std::string curves_text(const json& ss) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& c : curves) {
     const json stops = c.value("scaling_stops_at", json());
-    rows.push_back({esc(mode_name(c) + " " + str(c, "op")),
-                    stops.is_number() ? esc(text_of(stops) + " nodes") : "scales to the last point",
+    std::string at = "scales to the last point";
+    if (stops.is_number()) {
+      at = text_of(stops) + " nodes";
+      // The gain there: what the added nodes added, in percent of linear.
+      const json nodes = c.value("nodes", json::array()), gains = c.value("gain_percent", json::array());
+      for (std::size_t i = 0; i < nodes.size() && i < gains.size(); ++i)
+        if (nodes.at(i) == stops && gains.at(i).is_number())
+          at += " (added " + format_number(gains.at(i).get<double>(), 3) + "% of linear)";
+    }
+    rows.push_back({esc(mode_name(c) + " " + str(c, "op")), esc(at),
                     esc(str(c, "bound").empty() ? "-" : str(c, "bound")),
                     num_cell(c, "node_ceiling_gb_s"),
                     "<td class=\"wrap\">" + esc(str(c, "bound_text")) + "</td>"});
@@ -108,7 +127,8 @@ std::string points_table(const json& ss) {
       suspects += (suspects.empty() ? "" : ", ") + text_of(s);
     const std::string kind = status == "ok" ? "ok" : status == "waived" ? "muted" : "bad";
     rows.push_back({kind == "bad" ? "<tr class=\"bad\">" : "<tr>",
-                    "<td class=\"n\">" + esc(str(p, "nodes")) + "</td>", esc(mode_name(p)),
+                    "<td class=\"n\" data-v=\"" + esc(str(p, "nodes")) + "\">" + esc(str(p, "nodes")) + "</td>",
+                    esc(mode_name(p)),
                     esc(str(p, "op")), num_cell(p, "window_s"), num_cell(p, "aggregate_gb_s"),
                     num_cell(per, "min"), num_cell(per, "median"), num_cell(per, "max"),
                     num_cell(p, "fairness"), esc(str(p, "slowest_node")), esc(str(p, "stopped_by")),

@@ -99,6 +99,22 @@ TEST(ClusterStorage, HtmlWithoutCurvesDrawsThePoints) {
   EXPECT_EQ(html.find("Where scaling stops"), std::string::npos);
 }
 
+TEST(ClusterStorage, WideNodeRangesUseLogAxes) {
+  EXPECT_EQ(render_html(base().json).find("nodes (log)"), std::string::npos);  // 1 to 4
+  const auto d = edited([](json& j) {
+    auto& c = j["shared_storage"]["curves"][1];
+    c["nodes"] = json::array({1, 2, 4, 8, 16, 32, 64});
+    c["aggregate_gb_s"] = json::array({2, 4, 7.5, 12, 14, 14.5, 14.6});
+    c["linear_gb_s"] = json::array({2, 4, 8, 16, 32, 64, 128});
+    c["gain_percent"] = json::array({nullptr, 100, 87.5, 56, 25, 3, 0.3});
+    c["scaling_stops_at"] = 16;
+  });
+  const auto html = render_html(d.json);
+  EXPECT_NE(html.find("nodes (log)"), std::string::npos);
+  EXPECT_NE(html.find("aggregate GB/s (log)"), std::string::npos);
+  EXPECT_NE(html.find("16 nodes (added 25.0% of linear)"), std::string::npos);
+}
+
 TEST(ClusterStorage, InvalidFieldNamesFileAndField) {
   json j = base().json;
   j["shared_storage"]["points"][2]["nodes"] = "four";
