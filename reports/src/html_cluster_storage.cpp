@@ -3,6 +3,7 @@
 // bounds it, every point, the GPUs the storage feeds and the checkpoint save and load.
 // Only reads the document's shared_storage object; absent, the section is absent.
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <sstream>
 
@@ -24,6 +25,14 @@ std::string num_cell(const json& j, const char* key) {
 double number_or(const json& j, const char* key, double fallback) {
   return j.is_object() && j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>()
                                                                    : fallback;
+}
+
+// A setting as written: 50, 2.5 (not 50.00).
+std::string plain_number(const json& j, const char* key) {
+  if (!(j.is_object() && j.contains(key) && j.at(key).is_number())) return "-";
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", j.at(key).get<double>());
+  return b;
 }
 
 std::string mode_name(const json& j) {
@@ -143,11 +152,13 @@ std::string points_table(const json& ss) {
 std::string gpus_fed_text(const json& ss) {
   if (!ss.contains("gpus_fed") || !ss.at("gpus_fed").is_object()) return "";
   const auto& g = ss.at("gpus_fed");
+  // gdsb-cluster's sentence says it all (the count, the demand, what bounds it); a document
+  // without one gets the bare figures.
   std::string words = str(g, "text");
   if (words.empty())
-    words = str(g, "gpus") + " GPUs fed at " + str(g, "demand_per_gpu_gb_s") + " GB/s each.";
-  return "<h3>GPUs fed</h3><p id=\"storage-gpus-fed\"><b>" + esc(str(g, "gpus")) + " GPUs</b>: " +
-         esc(words) + "</p>";
+    words = std::string(flag(g, "at_least") ? "At least " : "") + str(g, "gpus") +
+            " GPUs fed at " + plain_number(g, "demand_per_gpu_gb_s") + " GB/s each.";
+  return "<h3>GPUs fed</h3><p id=\"storage-gpus-fed\">" + esc(words) + "</p>";
 }
 
 std::string checkpoint_table(const json& ss) {
@@ -179,9 +190,10 @@ std::string shared_storage_section(const json& doc) {
   o << "<p>" << esc(str(ss, "layout").empty() ? "-" : str(ss, "layout")) << " in <code>"
     << esc(str(ss, "dir")) << "</code>, transfers of " << esc(bytes_text(ss, "block_bytes"))
     << ", at most " << esc(bytes_text(ss, "limit_bytes_per_rank")) << " per rank"
-    << (limit > 0 ? ", stonewalled at " + format_number(limit) + " s" : std::string(", no time limit"))
+    << (limit > 0 ? ", stonewalled at " + plain_number(ss, "time_limit_s") + " s"
+                  : std::string(", no time limit"))
     << ". Scaling stops at the first node count whose added nodes add less than "
-    << esc(str(ss, "scale_gain_percent").empty() ? "-" : str(ss, "scale_gain_percent"))
+    << esc(plain_number(ss, "scale_gain_percent"))
     << "% of linear.</p>";
   if (ss.contains("points") && ss.at("points").is_array()) {
     o << scaling_chart(ss) << curves_text(ss);

@@ -99,6 +99,31 @@ TEST(ClusterStorage, HtmlWithoutCurvesDrawsThePoints) {
   EXPECT_EQ(html.find("Where scaling stops"), std::string::npos);
 }
 
+// What gdsb-cluster itself wrote (main at 4ff40a5: mpirun -np 4 on one ext4 directory,
+// --scale auto --io-modes 1 --demand-per-gpu 100MB/s --model-bytes 64M, as
+// tests/cluster/storage_mpi_test.sh step 1): read, drawn, compared and gated as written.
+TEST(ClusterStorage, ReadsWhatGdsbClusterWrites) {
+  const auto d = load_document(fixture("cluster_storage_mpirun.json"));
+  ASSERT_TRUE(has_shared_storage(d));
+  const auto html = render_html(d.json);
+  EXPECT_NE(html.find("<section id=\"storage\">"), std::string::npos);
+  EXPECT_NE(html.find("this storage feeds 9 GPUs"), std::string::npos);
+  EXPECT_NE(html.find("2 nodes (added 30.4% of linear)"), std::string::npos);
+  const auto r = run_gate(d, d, default_thresholds());
+  EXPECT_FALSE(r.failed()) << gate_text(r);
+  EXPECT_EQ(outcome(r, "4 nodes CPUONLY read", "aggregate"), Outcome::Pass);
+  EXPECT_EQ(outcome(r, "checkpoint load", "rate"), Outcome::Pass);
+  EXPECT_EQ(outcome(r, "GPUs fed", "gpus"), Outcome::Pass);
+}
+
+TEST(ClusterStorage, GpusFedWithoutTextSaysAtLeast) {
+  const auto d = edited([](json& j) {
+    j["shared_storage"]["gpus_fed"].erase("text");
+    j["shared_storage"]["gpus_fed"]["at_least"] = true;
+  });
+  EXPECT_NE(render_html(d.json).find("At least 3 GPUs fed at 2 GB/s each."), std::string::npos);
+}
+
 TEST(ClusterStorage, WideNodeRangesUseLogAxes) {
   EXPECT_EQ(render_html(base().json).find("nodes (log)"), std::string::npos);  // 1 to 4
   const auto d = edited([](json& j) {

@@ -27,7 +27,8 @@ INSTANTIATE_TEST_SUITE_P(Examples, EachFixture,
                                            "io_dgx_noisy.json", "topo_switch_acs.json",
                                            "topo_clean.json", "p2p_4gpu.json",
                                            "cluster_plain.json", "cluster_storage.json",
-                                           "cluster_storage_regressed.json"));
+                                           "cluster_storage_regressed.json",
+                                           "cluster_storage_mpirun.json"));
 
 TEST(Fixtures, RegressedGdsRunFailsTheGate) {
   const auto r = run_gate(load_document(fixture("io_dgx.json")),
