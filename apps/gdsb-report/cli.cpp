@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "gdsb/error.hpp"
+#include "gdsb/report/cluster_storage.hpp"
 #include "gdsb/report/compare.hpp"
 #include "gdsb/report/document.hpp"
 #include "gdsb/report/gate.hpp"
@@ -77,7 +78,8 @@ void setup(CLI::App& app, Options& opt) {
   app.require_subcommand(1);
   auto* html = app.add_subcommand(
       "html",
-      "Render a gdsbench JSON document (io, topo, p2p or compare) as one self-contained HTML file");
+      "Render a gdsbench JSON document (io, topo, p2p, compare, doctor or cluster) as one "
+      "self-contained HTML file");
   html->add_option("input", opt.html.input, "gdsbench JSON document")->required();
   html->add_option("-o,--output", opt.html.output,
                    "HTML file to write (default: INPUT with .html)");
@@ -86,7 +88,8 @@ void setup(CLI::App& app, Options& opt) {
 
   auto* cmp = app.add_subcommand(
       "compare",
-      "Compare runs of two io documents (BEFORE AFTER), or two transfer types of one document");
+      "Compare runs of two io documents (BEFORE AFTER), two transfer types of one document, or "
+      "the shared-storage results of two cluster documents");
   cmp->add_option("documents", opt.compare.inputs,
                   "BEFORE.json AFTER.json, or one DOC.json with --baseline-xfer and --xfer")
       ->required()
@@ -104,7 +107,7 @@ void setup(CLI::App& app, Options& opt) {
 
   auto* gate = app.add_subcommand(
       "gate", "Fail (exit 3) when the current document regressed against the baseline");
-  gate->add_option("--baseline", opt.gate.baseline, "Baseline document (io or topo)")->required();
+  gate->add_option("--baseline", opt.gate.baseline, "Baseline document (io, topo, doctor or cluster)")->required();
   gate->add_option("--current", opt.gate.current, "Current document of the same kind")->required();
   gate->add_option("--thresholds", opt.gate.thresholds_file,
                    "JSON file with thresholds (flags override it)");
@@ -137,6 +140,33 @@ int run_html(const HtmlOptions& opt) {
   return kExitOk;
 }
 
+namespace {
+
+// Two cluster documents: their shared_storage (issue 26), points matched by nodes, mode, op.
+int compare_cluster_outputs(const CompareOptions& opt, const Document& before,
+                            const Document& after, const nlohmann::json& meta) {
+  if (opt.inputs.size() != 2 || !opt.baseline_xfer.empty() || !opt.xfer.empty()) {
+    throw UsageError(
+        "compare: cluster documents are compared as BEFORE.json AFTER.json, without "
+        "--baseline-xfer/--xfer");
+  }
+  const auto c = compare_cluster(before, after);
+  const auto doc = storage_comparison_to_json(c, meta);
+  const std::string html = opt.html.empty() ? "" : render_html(doc);
+  const std::string json_text = doc.dump(2) + "\n";
+  std::cout << storage_comparison_text(c);
+  if (c.matches.empty() && c.not_comparable.empty()) {
+    throw UsageError("compare: nothing of " + after.path + "'s shared_storage matches " +
+                     before.path + " (points match by nodes, mode and op); nothing written");
+  }
+  const OutputTarget json_target{opt.json, "--json", std::string(schema_name(DocKind::Compare))};
+  if (!opt.json.empty()) write_output_atomic(json_target, json_text, opt.allow_overwrite);
+  if (!opt.html.empty()) write_output_atomic(opt.html, html, opt.allow_overwrite);
+  return kExitOk;
+}
+
+}  // namespace
+
 int run_compare(const CompareOptions& opt, const nlohmann::json& meta) {
   report::CompareOptions co;
   co.alpha = opt.alpha;
@@ -156,8 +186,9 @@ int run_compare(const CompareOptions& opt, const nlohmann::json& meta) {
   if (before.kind != after.kind) {
     throw UsageError("compare: " + before.path + " is " + std::string(schema_name(before.kind)) +
                      " but " + after.path + " is " + std::string(schema_name(after.kind)) +
-                     "; compare two io documents");
+                     "; compare two io documents or two cluster documents");
   }
+  if (before.kind == DocKind::Cluster) return compare_cluster_outputs(opt, before, after, meta);
   const auto c = compare_documents(before, after, co);
   auto doc = comparison_to_json(c, meta);
   // Render everything before writing anything: a failure leaves no partial set of outputs.

@@ -19,11 +19,12 @@ struct KindInfo {
   std::string_view family;  // schema without the version
 };
 
-constexpr std::array<KindInfo, 5> kKinds{{{DocKind::Io, "io", "gdsbench.io"},
+constexpr std::array<KindInfo, 6> kKinds{{{DocKind::Io, "io", "gdsbench.io"},
                                           {DocKind::Topo, "topo", "gdsbench.topo"},
                                           {DocKind::P2p, "p2p", "gdsbench.p2p"},
                                           {DocKind::Compare, "compare", "gdsbench.compare"},
-                                          {DocKind::Doctor, "doctor", "gdsbench.doctor"}}};
+                                          {DocKind::Doctor, "doctor", "gdsbench.doctor"},
+                                          {DocKind::Cluster, "cluster", "gdsbench.cluster"}}};
 constexpr int kSupportedVersion = 1;
 
 [[noreturn]] void invalid(const std::string& name, const std::string& where,
@@ -36,16 +37,25 @@ void need(const json& j, const char* key, json::value_t type, const std::string&
   if (!j.is_object() || !j.contains(key))
     invalid(name, where, std::string("has no \"") + key + "\"");
   const auto& v = j.at(key);
-  const bool ok = type == json::value_t::number_float ? v.is_number() : v.type() == type;
+  // number_float stands for any number, number_unsigned for a whole number >= 0.
+  const bool ok = type == json::value_t::number_float      ? v.is_number()
+                  : type == json::value_t::number_unsigned ? v.is_number_unsigned() ||
+                                                                 (v.is_number_integer() && v.get<long long>() >= 0)
+                                                           : v.type() == type;
   if (!ok) {
-    invalid(name, where + "." + key,
-            std::string("is ") + v.type_name() + ", expected " + json(type).type_name());
+    const char* expected =
+        type == json::value_t::number_unsigned ? "a whole number >= 0" : json(type).type_name();
+    invalid(name, where + "." + key, std::string("is ") + v.type_name() + ", expected " + expected);
   }
 }
 
 void need_string(const json& j, const char* key, const std::string& name,
                  const std::string& where) {
   need(j, key, json::value_t::string, name, where);
+}
+
+std::string str_of(const json& j, const char* key) {
+  return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : "";
 }
 
 void validate_common(const json& doc, const std::string& name) {
@@ -129,6 +139,65 @@ void validate_doctor(const json& doc, const std::string& name) {
   }
 }
 
+// What the cluster page reads unconditionally, and the shared_storage object (issue 26)
+// that compare and gate read: numbers where they compute, strings where they match.
+void validate_cluster(const json& doc, const std::string& name) {
+  for (const char* key : {"nodes", "classes", "findings", "odd_nodes"})
+    need(doc, key, json::value_t::array, name, "document");
+  if (!doc.contains("shared_storage")) return;
+  need(doc, "shared_storage", json::value_t::object, name, "document");
+  const auto& ss = doc.at("shared_storage");
+  need(ss, "points", json::value_t::array, name, "shared_storage");
+  const auto number_or_null = [&](const json& j, const char* key, const std::string& where) {
+    if (j.contains(key) && !j.at(key).is_null() && !j.at(key).is_number())
+      invalid(name, where + "." + key, std::string("is ") + j.at(key).type_name() +
+                                           ", expected a number or null");
+  };
+  for (std::size_t i = 0; i < ss.at("points").size(); ++i) {
+    const auto& p = ss.at("points").at(i);
+    const std::string where = "shared_storage.points[" + std::to_string(i) + "]";
+    need(p, "nodes", json::value_t::number_unsigned, name, where);
+    need(p, "mode", json::value_t::number_float, name, where);
+    need_string(p, "op", name, where);
+    need_string(p, "status", name, where);
+    number_or_null(p, "aggregate_gb_s", where);
+    number_or_null(p, "window_s", where);
+    if (str_of(p, "status") == "ok" && !(p.contains("aggregate_gb_s") && p.at("aggregate_gb_s").is_number()))
+      invalid(name, where, "has status ok but no number \"aggregate_gb_s\"");
+  }
+  if (ss.contains("curves")) {
+    need(ss, "curves", json::value_t::array, name, "shared_storage");
+    for (std::size_t i = 0; i < ss.at("curves").size(); ++i) {
+      const auto& c = ss.at("curves").at(i);
+      const std::string where = "shared_storage.curves[" + std::to_string(i) + "]";
+      need(c, "nodes", json::value_t::array, name, where);
+      need(c, "aggregate_gb_s", json::value_t::array, name, where);
+      if (c.at("nodes").size() != c.at("aggregate_gb_s").size())
+        invalid(name, where + ".aggregate_gb_s", "has a length other than nodes'");
+      if (c.contains("linear_gb_s") && (!c.at("linear_gb_s").is_array() ||
+                                        c.at("linear_gb_s").size() != c.at("nodes").size()))
+        invalid(name, where + ".linear_gb_s", "is not an array as long as nodes");
+    }
+  }
+  if (ss.contains("gpus_fed")) {
+    need(ss, "gpus_fed", json::value_t::object, name, "shared_storage");
+    need(ss.at("gpus_fed"), "gpus", json::value_t::number_unsigned, name, "shared_storage.gpus_fed");
+    number_or_null(ss.at("gpus_fed"), "demand_per_gpu_gb_s", "shared_storage.gpus_fed");
+  }
+  if (ss.contains("checkpoint")) {
+    need(ss, "checkpoint", json::value_t::object, name, "shared_storage");
+    const auto& cp = ss.at("checkpoint");
+    for (const char* step : {"save", "load"}) {
+      if (!cp.contains(step)) continue;
+      const std::string where = std::string("shared_storage.checkpoint.") + step;
+      need(cp, step, json::value_t::object, name, "shared_storage.checkpoint");
+      need_string(cp.at(step), "status", name, where);
+      number_or_null(cp.at(step), "seconds", where);
+      number_or_null(cp.at(step), "aggregate_gb_s", where);
+    }
+  }
+}
+
 }  // namespace
 
 bool has_io_runs(DocKind k) { return k == DocKind::Io || k == DocKind::Doctor; }
@@ -147,6 +216,8 @@ std::string_view schema_name(DocKind k) {
       return "gdsbench.compare/1";
     case DocKind::Doctor:
       return "gdsbench.doctor/1";
+    case DocKind::Cluster:
+      return "gdsbench.cluster/1";
   }
   return "?";
 }
@@ -160,7 +231,7 @@ DocKind detect_kind(const json& doc, const std::string& name) {
     throw UsageError(name +
                      ": not a gdsbench document (no \"schema\" string; expected one of "
                      "gdsbench.io/1, gdsbench.topo/1, gdsbench.p2p/1, gdsbench.compare/1, "
-                     "gdsbench.doctor/1)");
+                     "gdsbench.doctor/1, gdsbench.cluster/1)");
   }
   const auto schema = doc.at("schema").get<std::string>();
   const auto slash = schema.rfind('/');
@@ -181,8 +252,8 @@ DocKind detect_kind(const json& doc, const std::string& name) {
   }
   throw UsageError(
       name + ": unknown schema \"" + schema +
-      "\" (expected gdsbench.io/1, gdsbench.topo/1, gdsbench.p2p/1, gdsbench.compare/1 or "
-      "gdsbench.doctor/1)");
+      "\" (expected gdsbench.io/1, gdsbench.topo/1, gdsbench.p2p/1, gdsbench.compare/1, "
+      "gdsbench.doctor/1 or gdsbench.cluster/1)");
 }
 
 void validate_document(const Document& doc) {
@@ -203,6 +274,9 @@ void validate_document(const Document& doc) {
     case DocKind::Doctor:
       validate_doctor(doc.json, doc.path);
       (void)io_runs(doc);
+      break;
+    case DocKind::Cluster:
+      validate_cluster(doc.json, doc.path);
       break;
   }
 }

@@ -197,9 +197,11 @@ GateResult run_gate(const Document& baseline, const Document& current, const Thr
       return gate_topo(baseline, current);
     case DocKind::Doctor:
       return gate_doctor(baseline, current, t);
+    case DocKind::Cluster:
+      return gate_cluster(baseline, current, t);
     default:
       throw UsageError("gate: " + std::string(schema_name(baseline.kind)) +
-                       " documents have no gate (gate io, topo or doctor documents)");
+                       " documents have no gate (gate io, topo, doctor or cluster documents)");
   }
 }
 

@@ -167,6 +167,8 @@ std::string render_cluster(const json& doc) {
                            " drives, " + text_of(c.at("nics")) + " NICs" +
                            (str(c, "applicability").empty() ? "" : "; " + str(c, "applicability")))});
   body << section("classes", "Hardware classes", table({"class", "nodes", "majority"}, classes));
+  const std::string storage = shared_storage_section(doc);
+  body << storage;
   body << context_section(doc);
   const bool failed = str(doc, "verdict") == "fail";
   std::size_t fleet_wide = 0;
@@ -177,8 +179,13 @@ std::string render_cluster(const json& doc) {
                    : "all nodes alike",
             failed ? "bad" : "ok");
   return page(doc, "gdsb-cluster: " + std::to_string(doc.at("nodes").size()) + " nodes", verdict,
-              {{"findings", "Odd nodes"}, {"heatmaps", "Heat maps"}, {"nodes", "Nodes"},
-               {"classes", "Classes"}},
+              storage.empty() ? std::vector<std::pair<std::string, std::string>>{
+                                    {"findings", "Odd nodes"}, {"heatmaps", "Heat maps"},
+                                    {"nodes", "Nodes"}, {"classes", "Classes"}}
+                              : std::vector<std::pair<std::string, std::string>>{
+                                    {"findings", "Odd nodes"}, {"heatmaps", "Heat maps"},
+                                    {"nodes", "Nodes"}, {"classes", "Classes"},
+                                    {"storage", "Shared storage"}},
               body.str());
 }
 

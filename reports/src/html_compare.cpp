@@ -55,6 +55,68 @@ double metric_field(const json& match, const std::string& key, const char* field
   return 0;
 }
 
+std::string unmatched_section(const json& doc) {
+  std::vector<std::vector<std::string>> un;
+  for (const char* key : {"unmatched", "not_comparable"}) {
+    if (!doc.contains(key) || !doc.at(key).is_array()) continue;
+    for (const auto& u : doc.at(key)) {
+      std::string index = "#";
+      index.append(str(u, "index"));
+      un.push_back({esc(std::string(key) == "unmatched" ? "unmatched" : "not comparable"),
+                    esc(str(u, "side")), esc(index), esc(str(u, "label")),
+                    "<td class=\"wrap\">" + esc(str(u, "why")) + "</td>"});
+    }
+  }
+  return section("unmatched", "Unmatched runs",
+                 un.empty() ? "<p class=\"note\">Every run found its counterpart.</p>"
+                            : table({"kind", "side", "run", "workload", "why"}, un));
+}
+
+// The figure a match is summarised by: throughput for io runs, else its first metric
+// (a cluster comparison's aggregate GB/s, GPUs fed, checkpoint rate).
+const json& headline(const json& match) {
+  static const json kNone = json::object();
+  for (const auto& m : match.at("metrics"))
+    if (str(m, "metric") == "throughput") return m;
+  return match.at("metrics").empty() ? kNone : match.at("metrics").front();
+}
+
+double field(const json& m, const char* key) {
+  return m.contains(key) && m.at(key).is_number() ? m.at(key).get<double>()
+                                                  : std::numeric_limits<double>::quiet_NaN();
+}
+
+// A comparison of two cluster documents' shared storage: one row per point or part.
+std::string cluster_summary(const json& matches) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& m : matches) {
+    for (const auto& d : m.at("metrics")) {
+      rows.push_back({str(d, "change") == "worse" ? "<tr class=\"bad\">" : "<tr>", esc(str(m, "label")),
+                      esc(str(d, "label")) + " <span class=\"note\">" + esc(str(d, "unit")) + "</span>",
+                      "<td class=\"n\">" + num_or_dash(d, "before") + "</td>",
+                      "<td class=\"n\">" + num_or_dash(d, "after") + "</td>",
+                      "<td class=\"n\">" + esc(format_percent(field(d, "delta_percent"))) + "</td>",
+                      "<td>" + change_badge(str(d, "change")) + "</td>",
+                      "<td class=\"wrap\">" + esc(str(m, "incomparable")) + "</td>"});
+    }
+  }
+  std::vector<svg::Bar> bars;
+  for (const auto& m : matches) {
+    const auto& h = headline(m);
+    if (str(h, "unit") != "GB/s") continue;
+    const double b = field(h, "before"), a = field(h, "after");
+    bars.push_back({str(m, "label") + " before", {b, 0}, std::nullopt, false, format_number(b, 3)});
+    bars.push_back({str(m, "label") + " after", {0, a}, std::nullopt, false, format_number(a, 3)});
+  }
+  std::string out = table({"point", "metric", "before", "after", "delta", "change", "not gated because"},
+                          rows, "sortable");
+  if (!bars.empty())
+    out += figure(svg::bar_chart({"Aggregate before and after", svg::axis("GB/s"), svg::axis(""), 760, 0},
+                                 {"before", "after"}, bars),
+                  "Aggregate GB/s (1e9 B/s) before and after, per point and checkpoint step");
+  return out;
+}
+
 }  // namespace
 
 std::string render_compare(const json& doc) {
@@ -66,7 +128,8 @@ std::string render_compare(const json& doc) {
       better += str(d, "change") == "better" ? 1U : 0U;
     }
   }
-  std::string verdict = badge(std::to_string(matches.size()) + " runs matched", "muted") + " " +
+  const bool cluster = str(doc, "compared") == "cluster";
+  std::string verdict = badge(std::to_string(matches.size()) + (cluster ? " matched" : " runs matched"), "muted") + " " +
                         badge(std::to_string(better) + " metrics better", better ? "ok" : "muted") +
                         " " +
                         badge(std::to_string(worse) + " metrics worse", worse ? "bad" : "muted");
@@ -81,6 +144,15 @@ std::string render_compare(const json& doc) {
   }
   for (const auto& n : doc.value("notes", json::array()))
     intro += "<p class=\"note\">" + esc(text_of(n)) + "</p>";
+  if (cluster) {
+    intro += "<p class=\"note\">Single measurements: a change is better or worse by its sign; "
+             "gdsb-report gate holds each aggregate to --max-throughput-drop.</p>";
+    body << section("summary", "Shared storage", intro + cluster_summary(matches));
+    body << unmatched_section(doc) << context_section(doc);
+    return page(doc, "gdsbench cluster comparison", verdict,
+                {{"summary", "Shared storage"}, {"unmatched", "Unmatched"}, {"context", "Context"}},
+                body.str());
+  }
   intro +=
       "<p class=\"note\">Where both sides were repeated, a Mann-Whitney U test (two-sided, alpha " +
       esc(str(doc, "alpha")) +
@@ -130,20 +202,7 @@ std::string render_compare(const json& doc) {
         << table({"metric", "before", "after", "delta", "change", "U test"}, rows) << "</section>";
   }
   body << section("details", "Per run", det.str());
-  std::vector<std::vector<std::string>> un;
-  for (const char* key : {"unmatched", "not_comparable"}) {
-    if (!doc.contains(key) || !doc.at(key).is_array()) continue;
-    for (const auto& u : doc.at(key)) {
-      std::string index = "#";
-      index.append(str(u, "index"));
-      un.push_back({esc(std::string(key) == "unmatched" ? "unmatched" : "not comparable"),
-                    esc(str(u, "side")), esc(index), esc(str(u, "label")),
-                    "<td class=\"wrap\">" + esc(str(u, "why")) + "</td>"});
-    }
-  }
-  body << section("unmatched", "Unmatched runs",
-                  un.empty() ? "<p class=\"note\">Every run found its counterpart.</p>"
-                             : table({"kind", "side", "run", "workload", "why"}, un));
+  body << unmatched_section(doc);
   body << context_section(doc);
   return page(doc, "gdsbench comparison", verdict,
               {{"summary", "Summary"},

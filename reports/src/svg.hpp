@@ -19,6 +19,7 @@ struct Series {
   std::vector<Point> points;
   int color = 0;  // palette index
   bool markers = false;
+  bool dashed = false;  // a reference line (e.g. linear scaling) drawn dashed in its colour
 };
 
 struct Tick {

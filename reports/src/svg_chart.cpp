@@ -178,8 +178,11 @@ std::string line_chart(const ChartSpec& spec, const std::vector<Series>& series)
   for (const auto& s : series) {
     o << "<g class=\"series s" << (s.color % 8) << "\"><title>" << esc(s.name)
       << "</title><polyline points=\"";
-    for (const auto& p : s.points) o << num(xs(p.x)) << "," << num(ys(p.y)) << " ";
-    o << "\"/>";
+    for (const auto& p : s.points)
+      if (std::isfinite(p.x) && std::isfinite(p.y)) o << num(xs(p.x)) << "," << num(ys(p.y)) << " ";
+    // A presentation attribute, not a style: the page's CSS sets no dash, and its CSP
+    // allows no inline styles.
+    o << (s.dashed ? "\" stroke-dasharray=\"5 4\"/>" : "\"/>");
     if (s.markers || s.points.size() == 1) {
       for (const auto& p : s.points) {
         o << "<circle r=\"3.5\" cx=\"" << num(xs(p.x)) << "\" cy=\"" << num(ys(p.y)) << "\"><title>"
@@ -191,9 +194,18 @@ std::string line_chart(const ChartSpec& spec, const std::vector<Series>& series)
   }
   o << "</svg>";
   if (series.size() > 1) {
-    std::vector<std::string> names;
-    for (const auto& s : series) names.push_back(s.name);
-    return o.str() + swatch_legend(names, series.front().color);
+    // Each series' own colour (curves and their reference lines share one).
+    o << "<div class=\"legend\">";
+    for (const auto& s : series) {
+      if (s.dashed)  // a dashed stroke as its swatch
+        o << "<span><svg class=\"series s" << (s.color % 8)
+          << "\" width=\"16\" height=\"10\" aria-hidden=\"true\"><polyline points=\"0,5 16,5\" "
+             "stroke-dasharray=\"5 4\"/></svg> "
+          << esc(s.name) << "</span>";
+      else
+        o << "<span><i class=\"sw s" << (s.color % 8) << "\"></i>" << esc(s.name) << "</span>";
+    }
+    o << "</div>";
   }
   return o.str();
 }

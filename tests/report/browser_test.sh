@@ -5,7 +5,7 @@
 # screenshot of each page, and Chromium's log, under ARTIFACT_DIR.
 # Usage: browser_test.sh GDSB_REPORT FIXTURES_DIR ARTIFACT_DIR [PAGE.html...]
 # Extra pages (e.g. gdsb-cluster's cluster.html) are checked the same way; a cluster page
-# must also show its heat map.
+# must also show its heat map, and one with shared_storage its Shared storage section's chart.
 # Exit 0 pass, 1 fail, 77 skipped (no real browser; never on Debian, where one must run).
 set -uo pipefail
 bin=$1 fx=$2 out=$3
@@ -44,13 +44,16 @@ chrome() {
 
 # The pages: each example, plus a comparison rendered from two io examples.
 pages=()
-for f in io_dgx topo_switch_acs p2p_4gpu; do
+for f in io_dgx topo_switch_acs p2p_4gpu cluster_storage; do
   "$bin" html "$fx/$f.json" -o "$out/$f.html" >/dev/null || { echo "FAIL: gdsb-report html $f.json"; exit 1; }
   pages+=("$f")
 done
 "$bin" compare "$fx/io_dgx.json" "$fx/io_dgx_regressed.json" --html "$out/compare.html" >/dev/null \
   || { echo "FAIL: gdsb-report compare"; exit 1; }
 pages+=(compare)
+"$bin" compare "$fx/cluster_storage.json" "$fx/cluster_storage_regressed.json" --html "$out/compare-cluster.html" \
+  >/dev/null || { echo "FAIL: gdsb-report compare of two cluster documents"; exit 1; }
+pages+=(compare-cluster)
 for page in "${extra[@]}"; do
   name=extra-$(basename "$page" .html)
   cp "$page" "$out/$name.html" || { echo "FAIL: cannot read $page"; exit 1; }
@@ -72,6 +75,15 @@ for p in "${pages[@]}"; do
   [ "${tables:-0}" -ge 1 ] || problems+=("no tables")
   if grep -q 'data-schema="gdsbench.cluster/1"' "$out/$p.dom.html"; then
     grep -q 'class="chart heatmap"' "$out/$p.dom.html" || problems+=("no nodes x GPUs heat map")
+  fi
+  # A cluster page with shared_storage (issue 26) shows its section with the scaling chart.
+  if grep -q '"shared_storage"' "$out/$p.html" && grep -q 'data-schema="gdsbench.cluster/1"' "$out/$p.dom.html"; then
+    python3 - "$out/$p.dom.html" <<'PY' || problems+=("no Shared storage section with a chart")
+import re, sys
+page = open(sys.argv[1]).read()
+m = re.search(r'<section id="storage">(.*?)</section>', page, re.S)
+sys.exit(0 if m and "<svg" in m.group(1) and "<table" in m.group(1) else 1)
+PY
   fi
   [ "$console" -eq 0 ] || problems+=("$console console message(s): $(grep ':CONSOLE' "$out/$p.chromium.log" | head -3)")
   chrome --screenshot="$out/$p.png" --window-size=1280,2000 "$url" >/dev/null 2>&1

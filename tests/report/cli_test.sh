@@ -96,6 +96,31 @@ check "  file untouched, and no Markdown either" bash -c 'grep -qx "keep me" kee
 
 # usage
 expect 2 "no subcommand" -- "$bin"
+# cluster documents' shared storage (issue 26); outcomes: tests/report/cluster_storage_test.cpp
+expect 0 "html renders a cluster report with shared storage" -- "$bin" html "$fx/cluster_storage.json" -o cluster.html
+check "  the page has the Shared storage section" grep -q '<section id="storage"><h2>Shared storage' cluster.html
+expect 0 "html renders a cluster report without it" -- "$bin" html "$fx/cluster_plain.json" -o cluster_plain.html
+check "  that page has no Shared storage section" bash -c '! grep -q "Shared storage" cluster_plain.html'
+expect 0 "compare two cluster documents with --json and --html" -- "$bin" compare "$fx/cluster_storage.json" "$fx/cluster_storage_regressed.json" --json ccmp.json --html ccmp.html
+check "  text lists the 4-node read" grep -q "4 nodes CPUONLY read" out.txt
+check "  JSON says what it compared" grep -q '"compared": "cluster"' ccmp.json
+expect 0 "  the comparison renders as HTML" -- "$bin" html ccmp.json -o ccmp2.html
+expect 2 "compare cluster documents without shared storage" -- "$bin" compare "$fx/cluster_plain.json" "$fx/cluster_plain.json"
+check "  message says nothing to compare" mentions "nothing to compare"
+expect 2 "compare a cluster document with an io one" -- "$bin" compare "$fx/cluster_storage.json" "$fx/io_dgx.json"
+expect 0 "gate a cluster document against itself" -- "$bin" gate --baseline "$fx/cluster_storage.json" --current "$fx/cluster_storage.json"
+expect 3 "gate the regressed cluster document" -- "$bin" gate --baseline "$fx/cluster_storage.json" --current "$fx/cluster_storage_regressed.json" --junit cgate.xml --markdown cgate.md
+check "  the 10% aggregate drop fails" grep -q "FAIL 4 nodes CPUONLY read / aggregate" out.txt
+check "  fewer GPUs fed fails" grep -q "FAIL GPUs fed / gpus" out.txt
+check "  the missing point fails" grep -q "FAIL 4 nodes CPUONLY write / presence" out.txt
+check "  JUnit names the cluster kind" grep -q 'classname="gdsb.cluster.' cgate.xml
+check "  Markdown has the verdict" grep -q "gdsbench cluster gate: FAILED" cgate.md
+expect 3 "gate --allow-missing still fails on the drop" -- "$bin" gate --baseline "$fx/cluster_storage.json" --current "$fx/cluster_storage_regressed.json" --allow-missing
+check "  the missing point is skipped" grep -q "skip 4 nodes CPUONLY write / presence" out.txt
+expect 0 "gate --max-throughput-drop off" -- "$bin" gate --baseline "$fx/cluster_storage.json" --current "$fx/cluster_storage.json" --max-throughput-drop off
+expect 2 "gate cluster documents without shared storage" -- "$bin" gate --baseline "$fx/cluster_plain.json" --current "$fx/cluster_plain.json"
+check "  message says nothing to gate" mentions "nothing to gate"
+
 expect 0 "--help" -- "$bin" --help
 expect 2 "unknown option" -- "$bin" html "$fx/io_dgx.json" --bogus
 

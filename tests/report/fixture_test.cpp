@@ -25,7 +25,10 @@ TEST_P(EachFixture, LoadsAndRenders) {
 INSTANTIATE_TEST_SUITE_P(Examples, EachFixture,
                          ::testing::Values("io_dgx.json", "io_dgx_regressed.json",
                                            "io_dgx_noisy.json", "topo_switch_acs.json",
-                                           "topo_clean.json", "p2p_4gpu.json"));
+                                           "topo_clean.json", "p2p_4gpu.json",
+                                           "cluster_plain.json", "cluster_storage.json",
+                                           "cluster_storage_regressed.json",
+                                           "cluster_storage_mpirun.json"));
 
 TEST(Fixtures, RegressedGdsRunFailsTheGate) {
   const auto r = run_gate(load_document(fixture("io_dgx.json")),

@@ -1,4 +1,4 @@
-// Loading and validating gdsbench documents (io, topo, p2p, compare, doctor). Every error names
+// Loading and validating gdsbench documents (io, topo, p2p, compare, doctor, cluster). Every error names
 // the file and what is wrong: gdsb::RuntimeError when the file cannot be read, is not
 // JSON or has invalid fields (exit 1); gdsb::UsageError when it is a valid file of a kind
 // or version the caller cannot use (exit 2).
@@ -13,9 +13,9 @@
 
 namespace gdsb::report {
 
-enum class DocKind { Io, Topo, P2p, Compare, Doctor };
+enum class DocKind { Io, Topo, P2p, Compare, Doctor, Cluster };
 
-std::string_view kind_name(DocKind k);    // "io", "topo", "p2p", "compare", "doctor"
+std::string_view kind_name(DocKind k);    // "io", "topo", "p2p", "compare", "doctor", "cluster"
 std::string_view schema_name(DocKind k);  // "gdsbench.io/1", ...
 
 struct Document {

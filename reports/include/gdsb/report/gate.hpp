@@ -3,6 +3,7 @@
 // repeated and the U test can decide, a change that is not significant does not fail.
 // topo documents: a check whose verdict was pass or warn in the baseline must not fail now.
 // doctor documents: their runs as io, plus no new certain or likely finding.
+// cluster documents: the shared-storage scaling points, GPUs fed and checkpoint rates.
 #pragma once
 
 #include <array>
@@ -44,7 +45,7 @@ struct GateCase {
 };
 
 struct GateResult {
-  std::string kind;  // "io" or "topo"
+  std::string kind;  // "io", "topo", "doctor" or "cluster"
   std::string baseline_name;
   std::string current_name;
   std::vector<GateCase> cases;
@@ -61,6 +62,12 @@ GateResult gate_topo(const Document& baseline, const Document& current);
 // doctor documents: the io gate on their runs, and no certain or likely finding that the
 // baseline did not have (a finding the baseline had and the current lacks is "fixed").
 GateResult gate_doctor(const Document& baseline, const Document& current, const Thresholds& t);
+// cluster documents (issue 26): their shared_storage. Each baseline point's aggregate, the
+// GPUs fed and the checkpoint save/load rates may drop by at most max_throughput_drop; a
+// baseline point missing now fails (unless allow_missing), one ok before and not ok now
+// fails. UsageError when the baseline has no shared_storage (nothing to gate), when the
+// current has none, or when no point matches.
+GateResult gate_cluster(const Document& baseline, const Document& current, const Thresholds& t);
 
 std::string gate_text(const GateResult& r);
 std::string gate_junit(const GateResult& r);     // JUnit XML, one testcase per case
