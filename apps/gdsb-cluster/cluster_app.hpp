@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gdsb/cluster/aggregate.hpp"
+#include "gdsb/cluster/mpi_exchange.hpp"
 #include "gdsb/cluster/node_report.hpp"
 
 namespace gdsb::cluster_app {
@@ -30,6 +31,15 @@ struct Options {
   int simulate_lost_rank = -1;
   bool quiet = false;
   bool timing = false;  // --from: each stage's wall time on stderr
+  // The shared-storage phase (issue 26; docs/gdsb-cluster.md "Shared storage").
+  std::string scale;              // "1,2,4" or "auto"; "" with --aggregate: N only
+  bool aggregate = false;
+  std::string storage_ops = "write,read";
+  std::string storage_layout = "file-per-process";
+  double storage_time_s = -1;     // -1: --io-time
+  std::string demand_per_gpu;     // "2GB/s"
+  std::string model_bytes;        // "64M" or "405B:bf16+adam"
+  double scale_gain_percent = 50;
   std::vector<std::string> argv;
 };
 
@@ -42,8 +52,27 @@ int run_rank(const Options& o, int* argc, char*** argv);
 
 // Helpers shared by both routes (cluster_outputs.cpp).
 cluster::AggregateOptions aggregate_options(const Options& o, int expected_ranks);
+cluster::StorageJudgement storage_judgement(const Options& o);
 void check_cluster_outputs(const Options& o);
 int write_cluster_outputs(const Options& o, const cluster::ClusterResult& r);
+// The shared-storage phase's plan, checked before anything runs (UsageError naming the
+// option): the node counts of --scale for a world of `ranks`, the ops, the demand.
+struct StoragePlan {
+  bool enabled = false;
+  std::vector<int> scale;         // ascending, each 1..ranks
+  std::vector<std::string> ops;   // "write", "read" in the order run
+  bool shared_file = false;
+  double time_s = 0;
+  std::optional<double> demand_gb_s;
+  std::string demand_text;
+  uint64_t model_bytes = 0;
+  std::string model_text;
+};
+StoragePlan storage_plan(const Options& o, int ranks);
+// Runs the phase on this rank (every rank calls it, in step: its points are collective).
+nlohmann::json storage_phase(const Options& o, const StoragePlan& plan, const cluster::NodeOptions& node,
+                             const cluster::NodeFacts& facts, cluster::mpi::Session& mpi, int rank,
+                             const std::atomic<bool>& user_stop, std::string& error);
 // "{rank}" replaced by the rank number.
 std::string with_rank(std::string text, int rank);
 

@@ -143,6 +143,26 @@ void setup_cluster(CLI::App& app, Options& o) {
   app.add_flag("-q,--quiet", o.quiet, "Print only the verdict line");
   app.add_flag("--timing", o.timing,
                "--from: print the wall time of each stage (parse, fold, write) on stderr");
+  auto* g = "Shared storage (all nodes on --io-dir at once; docs/gdsb-cluster.md)";
+  app.add_option("--scale", o.scale,
+                 "Run the shared-storage phase on the first k ranks for each k of this list (1,2,4) or "
+                 "auto (powers of two up to N, then N)")->group(g);
+  app.add_flag("--aggregate", o.aggregate, "Run the shared-storage phase on all ranks at once (= --scale N)")->group(g);
+  app.add_option("--storage-ops", o.storage_ops, "Ops of the shared-storage phase, run in this order")
+      ->capture_default_str()->group(g);
+  app.add_option("--storage-layout", o.storage_layout, "file-per-process or shared-file (one file split by rank)")
+      ->capture_default_str()->group(g);
+  app.add_option("--storage-time", o.storage_time_s,
+                 "Seconds a point runs before every rank stops (stonewalling); 0: until the first rank "
+                 "has moved its --io-size; default --io-time")->group(g)->check(CLI::Range(0.0, 86400.0));
+  app.add_option("--demand-per-gpu", o.demand_per_gpu,
+                 "Read rate one GPU needs (2GB/s, 500MB/s): how many GPUs the storage feeds")->group(g);
+  app.add_option("--model-bytes", o.model_bytes,
+                 "A cluster-wide checkpoint save and restore of this model, a shard per rank: a size "
+                 "(64G) or PARAMETERS:DTYPE[+adam] (405B:bf16+adam)")->group(g);
+  app.add_option("--scale-gain", o.scale_gain_percent,
+                 "Scaling stops where the added nodes add less than this percent of linear")
+      ->capture_default_str()->group(g)->check(CLI::Range(1.0, 100.0));
   cli::add_tool_flags(app, "gdsb-cluster");
 }
 
@@ -151,6 +171,21 @@ cluster::AggregateOptions aggregate_options(const Options& o, int expected_ranks
   a.z_threshold = o.z_threshold;
   a.min_relative = o.min_deviation_percent / 100.0;
   a.expected_ranks = expected_ranks;
+  return a;
+}
+
+cluster::StorageJudgement storage_judgement(const Options& o) {
+  cluster::StorageJudgement a;
+  if (!o.demand_per_gpu.empty()) {
+    // Checked here for --from; storage_plan() checks it for a run.
+    const auto d = cluster::parse_rate_gb_s(o.demand_per_gpu);
+    if (!d || !(*d > 0))
+      throw UsageError("--demand-per-gpu " + o.demand_per_gpu +
+                       ": expected a rate above 0 such as 2GB/s, 500MB/s or 1.5GiB/s");
+    a.demand_per_gpu_gb_s = d;
+    a.demand_text = "--demand-per-gpu " + o.demand_per_gpu;
+  }
+  a.scale_gain_percent = o.scale_gain_percent;
   return a;
 }
 
@@ -198,7 +233,7 @@ int run_from(const Options& o) {
     std::vector<StageMark> marks{mark()};
     std::vector<cluster::NodeSummary> nodes = cluster::read_node_reports(o.from);
     marks.push_back(mark());
-    const cluster::ClusterResult r = cluster::aggregate(std::move(nodes), aggregate_options(o, 0));
+    const cluster::ClusterResult r = cluster::aggregate(std::move(nodes), aggregate_options(o, 0), storage_judgement(o));
     marks.push_back(mark());
     const int rc = write_cluster_outputs(o, r);
     marks.push_back(mark());

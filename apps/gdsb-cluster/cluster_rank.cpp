@@ -109,6 +109,7 @@ int run_rank(const Options& o, int* argc, char*** argv) {
     if (rank == o.simulate_lost_rank) return kExitOk;  // straight to MPI_Finalize
     NodeOptions nopt = node_options(o, rank);
     nopt.stop = &signals.flag();
+    const StoragePlan storage = storage_plan(o, mpi.size());
     if (rank == 0) check_cluster_outputs(o);
     const std::string host = mpi.processor_name();
     const std::string node = mpi.host_shared() ? host + "." + std::to_string(rank) : host;
@@ -136,6 +137,21 @@ int run_rank(const Options& o, int* argc, char*** argv) {
         mpi.barrier(o.phase_timeout_s);
       }
     }
+    // The shared-storage phase: collective (every rank in step), so it runs on this thread,
+    // which keeps the MPI calls; its I/O runs on worker threads under each point's stonewall.
+    if (storage.enabled && !mpi.broken()) {
+      PhaseRecord rec{"storage", "ok", "", 0, nullptr};
+      const auto t0 = std::chrono::steady_clock::now();
+      try {
+        rec.document = storage_phase(o, storage, nopt, facts, mpi, rank, signals.flag(), rec.error);
+        if (!rec.error.empty()) rec.status = "error";
+      } catch (const std::exception& e) {
+        rec.status = "error";
+        rec.error = e.what();
+      }
+      rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      phases.push_back(std::move(rec));
+    }
     const nlohmann::json doc = cluster::node_document(node, host, rank, facts, phases);
     const nlohmann::json summary = cluster::summarize(doc, node_path);
     // schema, then the summary (what --from reads, and stops after), then the documents.
@@ -158,7 +174,7 @@ int run_rank(const Options& o, int* argc, char*** argv) {
         nodes.push_back(cluster::summary_from_text(*all[r], "rank " + std::to_string(r), table));
         nodes.back().origin = "rank " + std::to_string(r);
       }
-      rc = write_cluster_outputs(o, cluster::aggregate(std::move(nodes), aggregate_options(o, mpi.size())));
+      rc = write_cluster_outputs(o, cluster::aggregate(std::move(nodes), aggregate_options(o, mpi.size()), storage_judgement(o)));
     } else if (!o.quiet) {
       std::cerr << "gdsb-cluster rank " << rank << ": " << node_path << '\n';
     }

@@ -189,6 +189,7 @@ std::string_view finding_kind_name(FindingKind k) {
     case FindingKind::CheckFailed: return "check-failed";
     case FindingKind::Topology: return "topology";
     case FindingKind::Outlier: return "outlier";
+    case FindingKind::Clock: return "clock";
   }
   return "?";
 }
@@ -211,7 +212,8 @@ std::vector<std::string> node_metric_names(const ClusterResult& r) {
   return {seen.begin(), seen.end()};
 }
 
-ClusterResult aggregate(std::vector<NodeSummary> nodes, const AggregateOptions& options) {
+ClusterResult aggregate(std::vector<NodeSummary> nodes, const AggregateOptions& options,
+                        const StorageJudgement& storage) {
   ClusterResult r;
   r.options = options;
   r.nodes = std::move(nodes);
@@ -267,6 +269,23 @@ ClusterResult aggregate(std::vector<NodeSummary> nodes, const AggregateOptions& 
     for (const auto& metric : gpu_metrics)
       for (int gpu = 0; gpu < c.gpus; ++gpu) outlier_findings(r, c, metric, gpu);
     for (const auto& metric : node_metrics) outlier_findings(r, c, metric, std::nullopt);
+  }
+  // 6. The shared storage: its figures, and a node whose clock made a window negative.
+  r.storage = shared_storage(r.nodes, storage);
+  if (r.storage) {
+    std::set<std::string> named;
+    const auto clock = [&](const std::vector<std::string>& named_nodes, const std::string& what, const std::string& why) {
+      for (const std::string& n : named_nodes)
+        if (named.insert(n).second)
+          r.findings.push_back(said(FindingKind::Clock, n, "clock",
+                                    n + ": its clock disagrees with the other ranks' (" + what + "): " + why));
+    };
+    for (const StoragePoint& p : r.storage->points)
+      if (p.status == "clock")
+        clock(p.clock_nodes, p.op + " -x " + std::to_string(p.mode) + " on " + std::to_string(p.nodes) + " nodes", p.reason);
+    if (r.storage->checkpoint)
+      for (const CheckpointOp* op : {&r.storage->checkpoint->save, &r.storage->checkpoint->load})
+        if (op->status == "clock") clock(op->clock_nodes, "the checkpoint", op->reason);
   }
   if (options.expected_ranks > 0 && received < options.expected_ranks)
     r.findings.insert(r.findings.begin(),

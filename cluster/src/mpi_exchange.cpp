@@ -4,11 +4,14 @@
 
 #include <chrono>
 #include <thread>
+#include <vector>
 
 namespace gdsb::cluster::mpi {
 namespace {
 
 constexpr int kSummaryTag = 1313;
+constexpr int kEndTag = 1414;   // a participant's work ended (one byte: 1 = by its own limit)
+constexpr int kStopTag = 1415;  // rank 0 to a participant: stop now (or: the point is over)
 using Clock = std::chrono::steady_clock;
 
 Clock::time_point deadline_in(double s) {
@@ -100,6 +103,107 @@ std::vector<std::optional<std::string>> Session::gather(const std::string& mine,
   }
   if (received < size_) broken_ = true;
   return out;
+}
+
+bool Session::stonewall_point(int participants, bool stonewall, double timeout_s,
+                              const std::function<bool(const std::atomic<bool>&)>& work,
+                              const std::atomic<bool>* user_stop) {
+  if (!barrier(timeout_s)) return false;
+  if (rank_ >= participants) return true;
+  std::atomic<bool> stop{false}, done{false};
+  bool reached_limit = false;
+  std::thread worker([&] {
+    reached_limit = work(stop);
+    done.store(true);
+  });
+  const auto deadline = deadline_in(timeout_s);
+  bool ok = true;
+  if (rank_ == 0) {
+    int ends = 0;
+    bool stop_sent = false, own_counted = false;
+    std::vector<MPI_Request> sends;
+    static const char kNothing = 0;
+    const auto send_stops = [&] {
+      stop_sent = true;
+      stop.store(true);
+      for (int r = 1; r < participants; ++r) {
+        sends.emplace_back(MPI_REQUEST_NULL);
+        MPI_Isend(&kNothing, 0, MPI_CHAR, r, kStopTag, MPI_COMM_WORLD, &sends.back());
+      }
+    };
+    while (true) {
+      if (user_stop != nullptr && user_stop->load()) stop.store(true);
+      if (done.load() && !own_counted) {
+        own_counted = true;
+        if (stonewall && reached_limit && !stop_sent) send_stops();
+      }
+      int flag = 0;
+      MPI_Status st;
+      MPI_Iprobe(MPI_ANY_SOURCE, kEndTag, MPI_COMM_WORLD, &flag, &st);
+      if (flag) {
+        char by_limit = 0;
+        MPI_Recv(&by_limit, 1, MPI_CHAR, st.MPI_SOURCE, kEndTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        ++ends;
+        if (stonewall && by_limit && !stop_sent) send_stops();
+        continue;
+      }
+      if (own_counted && ends == participants - 1) {
+        if (!stop_sent) send_stops();  // the release: every participant waits for one STOP
+        break;
+      }
+      if (Clock::now() > deadline) {
+        ok = false;
+        break;
+      }
+      nap();
+    }
+    if (!sends.empty()) {
+      while (ok) {
+        int all = 0;
+        MPI_Testall(static_cast<int>(sends.size()), sends.data(), &all, MPI_STATUSES_IGNORE);
+        if (all) break;
+        if (Clock::now() > deadline) ok = false;
+        nap();
+      }
+    }
+  } else {
+    MPI_Request end_req = MPI_REQUEST_NULL;
+    char by_limit = 0;
+    bool end_sent = false, end_done = false, got_stop = false;
+    while (true) {
+      if (user_stop != nullptr && user_stop->load()) stop.store(true);
+      if (done.load() && !end_sent) {
+        end_sent = true;
+        by_limit = reached_limit ? 1 : 0;
+        MPI_Isend(&by_limit, 1, MPI_CHAR, 0, kEndTag, MPI_COMM_WORLD, &end_req);
+      }
+      if (end_sent && !end_done) {
+        int flag = 0;
+        MPI_Test(&end_req, &flag, MPI_STATUS_IGNORE);
+        end_done = flag != 0;
+      }
+      if (!got_stop) {
+        int flag = 0;
+        MPI_Iprobe(0, kStopTag, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        if (flag) {
+          char none = 0;
+          MPI_Recv(&none, 0, MPI_CHAR, 0, kStopTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          got_stop = true;
+          stop.store(true);
+        }
+      }
+      if (end_done && got_stop) break;
+      if (Clock::now() > deadline) {
+        ok = false;
+        break;
+      }
+      nap();
+    }
+  }
+  stop.store(true);
+  worker.join();
+  if (!ok) broken_ = true;
+  return ok;
 }
 
 void Session::abort_with(int code) {

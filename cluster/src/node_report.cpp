@@ -19,6 +19,7 @@
 #include "gdsb/topo/checks.hpp"
 #include "gdsb/topo/fingerprint.hpp"
 #include "gdsb/topo/fingerprint_file.hpp"
+#include "gdsb/topo/mounts.hpp"
 #include "gdsb/topo/render.hpp"
 #include "service_layers.hpp"
 
@@ -45,7 +46,126 @@ std::shared_ptr<gpu::GpuService> fake_service(const FakeGpuSpec& spec) {
   return std::make_shared<gpu::FakeGpuService>(fo);
 }
 
+// The transfer paths a rank's io runs use: the CPU paths, the GPU paths through CUDA or the
+// fake GPU service (no cuFile there).
+void add_paths(const NodeOptions& o, PathRegistry& paths) {
+  paths.add(make_cpu_only_path());
+  if (o.fake_gpu) {
+    gpu::GpuPathDeps deps = gpu::default_gpu_path_deps();
+    deps.service = fake_service(*o.fake_gpu);
+    deps.load_cufile = [](const Workload&) {
+      return gpu::cufile::LoadResult{nullptr, "no cuFile with the fake GPU service (--fake-gpu)"};
+    };
+    gpu::add_gpu_paths(paths, deps);
+  } else {
+    gpu::add_gpu_paths(paths);
+  }
+}
+
+// The node's own ceiling for reading `dir`: a network mount's carriers (issue 25), else every
+// data NIC at once into its nearest GPU.
+void storage_ceiling(const topo::Snapshot& snap, const topo::Report& report, const std::string& dir, NodeFacts& facts) {
+  facts.storage_ceiling_gb_s.reset();
+  if (dir.empty()) {
+    facts.storage_ceiling_text = "no --io-dir";
+    return;
+  }
+  std::error_code ec;
+  const std::string abs = std::filesystem::weakly_canonical(std::filesystem::absolute(dir, ec), ec).string();
+  const topo::Mount* m = topo::mount_holding(snap.machine.mounts, abs.empty() ? dir : abs);
+  if (m != nullptr)
+    for (const auto& mc : report.mount_ceilings)
+      if (mc.target == m->target) {
+        facts.storage_ceiling_gb_s = mc.node.gb_s;
+        facts.storage_ceiling_text = mc.kind + " mount " + mc.target + ": " +
+                                     (mc.node.limited_by.empty() ? "its carriers" : mc.node.limited_by);
+        if (!mc.node.gb_s) facts.storage_ceiling_text += " (no figure)";
+        return;
+      }
+  if (report.node_nic.gb_s && !report.node_nic.peers.empty()) {
+    facts.storage_ceiling_gb_s = report.node_nic.gb_s;
+    facts.storage_ceiling_text = (m ? m->target + " (" + m->fstype + ")" : dir) +
+                                 " is not a network mount this node's model knows: every data NIC at once, " +
+                                 report.node_nic.limited_by;
+    return;
+  }
+  facts.storage_ceiling_text = "not known: " + (m ? m->target + " (" + m->fstype + ")" : dir) +
+                               " is not a network mount and the node has no data NIC with a known rate";
+}
+
 }  // namespace
+
+StorageRunner::StorageRunner(const NodeOptions& o) : paths_(std::make_unique<PathRegistry>()) {
+  add_paths(o, *paths_);
+  runner_ = std::make_unique<Runner>(*paths_);
+}
+StorageRunner::~StorageRunner() = default;
+
+namespace {
+Workload storage_workload(const StorageIo& io) {
+  Workload w;
+  w.name = io.op + "-x" + std::to_string(io.mode) + "-n" + std::to_string(io.nodes);
+  w.file = io.file;
+  w.start_offset = io.offset;
+  w.file_size = io.bytes;
+  w.io_size = io.block;
+  w.threads = 1;
+  w.xfer = static_cast<XferType>(io.mode);
+  w.pattern = io.op == "write" || io.op == "fill" || io.op == "checkpoint-save" ? IoPattern::Write : IoPattern::Read;
+  w.runtime_s = io.time_s;
+  w.fsync = io.fsync;
+  w.allow_overwrite = false;  // only files gdsbench created (marked) are written again
+  return w;
+}
+}  // namespace
+
+Availability StorageRunner::probe(int mode, const std::string& file) const {
+  StorageIo io;
+  io.mode = mode;
+  io.file = file;
+  io.bytes = 1 << 20;
+  io.block = 1 << 20;
+  io.op = "read";
+  return runner_->probe(storage_workload(io));
+}
+
+StorageSample StorageRunner::run(const StorageIo& io, const std::atomic<bool>& stop, bool& reached_limit) const {
+  StorageSample s;
+  s.op = io.op;
+  s.mode = io.mode;
+  s.nodes = io.nodes;
+  reached_limit = false;
+  RunOptions ro;
+  ro.stop = &stop;
+  try {
+    const RunResult r = runner_->run(storage_workload(io), ro);
+    s.path_used = r.path.path_used;
+    if (r.status == RunStatus::Waived) {
+      s.status = "waived";
+      s.reason = r.reason;
+      reached_limit = true;  // it ends at once; the others are not held back for it
+      return s;
+    }
+    if (r.status == RunStatus::Failed) {
+      s.status = "error";
+      s.reason = r.reason;
+      reached_limit = true;
+      return s;
+    }
+    s.start_unix_s = r.result.t0_unix_s;
+    s.end_unix_s = r.result.end_unix_s;
+    s.bytes = r.result.bytes;
+    reached_limit = !r.interrupted;
+    s.stopped_by = r.interrupted ? "stonewall" : io.op.rfind("checkpoint", 0) == 0 ? "complete"
+                                   : io.time_s > 0                              ? "time"
+                                                                                 : "limit";
+  } catch (const std::exception& e) {
+    s.status = "error";
+    s.reason = e.what();
+    reached_limit = true;
+  }
+  return s;
+}
 
 FakeGpuSpec load_fake_gpu_spec(const std::string& path) {
   std::ifstream in(path);
@@ -96,6 +216,7 @@ json topology_phase(const NodeOptions& o, NodeFacts& facts) {
   // The fake GPU service is no driver fact: the fingerprint stays what gdsb-topo --health
   // makes of the same input, so a class's reference file checks its nodes.
   for (const auto& [k, v] : topo::fact_texts(topo::make_fingerprint(snap, nv).facts)) facts.fingerprint[k] = v;
+  storage_ceiling(snap, report, o.io_dir, facts);
   return topo::to_json(snap, view, report, ctx);
 }
 
@@ -146,17 +267,7 @@ json p2p_phase(const NodeOptions& o, NodeFacts& facts) {
 
 json io_phase(const NodeOptions& o, const NodeFacts& facts) {
   PathRegistry paths;
-  paths.add(make_cpu_only_path());
-  if (o.fake_gpu) {
-    gpu::GpuPathDeps deps = gpu::default_gpu_path_deps();
-    deps.service = fake_service(*o.fake_gpu);
-    deps.load_cufile = [](const Workload&) {
-      return gpu::cufile::LoadResult{nullptr, "no cuFile with the fake GPU service (--fake-gpu)"};
-    };
-    gpu::add_gpu_paths(paths, deps);
-  } else {
-    gpu::add_gpu_paths(paths);
-  }
+  add_paths(o, paths);
   const Runner runner(paths);
   RunContext ctx = collect_context();
   std::vector<RunResult> runs;

@@ -44,6 +44,7 @@ json cluster_document(const ClusterResult& r, const std::vector<std::string>& ar
   for (const auto& n : r.nodes) {
     json row = summary_without_fingerprint(n);
     row["fingerprint_entries"] = n.fingerprint.size();
+    row.erase("storage");  // its figures are in shared_storage; its samples in the node report
     j["nodes"].push_back(std::move(row));
   }
   j["classes"] = json::array();
@@ -64,6 +65,7 @@ json cluster_document(const ClusterResult& r, const std::vector<std::string>& ar
     if (!f.files.empty()) row["files"] = f.files;
     j["findings"].push_back(std::move(row));
   }
+  if (r.storage) j["shared_storage"] = to_json(*r.storage);
   j["stats"] = json::array();
   for (const auto& s : r.stats)
     j["stats"].push_back({{"metric", s.metric}, {"class", s.class_key},
@@ -84,6 +86,7 @@ std::string cluster_text(const ClusterResult& r) {
       << (c.applicability.empty() ? "" : "; " + c.applicability) << '\n';
   if (r.findings.empty()) o << "  every node alike; no check failed\n";
   for (const auto& f : r.findings) o << "  [" << finding_kind_name(f.kind) << "] " << f.text << '\n';
+  if (r.storage) o << storage_text(*r.storage);
   o << (r.failed() ? "FAIL" : "PASS") << ": "
     << (r.odd_nodes.empty() ? "no odd node" : "odd nodes: ");
   for (std::size_t i = 0; i < r.odd_nodes.size(); ++i) o << (i ? ", " : "") << r.odd_nodes[i];

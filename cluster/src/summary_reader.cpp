@@ -26,6 +26,7 @@ enum class In {
   NodeMetrics,
   Waived,
   Fingerprint,
+  Storage,  // the shared-storage object: kept as JSON, read by node_storage_from_json()
   Skip
 };
 
@@ -41,6 +42,9 @@ struct Scalar {
   enum class Type { Null, Boolean, Number, String, Object, Array } type;
   double number = 0;
   const std::string* text = nullptr;
+  bool whole = false;  // a non-negative integer, exactly `u`
+  uint64_t u = 0;
+  bool flag = false;   // a boolean's value
 };
 
 const char* type_words(Scalar::Type t) {
@@ -68,7 +72,7 @@ In container_of(const std::string& k) {
       {kHardware, In::Hardware},        {kErrors, In::Errors},
       {kFailingChecks, In::Checks},     {kGpuMetrics, In::GpuMetrics},
       {kNodeMetrics, In::NodeMetrics},  {kWaived, In::Waived},
-      {kFingerprint, In::Fingerprint}};
+      {kFingerprint, In::Fingerprint},  {kStorage, In::Storage}};
   for (const auto& [name, in] : containers)
     if (k == name) return in;
   return In::Skip;
@@ -81,12 +85,12 @@ class SummaryReader final : public nlohmann::json_sax<json> {
   SummaryReader(NodeSummary& s, bool bare, const FingerprintTexts* like) : s_(s), bare_(bare), like_(like) {}
 
   bool null() override { return scalar({Scalar::Type::Null}); }
-  bool boolean(bool) override { return scalar({Scalar::Type::Boolean}); }
+  bool boolean(bool b) override { return scalar({Scalar::Type::Boolean, 0, nullptr, false, 0, b}); }
   bool number_integer(number_integer_t v) override {
-    return scalar({Scalar::Type::Number, static_cast<double>(v)});
+    return scalar({Scalar::Type::Number, static_cast<double>(v), nullptr, v >= 0, static_cast<uint64_t>(v >= 0 ? v : 0)});
   }
   bool number_unsigned(number_unsigned_t v) override {
-    return scalar({Scalar::Type::Number, static_cast<double>(v)});
+    return scalar({Scalar::Type::Number, static_cast<double>(v), nullptr, true, v});
   }
   bool number_float(number_float_t v, const string_t&) override {
     return scalar({Scalar::Type::Number, v});
@@ -143,6 +147,19 @@ class SummaryReader final : public nlohmann::json_sax<json> {
     }
     Frame& f = stack_.back();
     const std::string& k = f.key;
+    if (f.in == In::Storage) {  // a container inside the storage object
+      nlohmann::json& into = storage_put(object ? json::object() : json::array());
+      storage_.push_back(&into);
+      stack_.push_back({In::Storage, {}});
+      return true;
+    }
+    if (f.in == In::Summary && k == summary_fields::kStorage) {
+      if (!object) return wrong("an object", "an array");
+      storage_root_ = json::object();
+      storage_.assign(1, &storage_root_);
+      stack_.push_back({In::Storage, {}});
+      return true;
+    }
     // A container where a value belongs goes to scalar(), which names it or skips it.
     const Scalar as_value{object ? Scalar::Type::Object : Scalar::Type::Array};
     In next = In::Skip;
@@ -178,6 +195,18 @@ class SummaryReader final : public nlohmann::json_sax<json> {
   bool close() {
     const In was = stack_.back().in;
     stack_.pop_back();
+    if (was == In::Storage) {
+      storage_.pop_back();
+      if (storage_.empty()) {  // the storage object is whole
+        try {
+          s_.storage = node_storage_from_json(storage_root_, "summary.storage");
+        } catch (const Error& e) {
+          return fail(e.what());
+        }
+        storage_root_ = nullptr;
+      }
+      return true;
+    }
     if (was == In::Summary) {
       complete_ = true;
       return false;  // stop here: the rest of the document is never read
@@ -256,10 +285,31 @@ class SummaryReader final : public nlohmann::json_sax<json> {
         // Written in key order: each set() appends two interned ids.
         s_.fingerprint.set(k, *v.text, like_);
         return true;
+      case In::Storage:
+        switch (v.type) {
+          case Scalar::Type::Null: storage_put(nullptr); break;
+          case Scalar::Type::Boolean: storage_put(v.flag); break;
+          case Scalar::Type::Number: storage_put(number_of(v)); break;
+          case Scalar::Type::String: storage_put(*v.text); break;
+          default: break;
+        }
+        return true;
       case In::Skip:
         return true;
     }
     return true;
+  }
+
+  // A value inside the storage object: at the key read last, or appended to an array.
+  nlohmann::json& storage_put(nlohmann::json v) {
+    nlohmann::json& at = *storage_.back();
+    if (at.is_array()) return at.emplace_back(std::move(v));
+    return at[stack_.back().key] = std::move(v);
+  }
+  // Byte counts and timestamps keep their type: whole numbers stay integers.
+  static nlohmann::json number_of(const Scalar& v) {
+    if (v.whole) return nlohmann::json(v.u);
+    return nlohmann::json(v.number);
   }
 
   NodeSummary& s_;
@@ -270,6 +320,8 @@ class SummaryReader final : public nlohmann::json_sax<json> {
   std::string error_;
   bool complete_ = false;
   bool has_node_ = false;
+  nlohmann::json storage_root_;
+  std::vector<nlohmann::json*> storage_;  // the open containers of the storage object
 };
 
 // The two entry points share this: parse, then say what is wrong with the block.

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "gdsb/cluster/shared_storage.hpp"
 #include "gdsb/cluster/summary.hpp"
 
 namespace gdsb::cluster {
@@ -27,7 +28,10 @@ struct AggregateOptions {
 // nodes of a class is the class's problem, not theirs: reported once, with the count, and it
 // names no node. Nodes failing the same check otherwise are still named.
 enum class FindingKind {
-  DuplicateNode, MissingNode, NodeError, MissingHardware, FleetWide, CheckFailed, Topology, Outlier
+  DuplicateNode, MissingNode, NodeError, MissingHardware, FleetWide, CheckFailed, Topology, Outlier,
+  // Clock: in the shared-storage phase the node's interval lies outside every other rank's
+  // (the common window would be negative): its clock disagrees (shared_storage.hpp).
+  Clock
 };
 std::string_view finding_kind_name(FindingKind k);  // "duplicate-node", "missing-node", ...
 
@@ -69,12 +73,15 @@ struct ClusterResult {
   std::vector<MetricStats> stats;
   std::vector<std::string> odd_nodes;  // every node named by a finding, sorted
   int fleet_wide = 0;                  // FleetWide findings (they name no node)
+  std::optional<SharedStorageResult> storage;  // when some node ran the shared-storage phase
   AggregateOptions options;
   bool failed() const { return !odd_nodes.empty() || fleet_wide > 0; }
 };
 
 // O(N log N) in the number of nodes (the sort by name), linear in memory.
-ClusterResult aggregate(std::vector<NodeSummary> nodes, const AggregateOptions& options);
+// `storage`: --demand-per-gpu and --scale-gain given to this run (the shared-storage phase).
+ClusterResult aggregate(std::vector<NodeSummary> nodes, const AggregateOptions& options,
+                        const StorageJudgement& storage = {});
 
 // Every per-GPU metric and every node metric seen, in display order.
 std::vector<std::string> gpu_metric_names(const ClusterResult& r);

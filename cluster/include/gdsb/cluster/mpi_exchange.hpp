@@ -5,6 +5,9 @@
 // say which rank is missing, a per-rank message can.
 #pragma once
 
+#include <atomic>
+#include <functional>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +33,18 @@ class Session {
   // Every rank sends its summary to rank 0; rank 0 returns one entry per rank (its own
   // included), nullopt for a rank whose summary did not come before the deadline.
   std::vector<std::optional<std::string>> gather(const std::string& mine, double timeout_s);
+  // One stonewalled point of the shared-storage phase (IOR's stonewalling). After a barrier,
+  // ranks below `participants` run work(stop) on a thread of their own (this thread keeps the
+  // MPI calls: MPI_THREAD_FUNNELED); work returns true when it ended by its own limit (its
+  // bytes or its time), false when stopped. With `stonewall`, the first rank to reach its limit
+  // ends the point for every rank: it tells rank 0 (tag END), rank 0 sets every participant's
+  // stop (tag STOP). Without it every rank runs to its own end (a checkpoint). Each participant
+  // sends exactly one END and receives exactly one STOP, so nothing of one point is left for
+  // the next. `user_stop` (SIGINT) stops the local work too. False when a rank did not answer
+  // within timeout_s (the session is then broken, as after a failed barrier).
+  bool stonewall_point(int participants, bool stonewall, double timeout_s,
+                       const std::function<bool(const std::atomic<bool>& stop)>& work,
+                       const std::atomic<bool>* user_stop);
   bool broken() const { return broken_; }
   void finalize();  // MPI_Finalize now (the destructor then does nothing)
   // MPI_Abort: ends every rank (those stuck waiting for a lost one too) with this code.

@@ -8,14 +8,21 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "gdsb/cluster/shared_storage.hpp"
 #include "gdsb/p2p/measure.hpp"
+#include "gdsb/transfer_path.hpp"
 #include "gdsb/topo/collect.hpp"
+
+namespace gdsb {
+class Runner;
+}  // namespace gdsb
 
 namespace gdsb::cluster {
 
@@ -53,11 +60,43 @@ struct NodeFacts {
   nlohmann::json fingerprint = nlohmann::json::object();
   std::vector<std::string> argv;
   std::string version;
+  // The node's own ceiling for reading io_dir (the shared-storage phase's bound): the
+  // network mount's carriers from the path model (issue 25), else every data NIC at once;
+  // nullopt with the reason where unknown. Set by topology_phase.
+  std::optional<double> storage_ceiling_gb_s;
+  std::string storage_ceiling_text = "not known: the topology phase did not run";
 };
 
 nlohmann::json topology_phase(const NodeOptions& o, NodeFacts& facts);
 nlohmann::json p2p_phase(const NodeOptions& o, NodeFacts& facts);
 nlohmann::json io_phase(const NodeOptions& o, const NodeFacts& facts);
+
+// The I/O of one point of the shared-storage phase on this rank (gdsb-cluster runs the points
+// between ranks; shared_storage.hpp judges them). Files are opened by libgdsbench's runner.
+struct StorageIo {
+  std::string op;  // write, read, checkpoint-save, checkpoint-load
+  int mode = 1;
+  int nodes = 1;
+  std::string file;
+  uint64_t offset = 0, bytes = 0, block = 0;  // this rank's region and transfer size
+  double time_s = 0;                          // 0: one pass over the region
+  bool fsync = false;                         // durable before the interval ends (checkpoints)
+};
+
+class StorageRunner {
+ public:
+  explicit StorageRunner(const NodeOptions& o);
+  ~StorageRunner();
+  // Whether -x mode can run here; the reason when it cannot.
+  Availability probe(int mode, const std::string& file) const;
+  // Runs io until its own end (returns reached_limit = true) or until *stop (false). A path
+  // that cannot run gives a waived sample; a failure an error sample with the message.
+  StorageSample run(const StorageIo& io, const std::atomic<bool>& stop, bool& reached_limit) const;
+
+ private:
+  std::unique_ptr<PathRegistry> paths_;
+  std::unique_ptr<Runner> runner_;
+};
 
 struct PhaseRecord {
   std::string name;

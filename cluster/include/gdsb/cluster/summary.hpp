@@ -15,6 +15,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "gdsb/cluster/fingerprint_texts.hpp"
+#include "gdsb/cluster/shared_storage.hpp"
 
 namespace gdsb::cluster {
 
@@ -56,6 +57,9 @@ struct NodeSummary {
   std::map<std::string, std::vector<std::optional<double>>> gpu_metrics;
   std::map<std::string, double> node_metrics;
   std::map<std::string, std::string> waived;  // metric or mode -> reason
+  // The shared-storage phase (shared_storage.hpp): its setup and this rank's samples; nullopt
+  // when the phase did not run on this node.
+  std::optional<NodeStorage> storage;
   FingerprintTexts fingerprint;  // fingerprint.hpp; ids into a table the nodes read together share
   // Where the summary came from ("--from FILE" or "rank N"), to name both sources of a
   // duplicate identity. Not part of the JSON.
