@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# gdsb-cluster's shared-storage phase against IOR (issue 26): the same directory, file per
+# process, the same block and transfer size, the same ranks, O_DIRECT on both sides, both
+# under the same mpirun. ROUNDS alternating rounds (odd rounds IOR first, even rounds ours),
+# each a write phase then a read phase. Prints per round IOR's and our write and read GB/s
+# (1e9 B/s), the ratio ours/IOR and whether it is within TOLERANCE percent.
+#
+#   bench/ior-compare.sh [BUILD_DIR]        (default build/release)
+#
+# Environment (defaults in brackets):
+#   DIR         directory both tools write their files into [BUILD_DIR/ior-compare-data];
+#               a real file system: O_DIRECT fails on tmpfs
+#   NP [4]  BLOCK [256M] (bytes per rank: IOR -b, our --io-size)  XFER [1M] (IOR -t,
+#   our --io-block)  ROUNDS [3]  TOLERANCE [10] (percent)
+#   MPIRUN_ARGS extra mpirun arguments for both tools (e.g. --hostfile FILE for several nodes)
+#   IOR         an ior binary to use instead of building one
+#   IOR_SRC     a git repository of hpc/ior (bare or not) [BUILD_DIR/peers/ior.git, cloned
+#               from https://github.com/hpc/ior.git when absent]
+#   IOR_REF     the commit or tag to build [the commit measured in docs/PERFORMANCE.md]
+#   ONLY        "ior" runs only IOR's half (no gdsb-cluster needed)
+#   IOR_FSYNC   0 leaves out IOR's -e (see below), to measure what the fsync costs [1]
+#   IOR_OVERWRITE 0: IOR's timed write creates its files (IOR's usual run) [1: see -E below]
+#
+# IOR is built out of tree under BUILD_DIR/peers/ior-<commit>/ (src/, obj/, bin/ior), with
+# the distribution's Open MPI (mpicc), autoconf and automake (IOR's configure.ac does not
+# use libtool). Missing packages are installed through ci/install-deps.sh.
+#
+# IOR: -a POSIX --posix.odirect -F -b BLOCK -t XFER -w -r -e -C -i 1, JSON summary.
+#   -e   fsync at the end of the write phase, inside IOR's timed phase: the data is on the
+#        device when the phase ends, as after our O_DIRECT writes.
+#   -C   reads shift ranks by one node (rank r reads the file of the rank one node away),
+#        so a node never reads back what its own cache holds. On one node the shift is
+#        tasks-on-node mod NP = 0, so each rank reads its own file, as ours does.
+#   -E   (IOR_OVERWRITE=1) the timed write goes into files an untimed IOR write (-w -k) made
+#        just before: IOR's POSIX create opens with O_CREAT and no O_TRUNC, so the blocks
+#        stay allocated. Ours writes over the file its untimed fill wrote, so neither timed
+#        write allocates blocks (on ext4 an O_DIRECT write into new blocks also converts
+#        unwritten extents when it completes).
+#   -i 1 one repetition a round; the rounds are the repetitions, alternating with ours.
+#   no -D: IOR's stonewalling is a deadline in seconds. Ours runs with --storage-time 0 (no
+#        deadline): each rank's limit is BLOCK, as IOR's -b without -D. A deadline on IOR
+#        would also cut its write phase short and leave its read phase files shorter than
+#        -b (it then needs stoneWallingWearOut and a status file).
+# Ours: gdsb-cluster --aggregate --io-modes 1 --storage-ops write,read --io-size BLOCK
+#   --io-block XFER --storage-time 0; its figure is shared_storage.points[] of cluster.json
+#   (nodes = NP, mode 1, op write / read): aggregate_gb_s.
+# Output: a markdown table, a row per round and op, then the medians over the rounds.
+# Exit: 0 the median of each op within TOLERANCE (with ROUNDS=1: the round's), 3 one is not
+# or a point of ours did not measure, 1 a run failed, 2 usage error.
+set -euo pipefail
+shopt -s inherit_errexit  # a failure inside $(build_ior) stops the script
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(realpath -m "${1:-$here/../build/release}")
+np=${NP:-4} block=${BLOCK:-256M} xfer=${XFER:-1M} rounds=${ROUNDS:-3} tol=${TOLERANCE:-10}
+dir=$(realpath -m "${DIR:-$build/ior-compare-data}")
+only=${ONLY:-}
+fsync=(-e)
+overwrite=${IOR_OVERWRITE:-1}
+[ "${IOR_FSYNC:-1}" = 0 ] && fsync=()
+ior_ref=${IOR_REF:-5fcf0ba995fd92164d50e344597e2d8203298c08}
+case $only in "" | ior) ;; *) echo "ior-compare: ONLY must be empty or ior, not '$only'" >&2; exit 2 ;; esac
+[ "$rounds" -ge 1 ] 2>/dev/null || { echo "ior-compare: ROUNDS must be a positive number" >&2; exit 2; }
+# shellcheck disable=SC2206  # a list of arguments
+mpirun=(mpirun --allow-run-as-root --oversubscribe -np "$np" ${MPIRUN_ARGS:-})
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+gdsb=$build/apps/gdsb-cluster/gdsb-cluster
+if [ -z "$only" ] && [ ! -x "$gdsb" ]; then
+  echo "ior-compare: $gdsb not found; build it: cmake --preset release &&" \
+       "cmake --build --preset release --target gdsb-cluster (or ONLY=ior)" >&2
+  exit 1
+fi
+
+build_ior() {  # -> prints the path of bin/ior
+  local src=${IOR_SRC:-$build/peers/ior.git} commit prefix
+  local need=()
+  for tool in mpicc:libopenmpi-dev mpirun:openmpi-bin autoreconf:autoconf automake:automake \
+              make:make git:git; do
+    command -v "${tool%%:*}" >/dev/null || need+=("${tool#*:}")
+  done
+  if [ ${#need[@]} -gt 0 ]; then bash "$here/../ci/install-deps.sh" "${need[@]}" >&2; fi
+  if [ ! -e "$src" ]; then
+    echo "ior-compare: cloning https://github.com/hpc/ior.git into $src" >&2
+    git clone -q --bare https://github.com/hpc/ior.git "$src" >&2
+  fi
+  commit=$(git -C "$src" rev-parse --verify "$ior_ref^{commit}")
+  prefix=$build/peers/ior-${commit:0:12}
+  if [ ! -x "$prefix/bin/ior" ]; then
+    echo "ior-compare: building IOR $commit in $prefix" >&2
+    rm -rf "$prefix"
+    mkdir -p "$prefix/src" "$prefix/obj"
+    git -C "$src" archive "$commit" | tar -x -C "$prefix/src"
+    echo "$commit" >"$prefix/COMMIT"
+    { (cd "$prefix/src" && ./bootstrap) &&
+      (cd "$prefix/obj" && ../src/configure --prefix="$prefix" CC=mpicc &&
+       make -j"$(nproc)" && make install); } >"$prefix/build.log" 2>&1 ||
+      { tail -20 "$prefix/build.log" >&2; echo "ior-compare: IOR build failed ($prefix/build.log)" >&2; return 1; }
+  fi
+  echo "$prefix/bin/ior"
+}
+
+if [ -n "${IOR:-}" ]; then
+  ior=$IOR ior_commit="(given: $IOR)"
+else
+  ior=$(build_ior)
+  ior_commit=$(cat "$(dirname "$(dirname "$ior")")/COMMIT")
+fi
+
+mkdir -p "$dir"
+work=$(mktemp -d -t gdsb-ior-compare.XXXXXX)
+trap 'rm -f "$dir"/ior-compare.dat.*' EXIT
+
+run_ior() {  # round
+  local r=$1 existing=()
+  rm -f "$work/ior-$r.json"
+  if [ "$overwrite" = 1 ]; then  # the untimed fill: IOR's own write, files kept
+    "${mpirun[@]}" "$ior" -a POSIX --posix.odirect -F -b "$block" -t "$xfer" -w -k -i 1 \
+      -o "$dir/ior-compare.dat" >"$work/ior-$r-fill.txt" 2>&1 ||
+      { tail -20 "$work/ior-$r-fill.txt" >&2; echo "ior-compare: IOR fill failed (round $r)" >&2; exit 1; }
+    existing=(-E)
+  fi
+  "${mpirun[@]}" "$ior" -a POSIX --posix.odirect -F -b "$block" -t "$xfer" -w -r "${fsync[@]}" -C -i 1 \
+    "${existing[@]}" -o "$dir/ior-compare.dat" -O summaryFormat=JSON -O "summaryFile=$work/ior-$r.json" \
+    -O "saveRankPerformanceDetailsCSV=$work/ior-$r-ranks.csv" \
+    >"$work/ior-$r.txt" 2>&1 || { tail -20 "$work/ior-$r.txt" >&2; echo "ior-compare: IOR failed (round $r)" >&2; exit 1; }
+}
+run_ours() {  # round
+  local r=$1 rc=0
+  "${mpirun[@]}" "$gdsb" --out "$work/ours-$r" --io-dir "$dir" --aggregate --io-modes 1 \
+    --storage-ops write,read --io-size "$block" --io-block "$xfer" --storage-time 0 \
+    >"$work/ours-$r.txt" 2>&1 || rc=$?
+  # 3: a check failed on this node (a VM without a GPU fails some); the point's own status
+  # says whether the shared-storage figure is good.
+  if [ "$rc" != 0 ] && [ "$rc" != 3 ]; then
+    tail -20 "$work/ours-$r.txt" >&2; echo "ior-compare: gdsb-cluster exit $rc (round $r)" >&2; exit 1
+  fi
+}
+
+echo "machine: $(nproc) CPUs, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -r), $(df -T "$dir" | awk 'NR==2 {print $1 " " $2}'); $(date -u '+%F %H:%M UTC')"
+echo "IOR $ior_commit; NP=$np BLOCK=$block XFER=$xfer ROUNDS=$rounds DIR=$dir"
+[ "$overwrite" = 1 ] && echo "IOR fill: ${mpirun[*]} $ior -a POSIX --posix.odirect -F -b $block -t $xfer -w -k -i 1 -o $dir/ior-compare.dat"
+echo "IOR:  ${mpirun[*]} $ior -a POSIX --posix.odirect -F -b $block -t $xfer -w -r ${fsync[*]} -C -i 1 $([ "$overwrite" = 1 ] && echo "-E ")-o $dir/ior-compare.dat -O summaryFormat=JSON -O summaryFile=..."
+[ -n "$only" ] || echo "ours: ${mpirun[*]} $gdsb --out OUT --io-dir $dir --aggregate --io-modes 1 --storage-ops write,read --io-size $block --io-block $xfer --storage-time 0"
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+for r in $(seq 1 "$rounds"); do
+  echo "ior-compare: round $r/$rounds" >&2
+  if [ -n "$only" ]; then run_ior "$r"
+  elif [ $((r % 2)) -eq 1 ]; then run_ior "$r"; run_ours "$r"
+  else run_ours "$r"; run_ior "$r"; fi
+done
+echo "load average before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+python3 - "$work" "$rounds" "$np" "$tol" "$only" <<'PY'
+import csv, json, statistics, sys
+work, rounds, np, tol, only = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+MIB_TO_GB = 1048576 / 1e9          # IOR's MiB/s -> GB/s (1e9 B/s)
+
+def ior(r):
+    s = json.load(open(f"{work}/ior-{r}.json"))
+    res = {x["access"]: x for x in s["tests"][0]["Results"]}  # -i 1: one result per access
+    # Each rank's own time for the phase (open to close): the fastest against the slowest
+    # shows how long the phase ran with fewer than all ranks busy, a tail that IOR's figure
+    # includes and ours (which stops every rank when the first reaches its limit) does not.
+    ranks = {}
+    for row in csv.DictReader(open(f"{work}/ior-{r}-ranks.csv")):
+        ranks.setdefault(row["access"], []).append(float(row["runtime-with-openclose"]))
+    return {op: (res[op]["bwMiB"] * MIB_TO_GB, res[op]["totalTime"],
+                 f"{min(ranks[op]):.3f}-{max(ranks[op]):.3f}") for op in ("write", "read")}
+
+def ours(r):
+    c = json.load(open(f"{work}/ours-{r}/cluster.json"))
+    pts = c.get("shared_storage", {}).get("points", [])
+    got = {}
+    for op in ("write", "read"):
+        p = [x for x in pts if x.get("op") == op and x.get("mode") == 1 and x.get("nodes") == np]
+        if not p:
+            got[op] = (None, None, f"no point nodes={np} mode=1 op={op} in cluster.json")
+        elif p[0].get("status") != "ok":
+            got[op] = (None, None, f"{p[0].get('status')}: {p[0].get('reason', '')}")
+        else:
+            got[op] = (p[0]["aggregate_gb_s"], p[0].get("window_s"),
+                       f"{p[0].get('bytes', 0) / 2**20:.0f} MiB, stopped by {p[0].get('stopped_by', '?')}")
+    return got
+
+bad = False
+print("| round | op | IOR GB/s | IOR s | IOR rank s | gdsb-cluster GB/s | gdsb-cluster s | ratio | within %g%% | gdsb-cluster note |" % tol)
+print("|---:|---|---:|---:|---|---:|---:|---:|---|---|")
+for r in range(1, rounds + 1):
+    i = ior(r)
+    o = {} if only else ours(r)
+    for op in ("write", "read"):
+        ibw, its, spread = i[op]
+        if only:
+            print(f"| {r} | {op} | {ibw:.3f} | {its:.3f} | {spread} | | | | | |")
+            continue
+        obw, ots, note = o[op]
+        if obw is None:
+            bad = True  # a point that did not measure is a failure whatever the medians say
+            print(f"| {r} | {op} | {ibw:.3f} | {its:.3f} | {spread} | - | - | - | no | {note} |")
+            continue
+        ratio = obw / ibw
+        ok = abs(ratio - 1) * 100 <= tol
+        bad |= not ok and rounds == 1
+        print(f"| {r} | {op} | {ibw:.3f} | {its:.3f} | {spread} | {obw:.3f} | {ots:.3f} | {ratio:.3f} | {'yes' if ok else 'no'} | {note} |")
+if not only and rounds > 1:
+    # The rounds' medians: on a shared machine one round's pair of runs may fall on either
+    # side of a burst of other work; the median over the rounds is the steadier figure.
+    med = statistics.median
+    for op in ("write", "read"):
+        pairs = [(ior(r)[op][0], ours(r)[op][0]) for r in range(1, rounds + 1)]
+        pairs = [(i, o) for i, o in pairs if o is not None]
+        if pairs:
+            mi, mo = med(i for i, _ in pairs), med(o for _, o in pairs)
+            bad |= abs(mo / mi - 1) * 100 > tol
+            print(f"| median | {op} | {mi:.3f} | | | {mo:.3f} | | {mo / mi:.3f} | "
+                  f"{'yes' if abs(mo / mi - 1) * 100 <= tol else 'no'} | median of the per-round ratios "
+                  f"{med(o / i for i, o in pairs):.3f} |")
+print(f"\nratio = gdsb-cluster / IOR; IOR s: max(end) - min(start) over the ranks; IOR rank s: the "
+      f"fastest and slowest rank's own open-to-close time; raw outputs in {work}")
+sys.exit(3 if bad else 0)
+PY
