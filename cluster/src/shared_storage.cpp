@@ -304,8 +304,8 @@ void judge_bound(ScalingCurve& c, const StoragePoint& last, const std::map<std::
                    " (" + ceiling_text + "): the nodes bound the aggregate, not the storage";
   } else if (c.scaling_stops_at) {
     c.bound = "storage";
-    c.bound_text = "scaling stops at " + std::to_string(*c.scaling_stops_at) + " nodes (" +
-                   gbs(*std::max_element(c.aggregate_gb_s.begin(), c.aggregate_gb_s.end())) + " at most) while " +
+    c.bound_text = "the aggregate peaks at " +
+                   gbs(*std::max_element(c.aggregate_gb_s.begin(), c.aggregate_gb_s.end())) + " while " +
                    at + (ceiling ? ", " + fixed(100 * share / *ceiling, 0) + "%" + " of its own ceiling " + gbs(*ceiling)
                                  : " (its own ceiling " + ceiling_text + ")") +
                    ": the shared storage bounds it";
@@ -317,6 +317,16 @@ void judge_bound(ScalingCurve& c, const StoragePoint& last, const std::map<std::
     c.bound = "unknown";
     c.bound_text = "one point only: run --scale to see where scaling stops";
   }
+}
+
+// ", path compat": what the runner saw the mode's reads take (cuFile's compat mode, for one).
+std::string paths_words(const std::vector<StoragePoint>& points, int mode) {
+  std::set<std::string> paths;
+  for (const StoragePoint& p : points)
+    if (p.mode == mode && p.op == "read") paths.insert(p.paths_used.begin(), p.paths_used.end());
+  std::string w;
+  for (const std::string& x : paths) w += (w.empty() ? " on path " : " and ") + x;
+  return w;
 }
 
 const char* kBusyWhy = "MLPerf Storage's bar: an accelerator at least 90% busy";
@@ -419,15 +429,18 @@ std::optional<SharedStorageResult> shared_storage(const std::vector<NodeSummary>
       std::string head = "At " + gbs(*demand) + " a GPU (" + (demand_text.empty() ? "--demand-per-gpu" : demand_text) +
                          "), this storage feeds " + (g.at_least ? "at least " : "") + std::to_string(g.gpus) +
                          " GPUs at >= " + fixed(g.busy_percent, 0) + "% of their demand (" + kBusyWhy + "): " +
-                         gbs(best_max) + " read through " + mode_words(best->mode) + " / " + gbs(per_gpu_floor) + ".";
+                         gbs(best_max) + " read through " + mode_words(best->mode) + paths_words(r.points, best->mode) +
+                         ", over " + fixed(g.busy_percent, 0) + "% of " + gbs(*demand) + " = " + gbs(per_gpu_floor) +
+                         " a GPU.";
       std::string tail;
       if (best->bound == "storage")
-        tail = " The storage bounds it: " + best->bound_text + ".";
+        tail = " The storage bounds it (its read curve stops growing at " + std::to_string(*best->scaling_stops_at) +
+               " nodes).";
       else if (best->bound == "nodes")
-        tail = " The nodes bound it, not the storage (" + best->bound_text +
-               "): more or faster nodes would be fed more.";
+        tail = " The nodes bound it, not the storage (each at 80% of its own ceiling or more): more or faster "
+               "nodes would be fed more; the count is a floor.";
       else
-        tail = " The storage did not saturate (" + best->bound_text + "): the count is a floor.";
+        tail = " The storage did not saturate (its read curve still grows): the count is a floor.";
       std::string measured = " Measured on " + std::to_string(best->nodes.back()) + " node(s) with " +
                              std::to_string(g.gpus_measured) + " GPU(s)";
       if (g.gpus_measured == 0)
@@ -567,6 +580,7 @@ std::string storage_text(const SharedStorageResult& r) {
       << gbs(p.share_min_gb_s) << " median " << gbs(p.share_median_gb_s) << " max " << gbs(p.share_max_gb_s)
       << ", fairness " << fixed(p.fairness, 3) << ", slowest " << p.slowest_node;
     if (!p.stopped_by.empty()) o << ", stopped by " << p.stopped_by;
+    for (std::size_t i = 0; i < p.paths_used.size(); ++i) o << (i ? " and " : ", path ") << p.paths_used[i];
     o << '\n';
   }
   for (const ScalingCurve& c : r.curves) {
