@@ -131,21 +131,22 @@ std::string points_table(const json& ss) {
   for (const auto& p : ss.at("points")) {
     const std::string status = str(p, "status");
     const json per = p.value("per_node_gb_s", json());
-    std::string suspects;
+    std::string suspects, paths;
     for (const auto& s : p.value("clock_suspects", json::array()))
       suspects += (suspects.empty() ? "" : ", ") + text_of(s);
+    for (const auto& s : p.value("paths_used", json::array())) paths += (paths.empty() ? "" : ", ") + text_of(s);
     const std::string kind = status == "ok" ? "ok" : status == "waived" ? "muted" : "bad";
     rows.push_back({kind == "bad" ? "<tr class=\"bad\">" : "<tr>",
                     "<td class=\"n\" data-v=\"" + esc(str(p, "nodes")) + "\">" + esc(str(p, "nodes")) + "</td>",
                     esc(mode_name(p)),
                     esc(str(p, "op")), num_cell(p, "window_s"), num_cell(p, "aggregate_gb_s"),
                     num_cell(per, "min"), num_cell(per, "median"), num_cell(per, "max"),
-                    num_cell(p, "fairness"), esc(str(p, "slowest_node")), esc(str(p, "stopped_by")),
+                    num_cell(p, "fairness"), esc(str(p, "slowest_node")), esc(str(p, "stopped_by")), esc(paths),
                     status_cell(status, kind, str(p, "reason")), esc(suspects)});
   }
   return "<h3>Points</h3>" +
          table({"nodes", "mode", "op", "window s", "aggregate GB/s", "per node min", "median", "max",
-                "fairness", "slowest node", "stopped by", "status", "clock suspects"},
+                "fairness", "slowest node", "stopped by", "path", "status", "clock suspects"},
                rows, "sortable");
 }
 
