@@ -19,7 +19,8 @@ rm -rf "$work" && mkdir -p "$work/io" || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-quick=(--p2p-size 64K --p2p-repetitions 1 --p2p-loops 1 --no-hwloc --phase-timeout 60 -q)
+# --min-deviation 50: the io ladder of 4 ranks on one busy 2-core machine is not a fleet to judge.
+quick=(--p2p-size 64K --p2p-repetitions 1 --p2p-loops 1 --no-hwloc --phase-timeout 60 --min-deviation 50 -q)
 
 # 1. The aggregate, the curve, the GPU count and the checkpoint.
 start=$SECONDS
