@@ -247,12 +247,18 @@ ClusterResult aggregate(std::vector<NodeSummary> nodes, const AggregateOptions& 
     r.classes[it->second].members.push_back(i);
   }
   for (NodeClass& c : r.classes) {
-    std::vector<int> g, d, n;
+    std::vector<int> g, d, n, m;
+    std::map<std::string, int> management_models;
     for (std::size_t i : c.members) {
       g.push_back(r.nodes[i].gpus);
       d.push_back(r.nodes[i].drives);
       n.push_back(r.nodes[i].nics);
+      m.push_back(r.nodes[i].management_nics);
+      if (r.nodes[i].management_nics > 0) ++management_models[r.nodes[i].management_nic_model];
     }
+    c.management_nics = majority_count(m);
+    for (int best = 0; const auto& [model, count] : management_models)
+      if (count > best) c.management_nic_model = model, best = count;
     c.applicability = r.nodes[c.members.front()].applicability;
     for (std::size_t i : c.members)
       if (r.nodes[i].applicability != c.applicability) c.applicability.clear();

@@ -57,6 +57,10 @@ struct NodeClass {
   // Every member's gdsb-topo sentence when GDS applies to none of them alike (a class of
   // login nodes: "GDS not applicable on this node: no NVIDIA GPU"); "" otherwise.
   std::string applicability;
+  // Management NICs, listed apart (never judged): the majority's count and the most common
+  // model among the members that have any ("" when none has).
+  int management_nics{};
+  std::string management_nic_model{};
 };
 
 // What a class of one node shows: "the only node of its class: nothing to compare it with,
