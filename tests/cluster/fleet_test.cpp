@@ -9,6 +9,7 @@
 
 #include "gdsb/cluster/aggregate.hpp"
 #include "gdsb/cluster/outputs.hpp"
+#include "gdsb/report/html.hpp"
 #include "gdsb/topo/checks.hpp"
 #include "gdsb/topo/collect.hpp"
 #include "gdsb/topo/render.hpp"
@@ -114,6 +115,9 @@ TEST(Fleet, ANodeAloneInItsClassFailsOnItsOwn) {
   const auto doc = cluster_document(r, {}, {}, "0");
   EXPECT_EQ(doc.at("classes").at(0).at("comparison"),
             "the only node of its class: nothing to compare it with, so its failures are its own");
+  EXPECT_NE(gdsb::report::render_html(doc).find("0 NICs; the only node of its class: nothing to "
+                                                "compare it with, so its failures are its own"),
+            std::string::npos);
   // The same node beside a node of another class: still alone in its own.
   nodes.push_back(vm("b"));
   nodes[1].gpu_model = "L40S";

@@ -12,6 +12,7 @@
 #include "gdsb/cluster/node_report.hpp"
 #include "gdsb/cluster/outputs.hpp"
 #include "gdsb/cluster/summary.hpp"
+#include "gdsb/report/html.hpp"
 
 using namespace gdsb::cluster;
 
@@ -99,6 +100,11 @@ TEST(NodeClass, TheHgxNodeCountsItsDataNicsAndListsItsGigabitPortsApart) {
   EXPECT_EQ(cls.at("nics"), 12);
   EXPECT_EQ(cls.at("management_nics"), 2);
   EXPECT_EQ(cls.at("management_nic_model"), kBcm5720);
+  // cluster.html's table of classes, a view of the same document.
+  const std::string html = gdsb::report::render_html(cluster_document(r, {}, {}, "0"));
+  EXPECT_NE(
+      html.find(std::string("8 GPUs, 8 drives, 12 NICs; management NICs apart: 2 x ") + kBcm5720),
+      std::string::npos);
 }
 
 // The invariant: the same node with none, one or both of its gigabit ports is one class with
