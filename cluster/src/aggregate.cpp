@@ -135,9 +135,10 @@ std::string check_words(const FailingCheck& c) {
   return c.title.empty() ? c.id : c.id + " (" + c.title + ")";
 }
 
-// Failed checks: per class, a failure (failure_of) on more than half its members is one
-// fleet-wide finding (a VM fleet without nvidia-fs has no odd node); the others name their
-// node, so a node that fails otherwise than the fleet stays odd.
+// Failed checks: per class of two nodes or more, a failure (failure_of) on more than half
+// its members is one fleet-wide finding (a VM fleet without nvidia-fs has no odd node); the
+// others name their node, so a node that fails otherwise than the fleet stays odd. A node
+// alone in its class is no fleet: its failures are named on it (2 of 2 is a fleet).
 void check_findings(ClusterResult& r) {
   std::set<std::pair<std::size_t, Failure>> fleet;  // (class, failure)
   std::vector<std::size_t> class_of_node(r.nodes.size(), r.classes.size());
@@ -156,7 +157,7 @@ void check_findings(ClusterResult& r) {
     const std::size_t members = cls.members.size();
     for (const auto& [failure, count_first] : failing) {
       const auto [n, first] = count_first;
-      if (static_cast<std::size_t>(n) * 2 <= members) continue;
+      if (members < 2 || static_cast<std::size_t>(n) * 2 <= members) continue;
       fleet.emplace(c, failure);
       const std::string what = first->title.empty() ? first->id : first->id + ": " + first->title;
       Finding f = said(FindingKind::FleetWide, "", what,
@@ -192,6 +193,12 @@ std::string_view finding_kind_name(FindingKind k) {
     case FindingKind::Clock: return "clock";
   }
   return "?";
+}
+
+std::string_view class_comparison(const NodeClass& c) {
+  return c.members.size() == 1 ? "the only node of its class: nothing to compare it with, so its "
+                                 "failures are its own"
+                               : "";
 }
 
 std::vector<std::string> gpu_metric_names(const ClusterResult& r) {
@@ -240,12 +247,18 @@ ClusterResult aggregate(std::vector<NodeSummary> nodes, const AggregateOptions& 
     r.classes[it->second].members.push_back(i);
   }
   for (NodeClass& c : r.classes) {
-    std::vector<int> g, d, n;
+    std::vector<int> g, d, n, m;
+    std::map<std::string, int> management_models;
     for (std::size_t i : c.members) {
       g.push_back(r.nodes[i].gpus);
       d.push_back(r.nodes[i].drives);
       n.push_back(r.nodes[i].nics);
+      m.push_back(r.nodes[i].management_nics);
+      if (r.nodes[i].management_nics > 0) ++management_models[r.nodes[i].management_nic_model];
     }
+    c.management_nics = majority_count(m);
+    for (int best = 0; const auto& [model, count] : management_models)
+      if (count > best) c.management_nic_model = model, best = count;
     c.applicability = r.nodes[c.members.front()].applicability;
     for (std::size_t i : c.members)
       if (r.nodes[i].applicability != c.applicability) c.applicability.clear();

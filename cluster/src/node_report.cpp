@@ -20,6 +20,7 @@
 #include "gdsb/topo/fingerprint.hpp"
 #include "gdsb/topo/fingerprint_file.hpp"
 #include "gdsb/topo/mounts.hpp"
+#include "gdsb/topo/nic_role.hpp"
 #include "gdsb/topo/render.hpp"
 #include "service_layers.hpp"
 
@@ -195,13 +196,19 @@ json topology_phase(const NodeOptions& o, NodeFacts& facts) {
   ctx.run.ended_at = utc_now_iso8601();
   const auto gpus = snap.with_role(topo::Role::Gpu);
   const auto drives = snap.with_role(topo::Role::Nvme);
-  const auto nics = snap.with_role(topo::Role::Nic);
+  // Data NICs make the class, as in the fingerprint; a gigabit or BMC port is listed apart,
+  // so adding one changes neither the class nor its NIC count.
+  std::vector<const topo::Device*> nics, management_nics;
+  for (const topo::Device* d : snap.with_role(topo::Role::Nic))
+    (topo::is_data_nic(*d) ? nics : management_nics).push_back(d);
   facts.gpus = static_cast<int>(gpus.size());
   facts.drives = static_cast<int>(drives.size());
   facts.nics = static_cast<int>(nics.size());
+  facts.management_nics = static_cast<int>(management_nics.size());
   facts.gpu_model = model_of(gpus);
   facts.drive_model = model_of(drives);
   facts.nic_model = model_of(nics);
+  facts.management_nic_model = model_of(management_nics);
   facts.kernel = snap.machine.proc_known ? snap.machine.kernel_release : ctx.run.kernel;
   topo::GpuSoftware nv;
   try {
@@ -314,7 +321,9 @@ json node_document(const std::string& node, const std::string& host, int rank,
   j["rank"] = rank;
   j["hardware"] = {{"gpu_model", facts.gpu_model}, {"gpus", facts.gpus},
                    {"drive_model", facts.drive_model}, {"drives", facts.drives},
-                   {"nic_model", facts.nic_model}, {"nics", facts.nics}};
+                   {"nic_model", facts.nic_model}, {"nics", facts.nics},
+                   {"management_nic_model", facts.management_nic_model},
+                   {"management_nics", facts.management_nics}};
   j["driver"] = facts.driver;
   j["cuda_driver"] = facts.cuda_driver;
   j["kernel"] = facts.kernel;

@@ -53,7 +53,10 @@ json cluster_document(const ClusterResult& r, const std::vector<std::string>& ar
     for (std::size_t i : c.members) members.push_back(r.nodes[i].node);
     j["classes"].push_back({{"key", c.key}, {"nodes", members}, {"gpus", c.gpus},
                             {"drives", c.drives}, {"nics", c.nics},
-                            {"applicability", c.applicability}});
+                            {"management_nics", c.management_nics},
+                            {"management_nic_model", c.management_nic_model},
+                            {"applicability", c.applicability},
+                            {"comparison", class_comparison(c)}});
   }
   j["findings"] = json::array();
   for (const auto& f : r.findings) {
@@ -83,7 +86,11 @@ std::string cluster_text(const ClusterResult& r) {
   for (const auto& c : r.classes)
     o << "  class " << c.key << ": " << c.members.size() << " node(s), " << c.gpus << " GPUs, "
       << c.drives << " drives, " << c.nics << " NICs"
-      << (c.applicability.empty() ? "" : "; " + c.applicability) << '\n';
+      << (c.management_nics > 0 ? "; management NICs apart: " + std::to_string(c.management_nics) +
+                                      " x " + c.management_nic_model
+                                : "")
+      << (c.applicability.empty() ? "" : "; " + c.applicability)
+      << (class_comparison(c).empty() ? "" : "; ") << class_comparison(c) << '\n';
   if (r.findings.empty()) o << "  every node alike; no check failed\n";
   for (const auto& f : r.findings) o << "  [" << finding_kind_name(f.kind) << "] " << f.text << '\n';
   if (r.storage) o << storage_text(*r.storage);

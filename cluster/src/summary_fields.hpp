@@ -44,6 +44,8 @@ inline constexpr Field kFields[] = {
     {"drives", Group::Hardware, nullptr, &NodeSummary::drives, true},
     {"nic_model", Group::Hardware, &NodeSummary::nic_model, nullptr, true},
     {"nics", Group::Hardware, nullptr, &NodeSummary::nics, true},
+    {"management_nic_model", Group::Hardware, &NodeSummary::management_nic_model, nullptr, true},
+    {"management_nics", Group::Hardware, nullptr, &NodeSummary::management_nics, true},
 };
 
 // The one field every summary must have.

@@ -165,7 +165,12 @@ std::string render_cluster(const json& doc) {
     classes.push_back({esc(str(c, "key")), esc(std::to_string(c.at("nodes").size())),
                        esc(text_of(c.at("gpus")) + " GPUs, " + text_of(c.at("drives")) +
                            " drives, " + text_of(c.at("nics")) + " NICs" +
-                           (str(c, "applicability").empty() ? "" : "; " + str(c, "applicability")))});
+                           (c.value("management_nics", 0) > 0
+                                ? "; management NICs apart: " + text_of(c.at("management_nics")) +
+                                      " x " + str(c, "management_nic_model")
+                                : "") +
+                           (str(c, "applicability").empty() ? "" : "; " + str(c, "applicability")) +
+                           (str(c, "comparison").empty() ? "" : "; " + str(c, "comparison")))});
   body << section("classes", "Hardware classes", table({"class", "nodes", "majority"}, classes));
   const std::string storage = shared_storage_section(doc);
   body << storage;

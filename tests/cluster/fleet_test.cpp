@@ -9,6 +9,7 @@
 
 #include "gdsb/cluster/aggregate.hpp"
 #include "gdsb/cluster/outputs.hpp"
+#include "gdsb/report/html.hpp"
 #include "gdsb/topo/checks.hpp"
 #include "gdsb/topo/collect.hpp"
 #include "gdsb/topo/render.hpp"
@@ -91,6 +92,57 @@ TEST(Fleet, HalfTheNodesIsNotAMajority) {
   const ClusterResult r = aggregate(nodes, {});
   EXPECT_EQ(r.fleet_wide, 0);
   EXPECT_EQ(r.odd_nodes, (std::vector<std::string>{"a", "b"}));
+}
+
+// A class of one node is no fleet: its failing check is its own, named on it (it was called
+// "fleet-wide" with "1 of 1 nodes"), and the class line says why nothing was compared.
+TEST(Fleet, ANodeAloneInItsClassFailsOnItsOwn) {
+  std::vector<NodeSummary> nodes{vm("a")};
+  nodes[0].failing_checks.push_back({"nvidia-fs", "fail", "absent"});
+  const ClusterResult r = aggregate(nodes, {});
+  EXPECT_EQ(r.fleet_wide, 0);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].kind, FindingKind::CheckFailed);
+  EXPECT_EQ(r.findings[0].text, "a: check nvidia-fs failed: absent");
+  EXPECT_EQ(r.odd_nodes, std::vector<std::string>{"a"});
+  EXPECT_TRUE(r.failed());
+  const std::string text = cluster_text(r);
+  EXPECT_NE(text.find("  class H100 |  | : 1 node(s), 1 GPUs, 0 drives, 0 NICs; the only node of its "
+                      "class: nothing to compare it with, so its failures are its own\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("FAIL: odd nodes: a\n"), std::string::npos) << text;
+  const auto doc = cluster_document(r, {}, {}, "0");
+  EXPECT_EQ(doc.at("classes").at(0).at("comparison"),
+            "the only node of its class: nothing to compare it with, so its failures are its own");
+  EXPECT_NE(gdsb::report::render_html(doc).find("0 NICs; the only node of its class: nothing to "
+                                                "compare it with, so its failures are its own"),
+            std::string::npos);
+  // The same node beside a node of another class: still alone in its own.
+  nodes.push_back(vm("b"));
+  nodes[1].gpu_model = "L40S";
+  const ClusterResult two_classes = aggregate(nodes, {});
+  EXPECT_EQ(two_classes.fleet_wide, 0);
+  EXPECT_EQ(two_classes.odd_nodes, std::vector<std::string>{"a"});
+}
+
+// Two nodes are a fleet: a failure on both is more than half, one fleet-wide finding; a
+// failure on one of two is half, not a majority, and names its node. Neither class line
+// carries the note of a class of one.
+TEST(Fleet, TwoOfTwoIsFleetWideAndOneOfTwoIsNot) {
+  std::vector<NodeSummary> nodes{vm("a"), vm("b")};
+  for (auto& n : nodes) n.failing_checks.push_back({"nvidia-fs", "fail", "absent"});
+  const ClusterResult both = aggregate(nodes, {});
+  EXPECT_EQ(both.fleet_wide, 1);
+  ASSERT_EQ(both.findings.size(), 1u);
+  EXPECT_EQ(both.findings[0].count, 2);
+  EXPECT_TRUE(both.odd_nodes.empty());
+  EXPECT_EQ(cluster_text(both).find("the only node of its class"), std::string::npos);
+  EXPECT_EQ(cluster_document(both, {}, {}, "0").at("classes").at(0).at("comparison"), "");
+  nodes[1].failing_checks.clear();
+  const ClusterResult one = aggregate(nodes, {});
+  EXPECT_EQ(one.fleet_wide, 0);
+  EXPECT_EQ(one.odd_nodes, std::vector<std::string>{"a"});
 }
 
 TEST(Fleet, ThousandDuplicatesAreNamedOnceWithTheirFiles) {

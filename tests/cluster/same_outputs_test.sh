@@ -5,8 +5,11 @@
 # and four odd nodes), once as it is with one report passed twice, once with every node
 # failing nvidia-fs. The outputs, with what depends on the machine and the moment taken
 # out (context, times, version), must hash to what the 42dd339 binary gave
-# (fixtures/same-outputs.sha256). cluster.html is a view of cluster.json and carries the
-# machine in its text: compare it with bench/cluster-same-outputs.sh OLD_BIN NEW_BIN.
+# (fixtures/same-outputs.sha256), save for fields added since, each digest change explained
+# in the commit that made it (issue 26: cluster.json gained the classes' "comparison" and
+# the management NIC fields of classes and node rows). cluster.html is a view of
+# cluster.json and carries the machine in its text: compare it with
+# bench/cluster-same-outputs.sh OLD_BIN NEW_BIN.
 # Usage: same_outputs_test.sh GDSB_CLUSTER WORKDIR [--write-digests]
 set -euo pipefail
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")

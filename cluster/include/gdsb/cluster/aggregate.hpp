@@ -25,8 +25,9 @@ struct AggregateOptions {
 // DuplicateNode: several reports carry one node name (a cloned image whose hostname was
 // never set, or one report passed twice); the first is judged, the others are not counted.
 // FleetWide: a failure (the check, and its result's title and cause) on more than half the
-// nodes of a class is the class's problem, not theirs: reported once, with the count, and it
-// names no node. Nodes failing the same check otherwise are still named.
+// nodes of a class of two or more is the class's problem, not theirs: reported once, with the
+// count, and it names no node. Nodes failing the same check otherwise are still named, and so
+// is a node alone in its class (CheckFailed): one node is no fleet.
 enum class FindingKind {
   DuplicateNode, MissingNode, NodeError, MissingHardware, FleetWide, CheckFailed, Topology, Outlier,
   // Clock: in the shared-storage phase the node's interval lies outside every other rank's
@@ -56,7 +57,15 @@ struct NodeClass {
   // Every member's gdsb-topo sentence when GDS applies to none of them alike (a class of
   // login nodes: "GDS not applicable on this node: no NVIDIA GPU"); "" otherwise.
   std::string applicability;
+  // Management NICs, listed apart (never judged): the majority's count and the most common
+  // model among the members that have any ("" when none has).
+  int management_nics{};
+  std::string management_nic_model{};
 };
+
+// What a class of one node shows: "the only node of its class: nothing to compare it with,
+// so its failures are its own"; "" for a class of two nodes or more.
+std::string_view class_comparison(const NodeClass& c);
 
 struct MetricStats {
   std::string metric;

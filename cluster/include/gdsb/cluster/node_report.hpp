@@ -52,8 +52,10 @@ struct NodeOptions {
 
 // What the phases learn that the node document needs besides their own documents.
 struct NodeFacts {
-  std::string gpu_model, drive_model, nic_model;
+  std::string gpu_model, drive_model, nic_model;  // NICs: data NICs (gdsb/topo/nic_role.hpp)
   int gpus = 0, drives = 0, nics = 0;
+  std::string management_nic_model;  // the other NICs, listed apart from the class
+  int management_nics = 0;
   std::string kernel;
   std::string driver;
   std::string cuda_driver;  // "13.0", or "not available"

@@ -46,8 +46,12 @@ struct NodeSummary {
   int rank = -1;
   NodeStatus status = NodeStatus::Ok;
   std::vector<std::string> errors;  // "phase: message" for each phase that failed
-  std::string gpu_model, drive_model, nic_model;  // the hardware class
+  std::string gpu_model, drive_model, nic_model;  // the hardware class; NICs: data NICs only
   int gpus = 0, drives = 0, nics = 0;
+  // Management NICs (gdsb/topo/nic_role.hpp: 1/10 GbE, a BMC's, virtual), listed apart: never
+  // in the class or its counts. 0 and "" in reports of older versions, whose nics counted all.
+  std::string management_nic_model;
+  int management_nics = 0;
   std::string driver, kernel;
   std::string topo_verdict;  // pass, warn, fail, or "" when the topology phase failed
   // gdsb-topo's sentence when GDS does not apply to the node ("GDS not applicable on this
