@@ -4,7 +4,8 @@
 #  1. --scale auto --demand-per-gpu --model-bytes: points at 1, 2 and 4 nodes for writes and
 #     reads, the GPU count, the checkpoint; check_storage.py recomputes every aggregate from the
 #     node reports (bytes over the earliest start to the latest end) and must agree to 1%;
-#     gdsb-cluster --from on the node reports gives the same points;
+#     the same with one shared file split by rank; gdsb-cluster --from on the node reports
+#     gives the same points;
 #  2. a throttled storage made by the kernel: two cgroup-v1 blkio groups, each limited to R
 #     bytes/s of reads from the disk under the directory; ranks 0 and 2 in one, 1 and 3 in the
 #     other (two servers of R each). The curve must read R, 2R, 2R: scaling stops at 4 nodes,
@@ -46,6 +47,16 @@ for want in ("Shared storage: ", "Scaling of read -x 1 (CPUONLY): 1 -> ", "GPUs 
 print("ok: cluster.json and cluster.txt carry the points, curves, GPU count and checkpoint")
 PY
 ls "$work/io" | grep -q . && fail "files left in the shared directory: $(ls "$work/io")"
+
+# One shared file split by rank (rank r at offset r x --io-size), at 2 and 4 nodes.
+timeout 150 mpirun --allow-run-as-root --oversubscribe -np 4 "$bin" --out "$work/shared" --io-dir "$work/io" \
+  --io-modes 1 --io-size 16M --io-block 1M --storage-time 1 --scale 2,4 --storage-layout shared-file \
+  "${quick[@]}" >"$work/shared.log" 2>&1
+rc=$?
+[ "$rc" -eq 0 ] || fail "shared-file: exit $rc, want 0 ($(tail -5 "$work/shared.log"))"
+python3 "$here/check_storage.py" "$work/shared" --scale 2,4 --ops write,read || fail "shared-file: figures disagree"
+grep -q '"layout": "shared-file"' "$work/shared/cluster.json" || fail "shared-file: layout not reported"
+ls "$work/io" | grep -q . && fail "shared-file: files left in the shared directory: $(ls "$work/io")"
 
 # --from recomputes the same points from the node reports.
 "$bin" --from "$work/out/nodes/"*.json --out "$work/from" --demand-per-gpu 100MB/s -q >/dev/null 2>&1
