@@ -1,7 +1,11 @@
 // The shared-storage phase (issue 26): every point (op, mode, k nodes) runs on ranks 0..k-1 at
 // once between a barrier and a stonewall (mpi::Session::stonewall_point), each rank timing its
 // own I/O; rank 0 (or --from) adds them up (gdsb/cluster/shared_storage.hpp).
+#include <sys/statvfs.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
@@ -86,6 +90,20 @@ StoragePlan storage_plan(const Options& o, int ranks) {
       throw UsageError("--model-bytes " + o.model_bytes + ": less than one --io-block (" + o.io_block +
                        ") a rank for " + std::to_string(ranks) + " ranks; give a larger model or a smaller --io-block");
   }
+  // Room for every rank's region and the checkpoint, checked before anything is written: a
+  // shared file system that fills up half way through would leave a run without figures.
+  // Every rank asks the same directory, so every rank stops alike.
+  const std::string dir = with_rank(o.io_dir, 0);
+  struct statvfs fsinfo {};
+  if (::statvfs(dir.c_str(), &fsinfo) != 0)
+    throw UsageError("--io-dir " + dir + ": " + std::strerror(errno) + " (a directory every rank sees)");
+  const uint64_t free_bytes = static_cast<uint64_t>(fsinfo.f_bavail) * fsinfo.f_frsize;
+  const uint64_t need = static_cast<uint64_t>(p.scale.back()) * parse_size(o.io_size, "--io-size") + p.model_bytes;
+  if (need > free_bytes)
+    throw UsageError("--io-dir " + dir + ": the shared-storage phase writes " + format_bytes_iec(static_cast<double>(need)) +
+                     " (" + std::to_string(p.scale.back()) + " x --io-size " + o.io_size +
+                     (p.model_bytes ? " and the checkpoint" : "") + "), " + format_bytes_iec(static_cast<double>(free_bytes)) +
+                     " is free there; lower --io-size or --model-bytes, or free space");
   return p;
 }
 
