@@ -154,6 +154,28 @@ std::string cluster_openmetrics(const ClusterResult& r) {
         o << "gdsb_cluster_" << metric << "{node=\"" << label_value(n.node) << "\"} " << it->second << '\n';
     }
   }
+  if (r.storage) {  // the shared storage (issue 26): what a dashboard or an alert follows
+    o << "# HELP gdsb_cluster_storage_aggregate_gb_s Aggregate throughput of the shared storage at a point, "
+         "all ranks over the common window (GB/s = 1e9 B/s).\n"
+      << "# TYPE gdsb_cluster_storage_aggregate_gb_s gauge\n";
+    for (const StoragePoint& p : r.storage->points)
+      if (p.aggregate_gb_s)
+        o << "gdsb_cluster_storage_aggregate_gb_s{op=\"" << p.op << "\",mode=\"" << p.mode << "\",nodes=\""
+          << p.nodes << "\"} " << *p.aggregate_gb_s << '\n';
+    if (r.storage->gpus_fed && r.storage->gpus_fed->demand_per_gpu_gb_s > 0)
+      o << "# HELP gdsb_cluster_storage_gpus_fed GPUs the shared storage keeps at 90% of the stated demand or more.\n"
+        << "# TYPE gdsb_cluster_storage_gpus_fed gauge\n"
+        << "gdsb_cluster_storage_gpus_fed{demand_gb_s=\"" << r.storage->gpus_fed->demand_per_gpu_gb_s << "\"} "
+        << r.storage->gpus_fed->gpus << '\n';
+    if (r.storage->checkpoint) {
+      o << "# HELP gdsb_cluster_storage_checkpoint_seconds Time to save or restore the model on every rank at once.\n"
+        << "# TYPE gdsb_cluster_storage_checkpoint_seconds gauge\n";
+      const std::pair<const char*, const CheckpointOp*> ops[] = {{"save", &r.storage->checkpoint->save},
+                                                                 {"load", &r.storage->checkpoint->load}};
+      for (const auto& [step, op] : ops)
+        if (op->status == "ok") o << "gdsb_cluster_storage_checkpoint_seconds{step=\"" << step << "\"} " << op->seconds << '\n';
+    }
+  }
   o << "# EOF\n";
   return o.str();
 }

@@ -47,6 +47,10 @@ for want in ("Shared storage: ", "Scaling of read -x 1 (CPUONLY): 1 -> ", "GPUs 
 print("ok: cluster.json and cluster.txt carry the points, curves, GPU count and checkpoint")
 PY
 ls "$work/io" | grep -q . && fail "files left in the shared directory: $(ls "$work/io")"
+for gauge in 'gdsb_cluster_storage_aggregate_gb_s{op="read",mode="1",nodes="4"} ' \
+             'gdsb_cluster_storage_gpus_fed{demand_gb_s="0.1"} ' 'gdsb_cluster_storage_checkpoint_seconds{step="load"} '; do
+  grep -qF "$gauge" "$work/out/cluster.prom" || fail "cluster.prom has no $gauge"
+done
 
 # One shared file split by rank (rank r at offset r x --io-size), at 2 and 4 nodes.
 timeout 150 mpirun --allow-run-as-root --oversubscribe -np 4 "$bin" --out "$work/shared" --io-dir "$work/io" \
