@@ -174,10 +174,12 @@ std::string checkpoint_table(const json& ss) {
                     num_cell(s, "aggregate_gb_s"), esc(str(s, "slowest_node")),
                     status_cell(status, status == "ok" ? "ok" : "bad", str(s, "reason"))});
   }
-  return "<h3>Checkpoint</h3><p>A model of " + esc(bytes_text(cp, "model_bytes")) + " saved by " +
-         esc(str(cp, "ranks")) + " ranks (" + esc(bytes_text(cp, "shard_bytes")) +
-         " each, mode " + esc(str(cp, "mode")) + "), then loaded.</p>" +
-         table({"step", "seconds", "bytes", "aggregate GB/s", "slowest node", "status"}, rows);
+  const std::string model = str(cp, "model_text");
+  return "<h3>Checkpoint</h3><p>A model of " + esc(bytes_text(cp, "model_bytes")) +
+         (model.empty() ? "" : " (" + esc(model) + ")") + " saved by " + esc(str(cp, "ranks")) +
+         " ranks at once (shards up to " + esc(bytes_text(cp, "shard_bytes")) + ", -x " + esc(str(cp, "mode")) +
+         "), then restored: the time a training job stalls.</p>" +
+         table({"step", "seconds", "bytes", "aggregate GB/s", "last rank done", "status"}, rows);
 }
 
 }  // namespace
