@@ -156,7 +156,8 @@ void setup_cluster(CLI::App& app, Options& o) {
                  "Seconds a point runs before every rank stops (stonewalling); 0: until the first rank "
                  "has moved its --io-size; default --io-time")->group(g)->check(CLI::Range(0.0, 86400.0));
   app.add_option("--demand-per-gpu", o.demand_per_gpu,
-                 "Read rate one GPU needs (2GB/s, 500MB/s): how many GPUs the storage feeds")->group(g);
+                 "What one GPU reads: a rate (2GB/s, 500MB/s), dataset:SAMPLES_PER_S[xSIZE] or "
+                 "checkpoint-load:SECONDS (with --model-bytes): how many GPUs the storage feeds")->group(g);
   app.add_option("--model-bytes", o.model_bytes,
                  "A cluster-wide checkpoint save and restore of this model, a shard per rank: a size "
                  "(64G) or PARAMETERS:DTYPE[+adam] (405B:bf16+adam)")->group(g);
