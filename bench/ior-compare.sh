@@ -20,6 +20,8 @@
 #   ONLY        "ior" runs only IOR's half (no gdsb-cluster needed)
 #   IOR_FSYNC   0 leaves out IOR's -e (see below), to measure what the fsync costs [1]
 #   IOR_OVERWRITE 0: IOR's timed write creates its files (IOR's usual run) [1: see -E below]
+#   STONEWALL   S (whole seconds): both tools stonewalled by time: IOR -D S, ours
+#               --storage-time S; BLOCK must then outlast S on every rank [unset: by bytes]
 #
 # IOR is built out of tree under BUILD_DIR/peers/ior-<commit>/ (src/, obj/, bin/ior), with
 # the distribution's Open MPI (mpicc), autoconf and automake (IOR's configure.ac does not
@@ -58,6 +60,12 @@ fsync=(-e)
 overwrite=${IOR_OVERWRITE:-1}
 [ "${IOR_FSYNC:-1}" = 0 ] && fsync=()
 ior_ref=${IOR_REF:-5fcf0ba995fd92164d50e344597e2d8203298c08}
+stonewall=${STONEWALL:-}
+ior_deadline=() our_time=0
+if [ -n "$stonewall" ]; then
+  [ "$stonewall" -ge 1 ] 2>/dev/null || { echo "ior-compare: STONEWALL must be whole seconds >= 1" >&2; exit 2; }
+  ior_deadline=(-D "$stonewall") our_time=$stonewall
+fi
 case $only in "" | ior) ;; *) echo "ior-compare: ONLY must be empty or ior, not '$only'" >&2; exit 2 ;; esac
 [ "$rounds" -ge 1 ] 2>/dev/null || { echo "ior-compare: ROUNDS must be a positive number" >&2; exit 2; }
 # shellcheck disable=SC2206  # a list of arguments
@@ -120,14 +128,14 @@ run_ior() {  # round
     existing=(-E)
   fi
   "${mpirun[@]}" "$ior" -a POSIX --posix.odirect -F -b "$block" -t "$xfer" -w -r "${fsync[@]}" -C -i 1 \
-    "${existing[@]}" -o "$dir/ior-compare.dat" -O summaryFormat=JSON -O "summaryFile=$work/ior-$r.json" \
+    "${existing[@]}" "${ior_deadline[@]}" -o "$dir/ior-compare.dat" -O summaryFormat=JSON -O "summaryFile=$work/ior-$r.json" \
     -O "saveRankPerformanceDetailsCSV=$work/ior-$r-ranks.csv" \
     >"$work/ior-$r.txt" 2>&1 || { tail -20 "$work/ior-$r.txt" >&2; echo "ior-compare: IOR failed (round $r)" >&2; exit 1; }
 }
 run_ours() {  # round
   local r=$1 rc=0
   "${mpirun[@]}" "$gdsb" --out "$work/ours-$r" --io-dir "$dir" --aggregate --io-modes 1 \
-    --storage-ops write,read --io-size "$block" --io-block "$xfer" --storage-time 0 \
+    --storage-ops write,read --io-size "$block" --io-block "$xfer" --storage-time "$our_time" \
     >"$work/ours-$r.txt" 2>&1 || rc=$?
   # 3: a check failed on this node (a VM without a GPU fails some); the point's own status
   # says whether the shared-storage figure is good.
@@ -139,8 +147,8 @@ run_ours() {  # round
 echo "machine: $(nproc) CPUs, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -r), $(df -T "$dir" | awk 'NR==2 {print $1 " " $2}'); $(date -u '+%F %H:%M UTC')"
 echo "IOR $ior_commit; NP=$np BLOCK=$block XFER=$xfer ROUNDS=$rounds DIR=$dir"
 [ "$overwrite" = 1 ] && echo "IOR fill: ${mpirun[*]} $ior -a POSIX --posix.odirect -F -b $block -t $xfer -w -k -i 1 -o $dir/ior-compare.dat"
-echo "IOR:  ${mpirun[*]} $ior -a POSIX --posix.odirect -F -b $block -t $xfer -w -r ${fsync[*]} -C -i 1 $([ "$overwrite" = 1 ] && echo "-E ")-o $dir/ior-compare.dat -O summaryFormat=JSON -O summaryFile=..."
-[ -n "$only" ] || echo "ours: ${mpirun[*]} $gdsb --out OUT --io-dir $dir --aggregate --io-modes 1 --storage-ops write,read --io-size $block --io-block $xfer --storage-time 0"
+echo "IOR:  ${mpirun[*]} $ior -a POSIX --posix.odirect -F -b $block -t $xfer -w -r ${fsync[*]} -C -i 1 $([ "$overwrite" = 1 ] && echo "-E ")${ior_deadline[*]} -o $dir/ior-compare.dat -O summaryFormat=JSON -O summaryFile=..."
+[ -n "$only" ] || echo "ours: ${mpirun[*]} $gdsb --out OUT --io-dir $dir --aggregate --io-modes 1 --storage-ops write,read --io-size $block --io-block $xfer --storage-time $our_time"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for r in $(seq 1 "$rounds"); do
   echo "ior-compare: round $r/$rounds" >&2
