@@ -10,12 +10,6 @@
 namespace gdsb::report {
 namespace {
 
-std::string pct(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", v);
-  return buf;
-}
-
 std::string describe(const MetricDelta& d) {
   const auto& info = metric_info(d.metric);
   std::string s = std::string(info.label) + " " + format_number(d.before) + " -> " +
@@ -150,18 +144,18 @@ GateResult gate_io(const Document& baseline, const Document& current, const Thre
         gc.message += "; baseline is 0, no relative change";
       } else if (d.worse_percent > *limit) {
         if (d.test_has_power && d.u_test->p_value >= t.alpha) {
-          gc.message += "; worse than the " + pct(*limit) + " limit but within run-to-run noise";
+          gc.message += "; worse than the " + format_limit_percent(*limit) + " limit but within run-to-run noise";
         } else {
           gc.outcome = Outcome::Fail;
           gc.message +=
-              "; exceeds the " + pct(*limit) + " limit" +
+              "; exceeds the " + format_limit_percent(*limit) + " limit" +
               (d.u_test ? (d.test_has_power
                                ? " and is significant"
                                : " (too few repetitions for the U test; the threshold decides)")
                         : "");
         }
       } else {
-        gc.message += "; within the " + pct(*limit) + " limit";
+        gc.message += "; within the " + format_limit_percent(*limit) + " limit";
       }
       r.cases.push_back(std::move(gc));
     }

@@ -11,12 +11,6 @@
 namespace gdsb::report {
 namespace {
 
-std::string pct(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", v);
-  return buf;
-}
-
 GateCase judge(const StorageMatch& m, const StorageDelta& d, const std::optional<double>& limit) {
   const auto figure = [&](double v) {  // GPUs are counted, not measured
     return d.unit == "GPUs" ? std::to_string(static_cast<long long>(std::llround(v)))
@@ -39,9 +33,9 @@ GateCase judge(const StorageMatch& m, const StorageDelta& d, const std::optional
     gc.message += "; baseline is 0, no relative change";
   } else if (d.worse_percent > *limit) {
     gc.outcome = Outcome::Fail;
-    gc.message += "; exceeds the " + pct(*limit) + " limit";
+    gc.message += "; exceeds the " + format_limit_percent(*limit) + " limit";
   } else {
-    gc.message += "; within the " + pct(*limit) + " limit";
+    gc.message += "; within the " + format_limit_percent(*limit) + " limit";
   }
   return gc;
 }

@@ -107,4 +107,10 @@ std::string format_percent(double v) {
   return buf;
 }
 
+std::string format_limit_percent(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", v);
+  return buf;
+}
+
 }  // namespace gdsb::report

@@ -40,5 +40,6 @@ std::string run_label(const Workload& w);
 
 std::string format_number(double v, int significant = 4);  // compact, no exponent for usual sizes
 std::string format_percent(double v);                      // "+5.2%", "-0.4%", "n/a" for NaN
+std::string format_limit_percent(double v);                // a gate's limit, unsigned: "5.0%"
 
 }  // namespace gdsb::report
