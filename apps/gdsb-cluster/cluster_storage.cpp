@@ -158,23 +158,28 @@ nlohmann::json storage_phase(const Options& o, const StoragePlan& plan, const cl
     ok = mpi.stonewall_point(most, false, timeout, fill, &user_stop);
   }
 
+  // One point's work on this rank: the runner's sample (a mode whose path cannot run is
+  // waived there, with the runner's reason), or a waived sample with `waived` as its reason.
+  const auto point_work = [&](const cluster::StorageIo& io, const std::string& waived) {
+    return [&st, &runner, io, waived](const std::atomic<bool>& stop) {
+      if (!waived.empty()) {
+        cluster::StorageSample s;
+        s.op = io.op, s.mode = io.mode, s.nodes = io.nodes, s.status = "waived", s.reason = waived;
+        st.samples.push_back(s);
+        return true;
+      }
+      bool reached = false;
+      st.samples.push_back(runner.run(io, stop, reached));
+      return reached;
+    };
+  };
+
   for (const std::string& op : plan.ops) {
     for (int mode : node.io_modes) {
-      const Availability can = runner.probe(mode, file);
       for (int k : plan.scale) {
         if (!ok || user_stop.load()) break;
-        cluster::StorageIo io{op, mode, k, file, offset, node.io_file_size, node.io_block, plan.time_s, false};
-        ok = mpi.stonewall_point(k, true, timeout, [&](const std::atomic<bool>& stop) {
-          if (!can.ok) {
-            cluster::StorageSample s;
-            s.op = op, s.mode = mode, s.nodes = k, s.status = "waived", s.reason = can.reason;
-            st.samples.push_back(s);
-            return true;
-          }
-          bool reached = false;
-          st.samples.push_back(runner.run(io, stop, reached));
-          return reached;
-        }, &user_stop);
+        const cluster::StorageIo io{op, mode, k, file, offset, node.io_file_size, node.io_block, plan.time_s, false};
+        ok = mpi.stonewall_point(k, true, timeout, point_work(io, ""), &user_stop);
       }
     }
   }
@@ -200,19 +205,11 @@ nlohmann::json storage_phase(const Options& o, const StoragePlan& plan, const cl
     }
     for (const char* op : {"checkpoint-save", "checkpoint-load"}) {
       if (!ok) break;
-      cluster::StorageIo io{op, mode < 0 ? 1 : mode, n, ckpt, 0, mine * block, block, 0, std::string(op) == "checkpoint-save"};
-      ok = mpi.stonewall_point(n, false, timeout, [&](const std::atomic<bool>& stop) {
-        if (mode < 0) {
-          cluster::StorageSample s;
-          s.op = op, s.mode = io.mode, s.nodes = n, s.status = "waived";
-          s.reason = "no mode of --io-modes runs here (" + why + ")";
-          st.samples.push_back(s);
-          return true;
-        }
-        bool reached = false;
-        st.samples.push_back(runner.run(io, stop, reached));
-        return reached;
-      }, &user_stop);
+      const cluster::StorageIo io{op, mode < 0 ? 1 : mode, n, ckpt, 0, mine * block, block, 0,
+                                  std::string(op) == "checkpoint-save"};
+      ok = mpi.stonewall_point(n, false, timeout,
+                               point_work(io, mode < 0 ? "no mode of --io-modes runs here (" + why + ")" : ""),
+                               &user_stop);
     }
     std::error_code ec;
     fs::remove(ckpt, ec);
