@@ -23,6 +23,10 @@ struct FakeCufile::State {
   mutable std::mutex mu;
   std::vector<std::string> calls;
   bool open = false;
+  int opens = 0;
+  std::vector<std::string> misuse;
+  std::condition_variable handle_cv;
+  bool handle_rendezvous_given_up = false;
   std::map<void*, int> handles;  // handle -> fd
   std::set<const void*> buffers;
   std::set<void*> streams;
@@ -96,7 +100,12 @@ CUfileError_t f_driver_open() {
   auto& s = FakeCufile::current();
   s.call("DriverOpen");
   if (s.opt.driver_open_error != 0) return err(s.opt.driver_open_error);
-  s.open = true;
+  {
+    std::lock_guard lk(s.mu);
+    if (s.open) s.misuse.push_back("cuFileDriverOpen while the driver is open");
+    s.open = true;
+    ++s.opens;
+  }
   if (!s.opt.log_dir_line.empty()) {
     // Like cuFile: log into logging.dir of the configuration CUFILE_ENV_PATH_JSON names.
     if (const char* cfg = std::getenv("CUFILE_ENV_PATH_JSON")) {
@@ -109,11 +118,20 @@ CUfileError_t f_driver_open() {
 CUfileError_t f_driver_close() {
   auto& s = FakeCufile::current();
   s.call("DriverClose");
+  std::lock_guard lk(s.mu);
+  if (!s.handles.empty() || !s.buffers.empty())
+    s.misuse.push_back("cuFileDriverClose with " + std::to_string(s.handles.size()) + " file(s) and " +
+                       std::to_string(s.buffers.size()) + " buffer(s) registered");
   s.open = false;
   return ok();
 }
 CUfileError_t f_props(cufile::CUfileDrvProps_t* p) {
-  FakeCufile::current().call("DriverGetProperties");
+  auto& s = FakeCufile::current();
+  s.call("DriverGetProperties");
+  {
+    std::lock_guard lk(s.mu);
+    if (!s.open) s.misuse.push_back("cuFileDriverGetProperties while the driver is closed");
+  }
   *p = cufile::CUfileDrvProps_t{};
   p->nvfs.dcontrolflags = 1U << cufile::kControlAllowCompatMode;
   p->fflags = (1U << cufile::kFeatureBatchIo) | (1U << cufile::kFeatureStreams);
@@ -124,10 +142,17 @@ CUfileError_t f_handle_register(cufile::CUfileHandle_t* h, cufile::CUfileDescr_t
   s.call("HandleRegister");
   if (s.opt.handle_register_error != 0) return err(s.opt.handle_register_error);
   if (d->type != cufile::kHandleTypeOpaqueFd) return err(5022);
-  std::lock_guard lk(s.mu);
+  std::unique_lock lk(s.mu);
+  if (!s.open) s.misuse.push_back("cuFileHandleRegister while the driver is closed");
   void* handle = reinterpret_cast<void*>(static_cast<uintptr_t>(s.next_handle++));
   s.handles[handle] = d->handle.fd;
   *h = handle;
+  s.handle_cv.notify_all();
+  const unsigned want = s.opt.handle_rendezvous;
+  if (want > 0 && !s.handle_rendezvous_given_up &&
+      !s.handle_cv.wait_for(lk, std::chrono::seconds(2), [&] { return s.handles.size() >= want; })) {
+    s.handle_rendezvous_given_up = true;  // a run that never overlaps fails the test, not hangs it
+  }
   return ok();
 }
 void f_handle_deregister(cufile::CUfileHandle_t h) {
@@ -348,6 +373,14 @@ unsigned FakeCufile::async_peak_running() const {
 bool FakeCufile::driver_open() const {
   std::lock_guard lk(state_->mu);
   return state_->open;
+}
+int FakeCufile::driver_opens() const {
+  std::lock_guard lk(state_->mu);
+  return state_->opens;
+}
+std::vector<std::string> FakeCufile::misuse() const {
+  std::lock_guard lk(state_->mu);
+  return state_->misuse;
 }
 
 }  // namespace gdsb::gpu::testing

@@ -30,6 +30,9 @@ struct FakeCufileOptions {
   // test sees how many a path really keeps in flight (async_peak_running), not by timing.
   unsigned async_rendezvous = 0;
   std::chrono::microseconds async_delay{0};  // each async I/O takes at least this long
+  // When > 0: cuFileHandleRegister waits until this many handles are registered at once
+  // (giving up after 2 s), so runs on several GPUs are sure to overlap in the driver.
+  unsigned handle_rendezvous = 0;
 };
 
 class FakeCufile {
@@ -52,6 +55,11 @@ class FakeCufile {
   int async_streams_used() const;
   unsigned async_peak_running() const;
   bool driver_open() const;
+  int driver_opens() const;  // cuFileDriverOpen calls that succeeded
+  // What a real libcufile does not survive, as seen: the driver opened again while open,
+  // closed while files or buffers are registered, or used (properties, registration)
+  // while closed. The crash of issue 35 was one of these on 4 GPUs.
+  std::vector<std::string> misuse() const;
 
   // Used by the C functions.
   struct State;

@@ -8,6 +8,10 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
+#include <algorithm>
+#include <cstdlib>
 
 #include "drive.hpp"
 #include "fake_cufile.hpp"
@@ -30,10 +34,11 @@ constexpr uint64_t kFileSize = 2 << 20;
 constexpr uint32_t kIoSize = 64 << 10;
 
 struct RunnerFixture {
-  explicit RunnerFixture(CopyTiming timing = CopyTiming::Events, int devices = 1)
+  explicit RunnerFixture(CopyTiming timing = CopyTiming::Events, int devices = 1,
+                         testing::FakeCufileOptions cufile_options = {})
       : gpu(std::make_shared<FakeGpuService>(
             FakeGpuOptions{.devices = devices, .copy_delay = std::chrono::microseconds(20)})),
-        cufile(*gpu) {
+        cufile(*gpu, std::move(cufile_options)) {
     GpuPathDeps deps;
     deps.service = gpu;
     deps.staging = make_engine_staging_io;
@@ -119,6 +124,56 @@ TEST_P(RunnerGpu, RecordsThePciBusIdOfTheGpuItRanOn) {
   ASSERT_EQ(r.status, RunStatus::Ok) << r.reason;
   EXPECT_EQ(r.path.gpu_pci_bus_id, "0000:00:01.0");
 }
+
+// Issue 35: gdsb-io's jobs on 4 GPUs crashed inside libcufile (cuFileDriverGetProperties)
+// while the other jobs opened and closed the same driver. Eight jobs, one a fake GPU, run
+// at once through one Runner as gdsb-io's job groups do; every run's files stay registered
+// until all eight have registered theirs, so the runs overlap in the driver. The driver
+// is opened once, queried once, closed once after the last run, and never misused.
+class CufileJobs : public ::testing::TestWithParam<XferType> {};
+
+TEST_P(CufileJobs, JobsOnEightGpusAtOnceShareOneCufileDriver) {
+  constexpr int kGpus = 8;
+  testing::FakeCufileOptions rendezvous;
+  rendezvous.handle_rendezvous = kGpus;
+  RunnerFixture fx(CopyTiming::Events, kGpus, rendezvous);
+  const Runner runner(fx.registry);
+  std::vector<Workload> jobs;
+  for (int g = 0; g < kGpus; ++g) {
+    Workload w = fx.workload(GetParam(), IoPattern::Write);
+    w.file = fx.dir.file("gpu" + std::to_string(g));
+    w.gpu = g;
+    w.threads = 1;
+    jobs.push_back(w);
+  }
+  std::vector<RunResult> results(kGpus);
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t g = 0; g < kGpus; ++g)
+      threads.emplace_back([&, g] { results[g] = runner.run(jobs[g]); });
+  }
+  for (std::size_t g = 0; g < kGpus; ++g) {
+    ASSERT_EQ(results[g].status, RunStatus::Ok) << "GPU " << g << ": " << results[g].reason;
+    EXPECT_EQ(results[g].result.bytes, kFileSize) << "GPU " << g;
+    EXPECT_EQ(results[g].path.gpu_pci_bus_id, "0000:00:0" + std::to_string(g) + ".0");
+  }
+  EXPECT_EQ(fx.cufile.misuse(), std::vector<std::string>{});
+  EXPECT_EQ(fx.cufile.driver_opens(), 1);
+  const auto calls = fx.cufile.calls();
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "DriverGetProperties"), 1);
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "DriverClose"), 1);
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "HandleRegister"), kGpus);
+  EXPECT_FALSE(fx.cufile.driver_open());
+  // The private log and configuration are gone with the driver; the variable is restored.
+  EXPECT_EQ(std::getenv("CUFILE_ENV_PATH_JSON"), nullptr);
+  for (const auto& e : std::filesystem::directory_iterator(fx.dir.path()))
+    EXPECT_EQ(e.path().filename().string().rfind("gdsb-cufile-", 0), std::string::npos) << e.path();
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryCufileType, CufileJobs,
+                         ::testing::Values(XferType::GpuDirect, XferType::GpuDirectAsync, XferType::GpuBatch,
+                                           XferType::GpuBatchStream),
+                         [](const ::testing::TestParamInfo<XferType>& i) { return std::string(xfer_name(i.param)); });
 
 // Verification is not vacuous on the GPU paths: a byte changed in the file is found.
 TEST_P(RunnerGpu, VerificationFindsACorruptedByte) {

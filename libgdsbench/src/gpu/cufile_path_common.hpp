@@ -142,7 +142,8 @@ class CufileRun final : public PathRun {
   CufileRun(GpuPathDeps deps, const Workload& w, const FileSet& files,
             std::shared_ptr<const cufile::CufileApi> api)
       : deps_(std::move(deps)), w_(w), files_(files),
-        session_(std::make_unique<CufileSession>(std::move(api), w_, files_, deps_.roots)) {}
+        session_(std::make_unique<CufileSession>(std::move(api), *deps_.cufile_drivers, w_, files_,
+                                                  deps_.roots)) {}
   std::unique_ptr<PathWorker> make_worker(uint32_t) override {
     return std::make_unique<Worker>(*deps_.service, w_, files_, *session_, deps_.completion);
   }

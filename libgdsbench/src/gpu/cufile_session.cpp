@@ -6,51 +6,30 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 
 #include "gdsb/error.hpp"
 
 namespace gdsb::gpu {
 
-namespace {
-constexpr const char* kConfigEnv = "CUFILE_ENV_PATH_JSON";
-}
-
-CufileSession::CufileSession(std::shared_ptr<const cufile::CufileApi> api, const Workload& w,
-                             const FileSet& files, const EvidenceRoots& roots)
+CufileSession::CufileSession(std::shared_ptr<const cufile::CufileApi> api, CufileDrivers& drivers,
+                             const Workload& w, const FileSet& files, const EvidenceRoots& roots)
     : api_(std::move(api)), w_(w), files_(files), roots_(roots) {
   facts_.library = api_->library;
-  facts_.config = read_cufile_config(cufile_config_path(std::getenv(kConfigEnv)));
   facts_.env_force_compat = parse_bool_env(std::getenv("CUFILE_FORCE_COMPAT_MODE"));
   facts_.before = read_nvfs(roots_.nvfs_dir);
   if (files_.odirect) {
     for (int fd : files_.fds) cached_before_.push_back(page_cache_bytes(fd).value_or(0));
   }
+  facts_.config = drivers.user_config();
   if (w_.require_gds) {
     if (auto why = compat_certain_before_run(facts_)) {
       throw VerificationError("--require-gds: cuFile can only run in compat mode here: " + *why);
     }
   }
-  if (roots_.private_log) make_private_log();
+  driver_ = drivers.acquire(api_, roots_);  // opened once for every run of the process
+  facts_.props = driver_->props();
+  facts_.log_dir = driver_->log_dir();
   try {
-    const cufile::CUfileError_t e = api_->driver_open();
-    if (e.err != cufile::kSuccess) fail_early("cuFileDriverOpen", e.err, e.cu_err, UINT32_MAX);
-    driver_open_ = true;
-    if (api_->driver_get_properties != nullptr) {
-      // Room to spare in case a newer library writes a longer structure.
-      alignas(8) unsigned char raw[sizeof(cufile::CUfileDrvProps_t) + 256] = {};
-      auto* p = reinterpret_cast<cufile::CUfileDrvProps_t*>(raw);
-      if (api_->driver_get_properties(p).err == cufile::kSuccess) {
-        facts_.props.known = true;
-        facts_.props.nvfs_major = p->nvfs.major_version;
-        facts_.props.nvfs_minor = p->nvfs.minor_version;
-        facts_.props.allow_compat = (p->nvfs.dcontrolflags >> cufile::kControlAllowCompatMode) & 1U;
-        facts_.props.p2p_supported = (p->fflags >> cufile::kFeatureP2p) & 1U;
-        facts_.props.batch_supported = (p->fflags >> cufile::kFeatureBatchIo) & 1U;
-        facts_.props.streams_supported = (p->fflags >> cufile::kFeatureStreams) & 1U;
-      }
-    }
     for (uint32_t i = 0; i < files_.fds.size(); ++i) {
       cufile::CUfileDescr_t d{};
       d.type = cufile::kHandleTypeOpaqueFd;
@@ -70,60 +49,15 @@ CufileSession::CufileSession(std::shared_ptr<const cufile::CufileApi> api, const
 CufileSession::~CufileSession() { close(); }
 
 void CufileSession::fail_early(const std::string& call, int code, int cu_err, uint32_t file) {
-  // Close the driver first: cuFile writes out its log lines by then.
   for (auto h : handles_) api_->handle_deregister(h);
   handles_.clear();
-  if (driver_open_) api_->driver_close();
-  driver_open_ = false;
   fail(call, code, cu_err, file);
 }
 
 void CufileSession::close() noexcept {
   for (auto h : handles_) api_->handle_deregister(h);
   handles_.clear();
-  if (driver_open_) api_->driver_close();
-  driver_open_ = false;
-  restore_env();
-  if (!log_dir_.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(log_dir_, ec);
-    log_dir_.clear();
-  }
-}
-
-void CufileSession::make_private_log() {
-  std::string parent = roots_.tmp_dir;
-  if (parent.empty()) {
-    const char* t = std::getenv("TMPDIR");
-    parent = t != nullptr && *t != '\0' ? t : "/tmp";
-  }
-  std::string templ = parent + "/gdsb-cufile-XXXXXX";
-  if (::mkdtemp(templ.data()) == nullptr) return;  // cuFile then logs where it always does
-  log_dir_ = templ;
-  const std::string cfg = log_dir_ + "/cufile.json";
-  {
-    std::ofstream out(cfg);
-    out << private_cufile_config(facts_.config, log_dir_, roots_.log_level);
-    if (!out) return;
-  }
-  facts_.log_dir = log_dir_;
-  const char* old = std::getenv(kConfigEnv);
-  had_env_ = old != nullptr;
-  if (had_env_) old_env_ = old;
-  env_saved_ = true;
-  // cuFile reads its configuration from this variable when the driver opens; it is
-  // restored when the session ends (the only process-wide state gdsbench changes).
-  ::setenv(kConfigEnv, cfg.c_str(), 1);
-}
-
-void CufileSession::restore_env() noexcept {
-  if (!env_saved_) return;
-  if (had_env_) {
-    ::setenv(kConfigEnv, old_env_.c_str(), 1);
-  } else {
-    ::unsetenv(kConfigEnv);
-  }
-  env_saved_ = false;
+  driver_.reset();  // the last run to end closes the driver
 }
 
 cufile::FailureContext CufileSession::context(const std::string& call, int code, int cu_err,
@@ -134,7 +68,7 @@ cufile::FailureContext CufileSession::context(const std::string& call, int code,
   c.code = code;
   c.cu_err = cu_err;
   c.nvfs_loaded = facts_.before.loaded;
-  if (!log_dir_.empty()) c.log_lines = relevant_log_lines(log_dir_);
+  if (!facts_.log_dir.empty()) c.log_lines = relevant_log_lines(facts_.log_dir);
   if (!file.empty()) {
     const FileFacts ff = file_facts(file, roots_.mountinfo, roots_.udev_root);
     c.fs_type = ff.fs_type;
@@ -188,7 +122,7 @@ PathReport CufileSession::finish() {
   facts_.after = read_nvfs(roots_.nvfs_dir);
   facts_.reads = reads_.load();
   facts_.writes = writes_.load();
-  if (!log_dir_.empty()) facts_.log_lines = relevant_log_lines(log_dir_);
+  if (!facts_.log_dir.empty()) facts_.log_lines = relevant_log_lines(facts_.log_dir);
   PathReport r = decide_path(facts_);
   // Opened with O_DIRECT, as gdsio does: pages that appeared in the page cache during the
   // run came from cuFile doing buffered I/O, and the figure is the cache's, not storage's.

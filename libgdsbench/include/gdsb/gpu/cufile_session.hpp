@@ -1,5 +1,6 @@
-// One run's cuFile state: a private log directory and configuration, the driver opened,
-// the run's files registered, and the facts from which the path used is judged.
+// One run's cuFile state: the process's driver (shared with the runs beside it, see
+// cufile_driver.hpp), the run's files registered, and the facts from which the path used
+// is judged.
 #pragma once
 
 #include <atomic>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "gdsb/gpu/cufile_api.hpp"
+#include "gdsb/gpu/cufile_driver.hpp"
 #include "gdsb/gpu/cufile_errors.hpp"
 #include "gdsb/gpu/gpu_paths.hpp"
 #include "gdsb/gpu/path_evidence.hpp"
@@ -18,11 +20,12 @@ namespace gdsb::gpu {
 
 class CufileSession {
  public:
-  // Opens the driver and registers every file; throws RuntimeError with the explanation
-  // (error name, cause, hints, quoted log lines) when either fails, and VerificationError
-  // when --require-gds is set and the facts already prove compat mode.
-  CufileSession(std::shared_ptr<const cufile::CufileApi> api, const Workload& w,
-                const FileSet& files, const EvidenceRoots& roots);
+  // Takes the driver from `drivers` (opening it if no run holds it) and registers every
+  // file; throws RuntimeError with the explanation (error name, cause, hints, quoted log
+  // lines) when either fails, and VerificationError when --require-gds is set and the
+  // facts already prove compat mode.
+  CufileSession(std::shared_ptr<const cufile::CufileApi> api, CufileDrivers& drivers,
+                const Workload& w, const FileSet& files, const EvidenceRoots& roots);
   ~CufileSession();
   CufileSession(const CufileSession&) = delete;
   CufileSession& operator=(const CufileSession&) = delete;
@@ -38,7 +41,7 @@ class CufileSession {
 
   void count(IoDir dir) { (dir == IoDir::Read ? reads_ : writes_).fetch_add(1, std::memory_order_relaxed); }
   const DriverProps& props() const { return facts_.props; }
-  const std::string& log_dir() const { return log_dir_; }
+  const std::string& log_dir() const { return facts_.log_dir; }
 
   // After the workers are gone: which path ran. Throws VerificationError for compat when
   // --require-gds was given.
@@ -48,8 +51,6 @@ class CufileSession {
   cufile::FailureContext context(const std::string& call, int code, int cu_err,
                                  const std::string& file) const;
   [[noreturn]] void fail_early(const std::string& call, int code, int cu_err, uint32_t file);
-  void make_private_log();
-  void restore_env() noexcept;
   void close() noexcept;
 
   std::shared_ptr<const cufile::CufileApi> api_;
@@ -57,11 +58,7 @@ class CufileSession {
   FileSet files_;
   EvidenceRoots roots_;
   PathFacts facts_;
-  std::string log_dir_;
-  bool env_saved_ = false;
-  bool had_env_ = false;
-  std::string old_env_;
-  bool driver_open_ = false;
+  std::shared_ptr<const CufileDriver> driver_;
   std::vector<cufile::CUfileHandle_t> handles_;
   std::atomic<uint64_t> reads_{0}, writes_{0};
   std::vector<uint64_t> cached_before_;  // page-cache bytes of each file at the start

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "gdsb/gpu/cufile_api.hpp"
+#include "gdsb/gpu/cufile_driver.hpp"
 #include "gdsb/gpu/gpu_service.hpp"
 #include "gdsb/gpu/staging_io.hpp"
 #include "gdsb/transfer_path.hpp"
@@ -58,6 +59,9 @@ struct GpuPathDeps {
   EvidenceRoots roots;
   CompletionWait completion = CompletionWait::Event;  // -x 5/6/7
   CopyTiming copy_timing = CopyTiming::Events;        // -x 2/3/4
+  // The cuFile driver, opened once for all the runs of the paths made from these deps
+  // (copies share it): jobs on several GPUs run at the same time (cufile_driver.hpp).
+  std::shared_ptr<CufileDrivers> cufile_drivers = std::make_shared<CufileDrivers>();
 };
 
 // CUDA service, dlopen of libcufile (workload.cufile_library, env GDSB_CUFILE_LIB, then
