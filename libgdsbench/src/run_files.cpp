@@ -1,5 +1,6 @@
 #include "run_files.hpp"
 
+#include <algorithm>
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
@@ -80,11 +81,16 @@ uint64_t mono_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-// A run that keeps many files open (a file list) raises the soft limit on descriptors as
-// far as the hard one; beyond that it is the user's ulimit. cuFile opens a second
-// descriptor of its own for every registered file (for unaligned I/O; measured on the H100
-// machine, cuFile 1.15: a 10,000-file run failed with EMFILE at file 9,979 when only one
-// per file was counted), so the cuFile types need two per file.
+// A run that keeps many files open (a file list) raises the soft limit on descriptors to
+// the hard one; beyond that it is the user's ulimit. cuFile opens a second descriptor of
+// its own for every registered file (for unaligned I/O; measured on the H100 machine,
+// cuFile 1.15: a 10,000-file run failed with EMFILE at file 9,979 when only one per file
+// was counted), so the cuFile types need two per file. What CUDA and cuFile open besides
+// grows with the GPUs of the node: on 4 x H200 the same 9,950-file run failed at fd 9,975
+// with two per file and 64 to spare (issue 35), and jobs that run at once each need their
+// own. So the need decides only whether to raise and whether the hard limit can ever do;
+// where it is raised, it is raised to the hard limit (gdsbench waits with poll, never
+// select, so a large limit costs nothing).
 void ensure_descriptors(std::size_t files, bool cufile) {
   rlimit rl{};
   if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
@@ -98,7 +104,7 @@ void ensure_descriptors(std::size_t files, bool cufile) {
                      " descriptors, but the limit is " + std::to_string(rl.rlim_max) +
                      " (ulimit -Hn); raise it or use fewer files");
   }
-  rl.rlim_cur = want;
+  rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? std::max<rlim_t>(want, rl.rlim_cur) * 4 : rl.rlim_max;
   (void)::setrlimit(RLIMIT_NOFILE, &rl);
 }
 

@@ -296,5 +296,39 @@ TEST(FileListDescriptors, CufileCountsTwoPerFile) {
          "13: the message lacks the count or the remedy, 14: another exception";
 }
 
+// What CUDA and cuFile open besides two descriptors a file grows with the GPUs (issue 35:
+// a 9,950-file run failed at fd 9,975 on 4 x H200 with 64 to spare): a run that must raise
+// the soft limit raises it to the hard one, not to its own count. Soft 100, hard 4096, a
+// 60-file cuFile run: the soft limit is 4096 afterwards (it was 184 before).
+TEST(FileListDescriptors, RaisesTheSoftLimitToTheHardOne) {
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int code = 0;
+    try {
+      Fixture fx;
+      const std::string list = fx.list("many", 60);
+      rlimit rl{100, 4096};
+      if (::setrlimit(RLIMIT_NOFILE, &rl) != 0) ::_exit(10);
+      Workload w;
+      w.file_list = list;
+      w.pattern = IoPattern::Write;
+      w.xfer = XferType::GpuDirect;
+      w.io_size = kIo;
+      w.file_size = kIo;
+      w.threads = 1;
+      if (Runner(fx.registry).run(w).status != RunStatus::Ok) code = 11;
+      if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur != 4096) code = code ? code : 12;
+    } catch (...) {
+      code = 14;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
 }  // namespace
 }  // namespace gdsb::gpu
