@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gdsb/node_figure.hpp"
 #include "presets.hpp"
 
 namespace gdsb::io {
@@ -23,39 +24,34 @@ json latency(const LatencySummary& l) {
   return {{"p50_us", l.p50_us}, {"p99_us", l.p99_us}, {"p999_us", l.p999_us}, {"max_us", l.max_us}};
 }
 
-// The jobs whose names start with prefix (e.g. "load-gpu"), as one group that ran together.
+// The jobs whose names start with prefix (e.g. "load-gpu"), as one group that ran together:
+// the node's figure (gdsb/node_figure.hpp) of those jobs.
 json group(std::span<const RunResult> runs, const std::string& prefix) {
+  std::vector<RunResult> members;
+  for (const auto& r : runs)
+    if (starts_with(r.workload.name, prefix)) members.push_back(r);
+  const NodeFigure f = node_figure(members);
   json per_gpu = json::array();
-  double t0 = 0;
-  double end = 0;
-  uint64_t bytes = 0;
-  std::vector<std::string> missing;
-  for (const auto& r : runs) {
-    if (!starts_with(r.workload.name, prefix)) continue;
-    if (r.status != RunStatus::Ok) {
-      missing.push_back("GPU " + std::to_string(r.workload.gpu) + ": " + r.reason);
-      continue;
-    }
-    const Measurement& m = r.result;
-    per_gpu.push_back({{"gpu", r.workload.gpu},
-                       {"seconds", m.seconds},
-                       {"bytes", m.bytes},
-                       {"gb_s", m.seconds > 0 ? static_cast<double>(m.bytes) / m.seconds / 1e9 : 0.0},
-                       {"fsync_s", m.fsync_s},
-                       {"path_used", r.path.path_used}});
-    t0 = t0 == 0 ? m.t0_unix_s : std::min(t0, m.t0_unix_s);
-    end = std::max(end, m.end_unix_s);
-    bytes += m.bytes;
+  for (const GpuFigure& g : f.per_gpu) {
+    const auto run = std::find_if(members.begin(), members.end(), [&](const RunResult& r) {
+      return r.status == RunStatus::Ok && r.workload.gpu == g.gpu;
+    });
+    per_gpu.push_back({{"gpu", g.gpu},
+                       {"seconds", g.seconds},
+                       {"bytes", g.bytes},
+                       {"gb_s", g.gb_s},
+                       {"fsync_s", run->result.fsync_s},
+                       {"path_used", g.path_used}});
   }
   json g = {{"per_gpu", per_gpu}};
-  if (per_gpu.empty() || !missing.empty()) {
+  if (per_gpu.empty() || !f.missing.empty()) {
     g["node_s"] = nullptr;
-    g["missing"] = missing;
+    g["missing"] = f.missing;
     return g;
   }
-  g["node_s"] = end - t0;
-  g["bytes"] = bytes;
-  g["gb_s"] = end > t0 ? static_cast<double>(bytes) / (end - t0) / 1e9 : 0.0;
+  g["node_s"] = *f.window_s;
+  g["bytes"] = f.bytes;
+  g["gb_s"] = *f.gb_s;
   return g;
 }
 
