@@ -436,6 +436,37 @@ Ceiling PathModel::node_ceiling(DataSource kind) const {
   return c;
 }
 
+Ceiling PathModel::reads_ceiling(const std::vector<GpuReads>& reads) const {
+  std::vector<const DataPath*> flows;
+  std::string skipped;
+  for (const GpuReads& r : reads) {
+    bool any = false;
+    for (const std::string& src : r.sources)
+      for (const auto& path : paths_)
+        if (path.gpu == r.gpu && path.source == src && !is_down(src)) {
+          flows.push_back(&path);
+          any = true;
+        }
+    if (!any) skipped += (skipped.empty() ? "" : ", ") + (r.gpu.empty() ? std::string("a GPU not in this input") : r.gpu);
+  }
+  Ceiling c;
+  if (flows.empty()) {
+    c.limited_by = reads.empty() ? "no GPU reads" : "no path from the sources read to the GPUs in this input";
+    return c;
+  }
+  // One kind names the sources; a mix (a directory on a drive, another on a network mount)
+  // is counted as drives and NICs alike by the flow solve.
+  const DataSource kind = flows.front()->kind;
+  const bool one_kind = std::all_of(flows.begin(), flows.end(), [&](const DataPath* f) { return f->kind == kind; });
+  const std::string what = !one_kind ? "sources each GPU reads"
+                           : kind == DataSource::LocalNvme ? "NVMe drives the GPUs read"
+                           : kind == DataSource::DataNic   ? "data NICs the GPUs read through"
+                                                           : "virtual disks the GPUs read";
+  c = ceiling_for("", flows, one_kind ? kind : DataSource::LocalNvme, what, "");
+  if (!skipped.empty()) c.limited_by += "; not counted, no path in this input: " + skipped;
+  return c;
+}
+
 Ceiling PathModel::carriers_ceiling(const std::vector<std::string>& nics,
                                     const std::string& gpu) const {
   std::vector<const DataPath*> flows;

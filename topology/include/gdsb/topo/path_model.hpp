@@ -131,6 +131,15 @@ class PathModel {
   // uplinks and the GPU links, by the same flow solve. A NIC that is no data NIC here or
   // whose ports are all down is named in limited_by and not counted.
   Ceiling carriers_ceiling(const std::vector<std::string>& nics, const std::string& gpu) const;
+  // GPUs reading at once, each from its own sources (drive, data NIC or virtual disk BDFs:
+  // the devices under the directory it reads), by the same flow solve: a drive two GPUs
+  // read caps their sum. gdsb-io's node mode (issue 35). A GPU without a path from its
+  // sources in this input is named in limited_by and not counted.
+  struct GpuReads {
+    std::string gpu;
+    std::vector<std::string> sources;
+  };
+  Ceiling reads_ceiling(const std::vector<GpuReads>& reads) const;
   // Data NICs whose RDMA ports are all down: they carry nothing, so no ceiling counts them.
   const std::vector<std::string>& down_nics() const { return down_nics_; }
   bool is_down(const std::string& bdf) const;
