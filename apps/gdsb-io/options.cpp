@@ -100,7 +100,13 @@ void setup_io(CLI::App& app, Options& opt) {
                  "checkpoint-load, checkpoint-save, kv-offload or dataset (files under -D DIR)")
       ->group(p);
   app.add_flag("--dry-run", opt.dry_run, "print the preset's job file and run nothing")->group(p);
-  app.add_option("--gpus", opt.gpus, "GPUs that take part (default: all; 1 without a GPU)")
+  app.add_option("--gpus", opt.gpus_text,
+                 "GPUs that take part: all, a count from -d, or a list such as 0,2 (presets: default all; "
+                 "without --workload: the node mode, every GPU reading at once)")
+      ->group(p);
+  app.add_option("--fake-gpu", opt.fake_gpu,
+                 "Tests: the node mode on the host-memory fake GPU service described by FILE "
+                 "({\"devices\":8,\"copy_delay_us\":500})")
       ->group(p);
   app.add_option("--shards", opt.shards, "checkpoint shard files per GPU (default 4)")->group(p);
   app.add_option("--shard-size", opt.shard_size, "checkpoint bytes per shard (default 1G)")
@@ -135,7 +141,7 @@ void record_given(const CLI::App& app, Options& opt) {
   }
   opt.no_odirect_given = app.count("--no-odirect") > 0;
   opt.preset_options.clear();
-  for (const char* name : {"--gpus", "--shards", "--shard-size", "--layers", "--block-size",
+  for (const char* name : {"--shards", "--shard-size", "--layers", "--block-size",
                            "--kv-blocks", "--write-share", "--files", "--file-size", "--topo-json",
                            "--sysfs-root", "--pci-dump", "--lspci-text", "--hwloc-xml",
                            "--from-snapshot"}) {

@@ -60,7 +60,10 @@ struct Options {
   // Workload presets (presets.hpp): --workload NAME and its sizes and counts.
   std::string workload;      // checkpoint-load | checkpoint-save | kv-offload | dataset
   bool dry_run = false;      // print the preset's job file, run nothing, create nothing
-  int gpus = 0;              // 0: every GPU of the node (1 where none is usable)
+  // --gpus: all, a count or a list (node_mode.hpp parse_gpus); "" when not given. With a
+  // preset it is a count; without one it asks for the node mode.
+  std::string gpus_text;
+  std::string fake_gpu;      // tests: --fake-gpu FILE, the fake GPU service (node mode)
   uint32_t shards = 4;       // shard files per GPU
   std::string shard_size = "1G";
   uint32_t layers = 32;      // kv-offload: blocks per request

@@ -1,4 +1,5 @@
 #include "presets.hpp"
+#include "node_mode.hpp"
 
 #include <sys/stat.h>
 
@@ -182,8 +183,10 @@ PresetParams preset_params(const Options& opt, int gpu_count) {
   p.dir += "/" + std::string(preset_name(p.preset));
   p.xfer = parse_xfer(opt.xfer, "-x/--xfer-type");
   p.first_gpu = opt.gpu;
-  if (opt.gpus < 0) throw UsageError("--gpus: must not be negative");
-  p.gpus = opt.gpus > 0 ? opt.gpus : std::max(1, gpu_count - opt.gpu);
+  const GpuSelection gpus = parse_gpus(opt.gpus_text);
+  if (!gpus.list.empty())
+    throw UsageError("--gpus " + opt.gpus_text + ": a preset takes all or a count of GPUs from -d, not a list");
+  p.gpus = gpus.count > 0 ? gpus.count : std::max(1, gpu_count - opt.gpu);
   in_range(static_cast<uint64_t>(p.gpus), 1, 64, "--gpus");
   if (gpu_count > 0 && xfer_uses_gpu(p.xfer) && p.first_gpu + p.gpus > gpu_count) {
     throw UsageError("--gpus " + std::to_string(p.gpus) + " from -d " +

@@ -22,6 +22,7 @@
 #include "presets.hpp"
 #include "gdsb/stop_signals.hpp"
 #include "gdsb/version.hpp"
+#include "node_mode.hpp"
 #include "survey.hpp"
 
 namespace gdsb::io {
@@ -159,7 +160,9 @@ int run_jobs(const Options& opt, const StopSignals& signals, ProgressLine& progr
   });
   if ((!opt.json_file.empty() || !opt.html_file.empty()) && !(nothing_ran && !outcomes.empty())) {
     write_io_report(io_json_target(opt.json_file), opt.html_file, opt.argv, context, results,
-                    interrupted, opt.allow_overwrite, preset ? &summary : nullptr);
+                    interrupted, opt.allow_overwrite,
+                    preset ? std::vector<std::pair<std::string, nlohmann::json>>{{"workload_summary", summary}}
+                           : std::vector<std::pair<std::string, nlohmann::json>>{});
   }
   if (interrupted) {
     print_error("interrupted; results above cover the time before the signal");
@@ -182,11 +185,11 @@ report::OutputTarget io_json_target(const std::string& path) {
 void write_io_report(const report::OutputTarget& json, const std::string& html_path,
                      const std::vector<std::string>& argv, RunContext context,
                      std::span<const RunResult> runs, bool interrupted, bool allow_overwrite,
-                     const nlohmann::json* workload_summary) {
+                     const std::vector<std::pair<std::string, nlohmann::json>>& sections) {
   context.ended_at = utc_now_iso8601();
   auto doc = report::io_document({"gdsb-io", std::string(version())}, argv, context, runs,
                                  interrupted);
-  if (workload_summary != nullptr) doc["workload_summary"] = *workload_summary;
+  for (const auto& [key, value] : sections) doc[key] = value;
   if (!json.path.empty()) report::write_output_atomic(json, doc.dump(2) + "\n", allow_overwrite);
   if (!html_path.empty()) {
     report::write_html(nlohmann::json::parse(doc.dump()), html_path, allow_overwrite);
@@ -199,6 +202,8 @@ int run_io(const Options& opt) {
     const StopSignals signals("gdsb-io");
     ProgressLine progress(stderr_is_terminal() && !opt.quiet);
     try {
+      if (node_mode_requested(opt)) return run_node(opt, signals.flag(), progress);
+      if (!opt.fake_gpu.empty()) throw UsageError("--fake-gpu goes with the node mode: give --gpus");
       if (opt.job_file.empty() && opt.given.empty() && opt.workload.empty() && !opt.dry_run)
         return run_survey(opt, signals.flag(), progress);
       return run_jobs(opt, signals, progress);

@@ -43,30 +43,6 @@ class ScratchFile {
   std::string path_;
 };
 
-// The survey's file, written by the runner as every file gdsbench writes (real data: reads
-// of unwritten extents would not reach storage), buffered so that any file system takes
-// it; the runner ends a write run with the data on storage and out of the page cache, so
-// the reads that follow start from storage. Returns false when stopped.
-bool fill_scratch(const Runner& runner, const std::string& path, uint64_t size,
-                  const std::atomic<bool>& stop) {
-  Workload w;
-  w.name = "survey-fill";
-  w.file = path;
-  w.file_size = size;
-  w.io_size = std::min<uint64_t>(1ULL << 20, size);  // the size is whole MiB (survey_size)
-  w.xfer = XferType::CpuOnly;
-  w.pattern = IoPattern::Write;
-  w.odirect = false;
-  w.fill_random = true;  // no two blocks alike
-  w.threads = 1;
-  RunOptions ro;
-  ro.stop = &stop;
-  const RunResult r = runner.run(w, ro);
-  if (r.status != RunStatus::Ok)
-    throw RuntimeError("cannot write scratch file " + path + ": " + r.reason);
-  return !r.interrupted;
-}
-
 std::string scratch_dir() {
   const char* env = std::getenv("GDSB_SCRATCH");
   return env != nullptr && *env != '\0' ? std::string(env) : std::string(".");
@@ -91,12 +67,6 @@ uint64_t survey_size(const std::string& dir) {
   return size;
 }
 
-double survey_seconds() {
-  if (const char* env = std::getenv("GDSB_SURVEY_SECONDS"); env != nullptr && *env != '\0') {
-    return parse_seconds(env, "GDSB_SURVEY_SECONDS");
-  }
-  return 3.0;
-}
 
 std::vector<Workload> survey_jobs(const std::string& file, uint64_t size, double seconds) {
   const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
@@ -122,6 +92,37 @@ std::vector<Workload> survey_jobs(const std::string& file, uint64_t size, double
 }
 
 }  // namespace
+
+// The survey's file, written by the runner as every file gdsbench writes (real data: reads
+// of unwritten extents would not reach storage), buffered so that any file system takes
+// it; the runner ends a write run with the data on storage and out of the page cache, so
+// the reads that follow start from storage. Returns false when stopped.
+bool fill_scratch(const Runner& runner, const std::string& path, uint64_t size,
+                  const std::atomic<bool>& stop) {
+  Workload w;
+  w.name = "survey-fill";
+  w.file = path;
+  w.file_size = size;
+  w.io_size = std::min<uint64_t>(1ULL << 20, size);  // the size is whole MiB (survey_size)
+  w.xfer = XferType::CpuOnly;
+  w.pattern = IoPattern::Write;
+  w.odirect = false;
+  w.fill_random = true;  // no two blocks alike
+  w.threads = 1;
+  RunOptions ro;
+  ro.stop = &stop;
+  const RunResult r = runner.run(w, ro);
+  if (r.status != RunStatus::Ok)
+    throw RuntimeError("cannot write scratch file " + path + ": " + r.reason);
+  return !r.interrupted;
+}
+
+double survey_seconds() {
+  if (const char* env = std::getenv("GDSB_SURVEY_SECONDS"); env != nullptr && *env != '\0') {
+    return parse_seconds(env, "GDSB_SURVEY_SECONDS");
+  }
+  return 3.0;
+}
 
 int run_survey(const Options& opt, const std::atomic<bool>& stop, ProgressLine& progress) {
   const std::string report_path = opt.json_file.empty() ? kSurveyReport : opt.json_file;

@@ -10,12 +10,21 @@
 #include <atomic>
 #include <string>
 
+#include "gdsb/runner.hpp"
 #include "options.hpp"
 #include "progress.hpp"
 
 namespace gdsb::io {
 
 inline constexpr const char* kSurveyReport = "gdsb-report/io.json";
+
+// Writes `path` (size bytes of random data, buffered, as every file gdsbench writes) with
+// the runner, ending with the data on storage and out of the page cache; false when stopped.
+// The survey's scratch file and the node mode's files.
+bool fill_scratch(const Runner& runner, const std::string& path, uint64_t size,
+                  const std::atomic<bool>& stop);
+// Seconds per measured run: $GDSB_SURVEY_SECONDS, default 3.
+double survey_seconds();
 
 // Returns the exit code; throws gdsb::Error for what stops the survey as a whole.
 int run_survey(const Options& opt, const std::atomic<bool>& stop, ProgressLine& progress);
