@@ -19,6 +19,10 @@
 #              page_cache_resident_at_start), and gdsb-doctor without arguments (exit 0
 #              or 3, nothing written)
 #   issue11    bench/gpu-issue11.sh with PARTS from $ISSUE11_PARTS (default: all)
+#   node       issue 35: gdsb-io's node mode (--gpus all: the plan, every GPU reading the
+#              test directory's disk at once with -x 1,0,2, and a RAM-backed tmpfs with
+#              -x 1,2,3); the crash regression (checkpoint-load -x 0 on every GPU, four
+#              times: no exit 139 or 134); dataset -x 0 with 9,950 files on the last GPU
 # Environment: OUT, GDSB_TEST_DIR, CREATE_UDEV_RECORD=1 (see below), ISSUE11_PARTS.
 # Exit: 0 when every part exited 0 (or 3 where a finding is expected), 1 otherwise.
 set -uo pipefail
@@ -184,6 +188,38 @@ PY
   return "$status"
 }
 
+node_part() {
+  local io=$PWD/build/release/apps/gdsb-io/gdsb-io rc status=0 i
+  "$io" --gpus all --dry-run >"$OUT/node-plan.txt" 2>&1; rc=$?
+  cat "$OUT/node-plan.txt"; echo "node plan rc=$rc"
+  [ "$rc" -eq 0 ] || status=1
+  (cd "$testdir" && "$io" --gpus all -x 1,0,2 -s "${NODE_SIZE:-2G}" -T "${NODE_SECONDS:-4}" \
+     --json "$OUT/node-disk.json") >"$OUT/node-disk.txt" 2>&1; rc=$?
+  cat "$OUT/node-disk.txt"; echo "node (disk) rc=$rc"
+  [ "$rc" -eq 0 ] || status=1
+  mkdir -p /mnt/ram && { mountpoint -q /mnt/ram || mount -t tmpfs -o size=40g tmpfs /mnt/ram; }
+  "$io" --gpus all -D /mnt/ram -x 1,2,3 -s 4G -w 4 -T "${NODE_SECONDS:-4}" --json "$OUT/node-ram.json" \
+    >"$OUT/node-ram.txt" 2>&1; rc=$?
+  cat "$OUT/node-ram.txt"; echo "node (tmpfs) rc=$rc"
+  [ "$rc" -eq 0 ] || status=1
+  # Issue 35: checkpoint-load -x 0 on 4 GPUs crashed inside libcufile in 3 runs of 4.
+  for i in 1 2 3 4; do
+    (cd "$testdir" && "$io" --workload checkpoint-load -D "$testdir" -x 0 --shards 2 --shard-size 256M -q \
+       --allow-overwrite) >"$OUT/ckpt-x0-$i.txt" 2>&1; rc=$?
+    echo "checkpoint-load -x 0 on every GPU, run $i: rc=$rc"
+    tail -3 "$OUT/ckpt-x0-$i.txt"
+    case "$rc" in 134|139) status=1 ;; esac
+  done
+  # Issue 35: dataset -x 0 with 9,950 files failed with "fd create failed" at fd 9,975.
+  local last=$(( $(nvidia-smi -L | grep -c '^GPU ') - 1 ))
+  (cd "$testdir" && "$io" --workload dataset -D "$testdir" -x 0 -d "$last" --gpus 1 --files 9950 \
+     --file-size 128K -q --allow-overwrite) >"$OUT/dataset-x0.txt" 2>&1; rc=$?
+  tail -25 "$OUT/dataset-x0.txt"; echo "dataset -x 0, 9,950 files, GPU $last: rc=$rc"
+  [ "$rc" -eq 0 ] || status=1
+  rm -rf "$testdir/checkpoint-load" "$testdir/dataset"
+  return "$status"
+}
+
 for part in "${parts[@]}"; do
   case "$part" in
     gpu-test) ok="0"; run_part gpu-test bash ci/gpu-test.sh --create-udev-record ;;
@@ -193,6 +229,7 @@ for part in "${parts[@]}"; do
     cluster) ok="0 3"; GDSB_TEST_DIR="$testdir" run_part cluster bash bench/cluster-one-node.sh ;;
     health) ok="0"; run_part health health_part ;;
     survey) ok="0"; run_part survey survey_part ;;
+    node) ok="0"; run_part node node_part ;;
     issue11)
       ok="0"
       args=()
