@@ -1,6 +1,7 @@
 #include "run_files.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
@@ -81,28 +82,40 @@ uint64_t mono_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-// A run that keeps many files open (a file list) raises the soft limit on descriptors to
-// the hard one; beyond that it is the user's ulimit. cuFile opens a second descriptor of
-// its own for every registered file (for unaligned I/O; measured on the H100 machine,
-// cuFile 1.15: a 10,000-file run failed with EMFILE at file 9,979 when only one per file
-// was counted), so the cuFile types need two per file. What CUDA and cuFile open besides
-// grows with the GPUs of the node: on 4 x H200 the same 9,950-file run failed at fd 9,975
-// with two per file and 64 to spare (issue 35), and jobs that run at once each need their
-// own. So the need decides only whether to raise and whether the hard limit can ever do;
-// where it is raised, it is raised to the hard limit (gdsbench waits with poll, never
-// select, so a large limit costs nothing).
+// Descriptors the process holds now (/proc/self/fd; 0 where it cannot be read).
+rlim_t open_descriptors() {
+  std::error_code ec;
+  rlim_t n = 0;
+  for (std::filesystem::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end; it.increment(ec)) ++n;
+  return n;
+}
+
+// A run that keeps many files open (a file list) makes room for them. cuFile opens a
+// second descriptor of its own for every registered file (for unaligned I/O; measured on
+// the H100 machine, cuFile 1.15: a 10,000-file run failed with EMFILE at file 9,979 when
+// only one per file was counted), and CUDA and cuFile hold more the more GPUs the node has:
+// on 4 x H100 a 9,950-file run failed at fd 9,975 with two per file and 64 to spare (issue
+// 35): about 100 more than on one GPU, under a hard limit of 20,000. That share cannot be
+// known before the driver opens, so the need is what is open now, one or two a file and 64
+// to spare, and a registration that still runs out is explained by cuFile's error (the
+// descriptors hint of cufile_errors.cpp). The soft limit is raised to the hard one (gdsbench waits with poll, never
+// select, so a large limit costs nothing); where the hard one is short, root may raise it
+// (CAP_SYS_RESOURCE, up to fs.nr_open); otherwise the run is refused with the figures.
 void ensure_descriptors(std::size_t files, bool cufile) {
   rlimit rl{};
   if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
   const rlim_t per_file = cufile ? 2 : 1;
-  const rlim_t want = static_cast<rlim_t>(files) * per_file + 64;
+  const rlim_t open_now = open_descriptors();
+  const rlim_t want = open_now + static_cast<rlim_t>(files) * per_file + 64;
   if (rl.rlim_cur >= want) return;
   if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want) {
+    const rlimit raised{want, want};
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) return;
     throw UsageError("the run opens " + std::to_string(files) + " files" +
                      (cufile ? " (two descriptors each: cuFile opens one of its own)" : "") +
-                     " and needs " + std::to_string(want) +
-                     " descriptors, but the limit is " + std::to_string(rl.rlim_max) +
-                     " (ulimit -Hn); raise it or use fewer files");
+                     " and needs " + std::to_string(want) + " descriptors (" + std::to_string(open_now) +
+                     " open already), but the limit is " + std::to_string(rl.rlim_max) +
+                     " (ulimit -Hn) and cannot be raised here; raise it or use fewer files");
   }
   rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? std::max<rlim_t>(want, rl.rlim_cur) * 4 : rl.rlim_max;
   (void)::setrlimit(RLIMIT_NOFILE, &rl);

@@ -60,6 +60,30 @@ TEST(CufileHints, NoUdevDatabaseOnHandleRegistration) {
   EXPECT_TRUE(has_hint(select_hints(c), "no-udev"));
 }
 
+// cuFile's own words on 4 x H100 (issue 35, bench/gpu-all.sh node, 2026-11-27): a 9,950-file
+// list under a hard limit of 20,000 descriptors ran out at registration.
+TEST(CufileHints, OutOfDescriptorsAtRegistration) {
+  FailureContext c;
+  c.call = "cuFileHandleRegister";
+  c.code = 5031;
+  c.log_lines = {"27-11-2026 14:34:43:434 [pid=3700 tid=3700] ERROR  cufio-obj:178 open call failed for file "
+                 "/work/main/build/gpu-test-files/dataset/d0009/f0009947.bin Too many open files",
+                 "27-11-2026 14:34:43:434 [pid=3700 tid=3700] ERROR  cufio-obj:431 fd create failed, cannot "
+                 "support unaligned access for fd: 9975"};
+  c.descriptors_open = 19998;
+  c.descriptor_limit = 20000;
+  auto h = select_hints(c);
+  ASSERT_TRUE(has_hint(h, "descriptors"));
+  const std::string text = describe_failure(c);
+  EXPECT_NE(text.find("ran out of file descriptors (19998 open of a limit of 20000)"), std::string::npos) << text;
+  EXPECT_NE(text.find("ulimit -Hn"), std::string::npos);
+  // The log line alone (another code) gives it too; an unrelated failure does not.
+  c.code = 5030;
+  EXPECT_TRUE(has_hint(select_hints(c), "descriptors"));
+  c.log_lines.clear();
+  EXPECT_FALSE(has_hint(select_hints(c), "descriptors"));
+}
+
 TEST(CufileHints, FileSystemNotSupported) {
   FailureContext c;
   c.call = "cuFileHandleRegister";

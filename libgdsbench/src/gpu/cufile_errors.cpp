@@ -165,6 +165,21 @@ std::vector<Hint> select_hints(const FailureContext& c) {
                    "exhausted (nvidia-smi -q -d MEMORY shows BAR1 used/total); use fewer "
                    "threads or smaller -i, or skip registration with -b"});
   }
+  // cuFile opens a descriptor of its own for every registered file; where the process has
+  // none left it says CU_FILE_GETNEWFD_FAILED and logs "Too many open files" (4 x H100,
+  // issue 35: a 9,950-file list under a hard limit of 20,000).
+  if (code == 5031 || c.errno_value == EMFILE || any_line_has(c.log_lines, "Too many open files")) {
+    std::string counts;
+    if (c.descriptors_open && c.descriptor_limit)
+      counts = " (" + std::to_string(*c.descriptors_open) + " open of a limit of " +
+               std::to_string(*c.descriptor_limit) + ")";
+    out.push_back({"descriptors",
+                   "the process ran out of file descriptors" + counts +
+                       ": every registered file takes two, gdsbench's and cuFile's own, and CUDA "
+                       "and cuFile hold more the more GPUs the node has; use fewer files or "
+                       "raise the hard limit (ulimit -Hn, systemd LimitNOFILE, Slurm's "
+                       "PropagateResourceLimits)"});
+  }
   if (code == 5043 || c.cu_err == 2 /* CUDA_ERROR_OUT_OF_MEMORY */) {
     out.push_back({"gpu-oom", "out of memory (GPU or host pinned memory): lower -w, -i or -B"});
   }

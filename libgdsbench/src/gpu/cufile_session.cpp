@@ -1,11 +1,13 @@
 #include "gdsb/gpu/cufile_session.hpp"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "gdsb/error.hpp"
 
@@ -69,6 +71,13 @@ cufile::FailureContext CufileSession::context(const std::string& call, int code,
   c.cu_err = cu_err;
   c.nvfs_loaded = facts_.before.loaded;
   if (!facts_.log_dir.empty()) c.log_lines = relevant_log_lines(facts_.log_dir);
+  std::error_code ec;
+  uint64_t open_fds = 0;
+  for (std::filesystem::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end; it.increment(ec)) ++open_fds;
+  if (rlimit rl{}; open_fds > 0 && ::getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+    c.descriptors_open = open_fds;
+    c.descriptor_limit = rl.rlim_cur;
+  }
   if (!file.empty()) {
     const FileFacts ff = file_facts(file, roots_.mountinfo, roots_.udev_root);
     c.fs_type = ff.fs_type;

@@ -3,6 +3,7 @@
 // the file system, the udev database, cuFile's own log).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,6 +44,8 @@ struct FailureContext {
   std::string device;
   std::optional<bool> block_device;
   std::optional<int> odirect_open_errno;
+  // The process's descriptors when the call failed: open (/proc/self/fd) and the soft limit.
+  std::optional<uint64_t> descriptors_open, descriptor_limit;
 };
 
 struct Hint {
