@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "gdsb/units.hpp"
 
@@ -165,11 +166,25 @@ std::string node_text(const NodePlan& p) {
     std::vector<std::pair<int, std::string>> paths;
     for (const auto& f : m->figure.per_gpu) paths.emplace_back(f.gpu, mode_label(m->xfer) + " read through " + f.path_used);
     o << grouped(paths, "");
-    for (const auto& miss : m->figure.missing) o << mode_label(m->xfer) << ": not measured: " << miss << "\n";
     for (const auto& odd : m->figure.odd)
       o << "odd GPU: " << mode_label(m->xfer) << ": GPU" << odd.gpu << " reads " << fixed(odd.gb_s) << " GB/s, "
         << fixed(100 * odd.share, 0) << "% of its peers' median " << fixed(odd.peers_median_gb_s) << " GB/s: "
         << explain(p, *m, odd) << "\n";
+  }
+  // Runs that did not measure, a reason once: "not measured: -x 1, -x 2 on GPU0-3: <why>".
+  std::vector<std::tuple<std::string, std::vector<std::string>, std::vector<int>>> unmeasured;
+  for (const NodeMode* m : ran)
+    for (const auto& miss : m->figure.missing) {
+      auto it = std::find_if(unmeasured.begin(), unmeasured.end(), [&](const auto& e) { return std::get<0>(e) == miss.reason; });
+      if (it == unmeasured.end()) it = unmeasured.insert(unmeasured.end(), {miss.reason, {}, {}});
+      auto& [why, labels, gpus] = *it;
+      if (std::find(labels.begin(), labels.end(), mode_label(m->xfer)) == labels.end()) labels.push_back(mode_label(m->xfer));
+      if (std::find(gpus.begin(), gpus.end(), miss.gpu) == gpus.end()) gpus.push_back(miss.gpu);
+    }
+  for (const auto& [why, labels, gpus] : unmeasured) {
+    std::string l;
+    for (const auto& x : labels) l += (l.empty() ? "" : ", ") + x;
+    o << "not measured: " << l << " on " << gpu_ranges(gpus) << ": " << why << "\n";
   }
   // A type waived for all GPUs: its reason once.
   std::map<std::string, std::vector<std::string>> waived;
@@ -216,7 +231,9 @@ json node_json(const NodePlan& p) {
     e["window_s"] = m.figure.window_s ? json(*m.figure.window_s) : json(nullptr);
     e["aggregate_gb_s"] = m.figure.gb_s ? json(*m.figure.gb_s) : json(nullptr);
     e["sum_gb_s"] = m.figure.sum_gb_s ? json(*m.figure.sum_gb_s) : json(nullptr);
-    e["missing"] = m.figure.missing;
+    json missing = json::array();
+    for (const auto& x : m.figure.missing) missing.push_back({{"gpu", x.gpu}, {"reason", x.reason}});
+    e["missing"] = missing;
     e["odd"] = odd;
     modes.push_back(e);
   }

@@ -46,7 +46,9 @@ json group(std::span<const RunResult> runs, const std::string& prefix) {
   json g = {{"per_gpu", per_gpu}};
   if (per_gpu.empty() || !f.missing.empty()) {
     g["node_s"] = nullptr;
-    g["missing"] = f.missing;
+    json missing = json::array();
+    for (const MissingRun& m : f.missing) missing.push_back("GPU " + std::to_string(m.gpu) + ": " + m.reason);
+    g["missing"] = missing;
     return g;
   }
   g["node_s"] = *f.window_s;
@@ -261,12 +263,23 @@ std::string preset_summary_text(const json& s) {
   const auto& c = s.at("ceiling");
   if (c.is_object() && c.contains("per_gpu")) {
     out += "  platform ceiling (" + c.value("source", std::string()) + "):\n";
+    // GPUs with the same figure and reason are said once ("GPU a, b, c: ..."): on a node of
+    // virtual disks every GPU has the same "no figure" reason (issue 35).
+    std::vector<std::pair<std::string, std::string>> lines;  // text, GPUs
     for (const auto& e : c.at("per_gpu")) {
       const bool figure = e.contains("gb_s") && e.at("gb_s").is_number();
-      out += "    GPU " + e.value("gpu", std::string("?")) + ": " +
-             (figure ? num(e.at("gb_s").get<double>(), 1) + " GB/s (" : std::string("no figure (")) +
-             e.value("limited_by", std::string()) + ")\n";
+      const std::string text = (figure ? num(e.at("gb_s").get<double>(), 1) + " GB/s (" : std::string("no figure (")) +
+                               e.value("limited_by", std::string()) + ")";
+      const std::string gpu = e.value("gpu", std::string("?"));
+      auto it = std::find_if(lines.begin(), lines.end(), [&](const auto& l) { return l.first == text; });
+      if (it == lines.end()) {
+        lines.emplace_back(text, gpu);
+      } else {
+        it->second += ", " + gpu;
+      }
     }
+    for (const auto& [text, gpus] : lines)
+      out += std::string("    GPU") + (gpus.find(',') == std::string::npos ? " " : "s ") + gpus + ": " + text + "\n";
   } else if (c.is_object()) {
     const std::string source = c.value("source", std::string());
     out += "  platform ceiling" + (source.empty() ? std::string() : " (" + source + ")") +

@@ -18,8 +18,7 @@ NodeFigure node_figure(std::span<const RunResult> runs) {
   double t0 = 0, end = 0, sum = 0;
   for (const RunResult& r : runs) {
     if (r.status != RunStatus::Ok) {
-      f.missing.push_back("GPU " + std::to_string(r.workload.gpu) + ": " +
-                          (r.reason.empty() ? std::string(run_status_name(r.status)) : r.reason));
+      f.missing.push_back({r.workload.gpu, r.reason.empty() ? std::string(run_status_name(r.status)) : r.reason});
       continue;
     }
     const Measurement& m = r.result;

@@ -56,7 +56,8 @@ TEST(NodeFigure, MissingRunsAreNamedNotCounted) {
   NodeFigure f = node_figure(std::vector<RunResult>{run(0, 1'000'000'000, 0, 1), run(1, 0, 0, 0, RunStatus::Waived)});
   EXPECT_EQ(f.per_gpu.size(), 1U);
   ASSERT_EQ(f.missing.size(), 1U);
-  EXPECT_EQ(f.missing[0], "GPU 1: not available: no NVIDIA driver");
+  EXPECT_EQ(f.missing[0].gpu, 1);
+  EXPECT_EQ(f.missing[0].reason, "not available: no NVIDIA driver");
   EXPECT_DOUBLE_EQ(*f.gb_s, 1.0);
   EXPECT_TRUE(f.odd.empty());
   f = node_figure(std::vector<RunResult>{run(0, 0, 0, 0, RunStatus::Failed)});

@@ -116,8 +116,14 @@ Ceiling ceiling_for(const std::string& gpu, const std::vector<const DataPath*>& 
   }
   const FlowResult r = solve_flows(flows, c.hops);
   if (kind == DataSource::Virtual) {
+    // Each disk once: several GPUs reading one disk are several flows over it.
+    std::vector<std::string> seen;
     std::string names;
-    for (const DataPath* f : flows) names += (names.empty() ? "" : ", ") + f->hops.front().what;
+    for (const DataPath* f : flows) {
+      if (std::find(seen.begin(), seen.end(), f->hops.front().what) != seen.end()) continue;
+      seen.push_back(f->hops.front().what);
+      names += (names.empty() ? "" : ", ") + f->hops.front().what;
+    }
     c.limited_by = "virtual storage (" + names +
                    "): measure it (gdsb-io -x 1); GDS peer-to-peer does not apply";
     return c;

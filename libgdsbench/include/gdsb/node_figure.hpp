@@ -32,9 +32,14 @@ struct OddGpu {
   double share = 0;  // gb_s / peers_median_gb_s
 };
 
+struct MissingRun {
+  int gpu = 0;
+  std::string reason;  // the run's reason, or its status name where it gave none
+};
+
 struct NodeFigure {
   std::vector<GpuFigure> per_gpu;    // the runs that measured (status Ok), in GPU order
-  std::vector<std::string> missing;  // "GPU 2: <reason>" for a run that did not measure
+  std::vector<MissingRun> missing;   // the runs that did not measure
   uint64_t bytes = 0;
   std::optional<double> window_s;    // latest end - earliest start; none when nothing measured
   std::optional<double> gb_s;        // the aggregate: bytes / window_s / 1e9
