@@ -409,7 +409,7 @@ TEST_F(TopoHealth, ACheckThatCannotBeMadeWritesFailingMetrics) {
   EXPECT_EQ(metric(read_all(prom), "gdsb_health_problems"), "0");
   const fs::path gone = dir.path() / "no-such-recording.txt";
   r = cli({"--lspci-text", gone.string(), "--health", "--expect", good_json.string(), "--openmetrics", prom.string()});
-  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_EQ(r.rc, 3) << r.out << r.err;  // not known good: a failed check (issue 34)
   std::string text = read_all(prom);
   EXPECT_EQ(metric(text, "gdsb_health_collected"), "0") << text;
   EXPECT_EQ(metric(text, "gdsb_health_problems"), "1") << text;
@@ -423,6 +423,32 @@ TEST_F(TopoHealth, ACheckThatCannotBeMadeWritesFailingMetrics) {
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(metric(read_all(prom), "gdsb_health_collected"), "0");
   EXPECT_EQ(metric(read_all(prom), "gdsb_health_problems"), "1");
+}
+
+// An error while collecting (here a recording that cannot be read) cannot decide the check:
+// it fails closed, the node drained with the error as the reason (issue 34; it skipped the
+// drain and exited 1 before). A usage error in the options, before collection, stays exit 2.
+TEST_F(TopoHealth, ACollectionErrorFailsClosedAndDrains) {
+  const fs::path bin = dir.path() / "bin";
+  fs::create_directories(bin);
+  const fs::path record = dir.path() / "scontrol.argv";
+  std::ofstream(bin / "scontrol") << "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > '"
+                                  << record.string() << "'\n";
+  ::chmod((bin / "scontrol").c_str(), 0755);
+  ScopedEnv path("PATH", bin.string() + ":/usr/bin:/bin");
+  ScopedEnv node("SLURMD_NODENAME", "gpu-node-07");
+  const fs::path gone = dir.path() / "no-such-recording.txt";
+  CliRun r = cli({"--lspci-text", gone.string(), "--health", "--expect", good_json.string(), "--slurm-drain"});
+  EXPECT_EQ(r.rc, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("gdsb: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(gone.string()), std::string::npos) << r.out;
+  const std::string argv = read_all(record);
+  EXPECT_NE(argv.find("State=DRAIN\nReason=gdsb: "), std::string::npos) << argv;
+  EXPECT_NE(argv.find(gone.string()), std::string::npos) << argv;
+  fs::remove(record);
+  r = cli({"--lspci-text", gone.string(), "--health", "--expect", (dir.path() / "none.json").string(), "--slurm-drain"});
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(record));
 }
 
 // Live with the fake NVML (two H200 at 00:06.0 and 00:07.0): a known-good file saved while
