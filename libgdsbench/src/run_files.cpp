@@ -28,7 +28,8 @@ struct Planned {
   uint64_t size = 0;  // regular files only; block devices are measured once open
 };
 
-Planned inspect(const Workload& w, const std::string& path, const std::vector<std::string>& job_files) {
+Planned inspect(const Workload& w, const std::string& path,
+                const std::vector<std::string>& job_files) {
   Planned p;
   p.path = path;
   struct stat st {};
@@ -110,7 +111,8 @@ FileOwner file_owner(const std::string& path, const std::vector<std::string>& jo
     }
   }
   char value[8];
-  if (::getxattr(path.c_str(), kCreatedXattr, value, sizeof value) >= 0) return FileOwner::MarkedByGdsbench;
+  if (::getxattr(path.c_str(), kCreatedXattr, value, sizeof value) >= 0)
+    return FileOwner::MarkedByGdsbench;
   return FileOwner::Foreign;
 }
 
@@ -202,7 +204,8 @@ RunFiles::RunFiles(RunFiles&& other) noexcept
       data_size(other.data_size),
       warnings(std::move(other.warnings)) {}
 
-RunFiles open_run_files(const Workload& w, bool odirect, const std::vector<std::string>& job_files) {
+RunFiles open_run_files(const Workload& w, bool odirect,
+                        const std::vector<std::string>& job_files) {
   const std::vector<std::string> paths = w.resolved_files();
   if (paths.empty()) throw UsageError("file list " + w.file_list + " names no file");
   ensure_descriptors(paths.size(), xfer_uses_cufile(w.xfer));
@@ -215,7 +218,8 @@ RunFiles open_run_files(const Workload& w, bool odirect, const std::vector<std::
   }
   std::vector<Planned> plan;
   plan.reserve(paths.size());
-  for (const auto& p : paths) plan.push_back(inspect(w, p, job_files));  // every check before any change
+  for (const auto& p : paths)
+    plan.push_back(inspect(w, p, job_files));  // every check before any change
 
   RunFiles files;
   files.set.odirect = odirect;

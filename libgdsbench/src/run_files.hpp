@@ -54,6 +54,7 @@ class RunFiles {
 // touch block devices and refuse an existing file that file_owner() calls Foreign unless
 // allow_overwrite. New files are created and marked. Throws UsageError for refusals and
 // RuntimeError (naming the path and the system error) for what the system refuses.
-RunFiles open_run_files(const Workload& w, bool odirect, const std::vector<std::string>& job_files = {});
+RunFiles open_run_files(const Workload& w, bool odirect,
+                        const std::vector<std::string>& job_files = {});
 
 }  // namespace gdsb::detail
