@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
 # gdsb-cluster's shared-storage phase against IOR (issue 26): the same directory, file per
 # process, the same block and transfer size, the same ranks, O_DIRECT on both sides, both
-# under the same mpirun. ROUNDS alternating rounds (odd rounds IOR first, even rounds ours),
-# each a write phase then a read phase. Prints per round IOR's and our write and read GB/s
-# (1e9 B/s), the ratio ours/IOR and whether it is within TOLERANCE percent.
+# under the same mpirun. ROUNDS rounds, each of four runs in ABBA order (odd rounds IOR, ours,
+# ours, IOR; even rounds ours, IOR, IOR, ours), each run a write phase then a read phase.
+# Why ABBA: on the 2-core VM the tool that ran second in a pair read ~1.5x faster than the
+# one that ran first (the virtual disk's host side caches what was just written; issue 34),
+# so one run each per round measured the order, not the tool. In ABBA each tool runs once
+# first and once second of a pair (slots 1-2 and 3-4), and a drift over the round falls on
+# both alike. Prints per round each tool's two runs and their geometric mean (GB/s, 1e9 B/s),
+# the ratio ours/IOR of the means, whether it is within TOLERANCE percent, and the order
+# effect: the geometric mean of second/first over the round's two pairs (the tools' own
+# difference cancels there: (B/A x order) x (A/B x order)), 1.00 when the order does not
+# matter.
 #
 #   bench/ior-compare.sh [BUILD_DIR]        (default build/release)
 #
@@ -46,7 +54,8 @@
 # Ours: gdsb-cluster --aggregate --io-modes 1 --storage-ops write,read --io-size BLOCK
 #   --io-block XFER --storage-time 0; its figure is shared_storage.points[] of cluster.json
 #   (nodes = NP, mode 1, op write / read): aggregate_gb_s.
-# Output: a markdown table, a row per round and op, then the medians over the rounds.
+# Output: a markdown table, a row per round and op (each tool's two runs, their geometric
+# means, the ratio, the order effect), then the medians over the rounds.
 # Exit: 0 the median of each op within TOLERANCE (with ROUNDS=1: the round's), 3 one is not
 # or a point of ours did not measure, 1 a run failed, 2 usage error.
 set -euo pipefail
@@ -118,21 +127,21 @@ mkdir -p "$dir"
 work=$(mktemp -d -t gdsb-ior-compare.XXXXXX)
 trap 'rm -f "$dir"/ior-compare.dat.*' EXIT
 
-run_ior() {  # round
+run_ior() {  # run: ROUND.SLOT
   local r=$1 existing=()
   rm -f "$work/ior-$r.json"
   if [ "$overwrite" = 1 ]; then  # the untimed fill: IOR's own write, files kept
     "${mpirun[@]}" "$ior" -a POSIX --posix.odirect -F -b "$block" -t "$xfer" -w -k -i 1 \
       -o "$dir/ior-compare.dat" >"$work/ior-$r-fill.txt" 2>&1 ||
-      { tail -20 "$work/ior-$r-fill.txt" >&2; echo "ior-compare: IOR fill failed (round $r)" >&2; exit 1; }
+      { tail -20 "$work/ior-$r-fill.txt" >&2; echo "ior-compare: IOR fill failed (run $r)" >&2; exit 1; }
     existing=(-E)
   fi
   "${mpirun[@]}" "$ior" -a POSIX --posix.odirect -F -b "$block" -t "$xfer" -w -r "${fsync[@]}" -C -i 1 \
     "${existing[@]}" "${ior_deadline[@]}" -o "$dir/ior-compare.dat" -O summaryFormat=JSON -O "summaryFile=$work/ior-$r.json" \
     -O "saveRankPerformanceDetailsCSV=$work/ior-$r-ranks.csv" \
-    >"$work/ior-$r.txt" 2>&1 || { tail -20 "$work/ior-$r.txt" >&2; echo "ior-compare: IOR failed (round $r)" >&2; exit 1; }
+    >"$work/ior-$r.txt" 2>&1 || { tail -20 "$work/ior-$r.txt" >&2; echo "ior-compare: IOR failed (run $r)" >&2; exit 1; }
 }
-run_ours() {  # round
+run_ours() {  # run: ROUND.SLOT
   local r=$1 rc=0
   "${mpirun[@]}" "$gdsb" --out "$work/ours-$r" --io-dir "$dir" --aggregate --io-modes 1 \
     --storage-ops write,read --io-size "$block" --io-block "$xfer" --storage-time "$our_time" \
@@ -140,7 +149,7 @@ run_ours() {  # round
   # 3: a check failed on this node (a VM without a GPU fails some); the point's own status
   # says whether the shared-storage figure is good.
   if [ "$rc" != 0 ] && [ "$rc" != 3 ]; then
-    tail -20 "$work/ours-$r.txt" >&2; echo "ior-compare: gdsb-cluster exit $rc (round $r)" >&2; exit 1
+    tail -20 "$work/ours-$r.txt" >&2; echo "ior-compare: gdsb-cluster exit $rc (run $r)" >&2; exit 1
   fi
 }
 
@@ -152,78 +161,114 @@ echo "IOR:  ${mpirun[*]} $ior -a POSIX --posix.odirect -F -b $block -t $xfer -w 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for r in $(seq 1 "$rounds"); do
   echo "ior-compare: round $r/$rounds" >&2
-  if [ -n "$only" ]; then run_ior "$r"
-  elif [ $((r % 2)) -eq 1 ]; then run_ior "$r"; run_ours "$r"
-  else run_ours "$r"; run_ior "$r"; fi
+  if [ -n "$only" ]; then order=(ior)
+  elif [ $((r % 2)) -eq 1 ]; then order=(ior ours ours ior)
+  else order=(ours ior ior ours); fi
+  echo "${order[*]}" >"$work/order-$r"
+  for slot in "${!order[@]}"; do "run_${order[$slot]}" "$r.$((slot + 1))"; done
 done
 echo "load average before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 python3 - "$work" "$rounds" "$np" "$tol" "$only" <<'PY'
-import csv, json, statistics, sys
+import csv, json, math, statistics, sys
 work, rounds, np, tol, only = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
 MIB_TO_GB = 1048576 / 1e9          # IOR's MiB/s -> GB/s (1e9 B/s)
+OPS = ("write", "read")
 
-def ior(r):
-    s = json.load(open(f"{work}/ior-{r}.json"))
+def ior(run):
+    s = json.load(open(f"{work}/ior-{run}.json"))
     res = {x["access"]: x for x in s["tests"][0]["Results"]}  # -i 1: one result per access
     # Each rank's own time for the phase (open to close): the fastest against the slowest
     # shows how long the phase ran with fewer than all ranks busy, a tail that IOR's figure
     # includes and ours (which stops every rank when the first reaches its limit) does not.
     ranks = {}
-    for row in csv.DictReader(open(f"{work}/ior-{r}-ranks.csv")):
+    for row in csv.DictReader(open(f"{work}/ior-{run}-ranks.csv")):
         ranks.setdefault(row["access"], []).append(float(row["runtime-with-openclose"]))
-    return {op: (res[op]["bwMiB"] * MIB_TO_GB, res[op]["totalTime"],
-                 f"{min(ranks[op]):.3f}-{max(ranks[op]):.3f}") for op in ("write", "read")}
+    return {op: (res[op]["bwMiB"] * MIB_TO_GB, f"ranks {min(ranks[op]):.2f}-{max(ranks[op]):.2f} s")
+            for op in OPS}
 
-def ours(r):
-    c = json.load(open(f"{work}/ours-{r}/cluster.json"))
+def ours(run):
+    c = json.load(open(f"{work}/ours-{run}/cluster.json"))
     pts = c.get("shared_storage", {}).get("points", [])
     got = {}
-    for op in ("write", "read"):
+    for op in OPS:
         p = [x for x in pts if x.get("op") == op and x.get("mode") == 1 and x.get("nodes") == np]
         if not p:
-            got[op] = (None, None, f"no point nodes={np} mode=1 op={op} in cluster.json")
+            got[op] = (None, f"no point nodes={np} mode=1 op={op} in cluster.json")
         elif p[0].get("status") != "ok":
-            got[op] = (None, None, f"{p[0].get('status')}: {p[0].get('reason', '')}")
+            got[op] = (None, f"{p[0].get('status')}: {p[0].get('reason', '')}")
         else:
-            got[op] = (p[0]["aggregate_gb_s"], p[0].get("window_s"),
-                       f"{p[0].get('bytes', 0) / 2**20:.0f} MiB, stopped by {p[0].get('stopped_by', '?')}")
+            got[op] = (p[0]["aggregate_gb_s"], f"{p[0].get('bytes', 0) / 2**20:.0f} MiB")
     return got
 
+def gmean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+# rows[r][op] = (ior figures, our figures, order effect, notes)
 bad = False
-print("| round | op | IOR GB/s | IOR s | IOR rank s | gdsb-cluster GB/s | gdsb-cluster s | ratio | within %g%% | gdsb-cluster note |" % tol)
-print("|---:|---|---:|---:|---|---:|---:|---:|---|---|")
+per_round = []
 for r in range(1, rounds + 1):
-    i = ior(r)
-    o = {} if only else ours(r)
-    for op in ("write", "read"):
-        ibw, its, spread = i[op]
-        if only:
-            print(f"| {r} | {op} | {ibw:.3f} | {its:.3f} | {spread} | | | | | |")
-            continue
-        obw, ots, note = o[op]
-        if obw is None:
+    order = open(f"{work}/order-{r}").read().split()
+    runs = [ior(f"{r}.{i + 1}") if t == "ior" else ours(f"{r}.{i + 1}") for i, t in enumerate(order)]
+    row = {}
+    for op in OPS:
+        fig = [run[op][0] for run in runs]
+        notes = [f"{t} {run[op][1]}" for t, run in zip(order, runs) if run[op][0] is None or t == "ours"]
+        i_f = [f for t, f in zip(order, fig) if t == "ior"]
+        o_f = [f for t, f in zip(order, fig) if t == "ours"]
+        effect = None
+        if len(fig) == 4 and None not in fig:
+            effect = math.sqrt(fig[1] / fig[0] * fig[3] / fig[2])
+        row[op] = (i_f, o_f, effect, notes)
+    per_round.append((order, row))
+
+fmt = lambda xs: ", ".join("-" if x is None else f"{x:.3f}" for x in xs)
+if only:
+    print("| round | op | IOR GB/s |")
+    print("|---:|---|---:|")
+    for r, (order, row) in enumerate(per_round, 1):
+        for op in OPS:
+            print(f"| {r} | {op} | {fmt(row[op][0])} |")
+    sys.exit(0)
+
+print(f"| round (order) | op | IOR GB/s (runs) | gdsb-cluster GB/s (runs) | IOR mean | gdsb-cluster mean | "
+      f"ratio | within {tol:g}% | order effect (2nd/1st) | gdsb-cluster note |")
+print("|---|---|---|---|---:|---:|---:|---|---:|---|")
+means = {op: [] for op in OPS}
+for r, (order, row) in enumerate(per_round, 1):
+    tag = ", ".join("IOR" if t == "ior" else "ours" for t in order)
+    for op in OPS:
+        i_f, o_f, effect, notes = row[op]
+        eff = "-" if effect is None else f"{effect:.3f}"
+        if None in o_f:
             bad = True  # a point that did not measure is a failure whatever the medians say
-            print(f"| {r} | {op} | {ibw:.3f} | {its:.3f} | {spread} | - | - | - | no | {note} |")
+            print(f"| {r} ({tag}) | {op} | {fmt(i_f)} | {fmt(o_f)} | {gmean(i_f):.3f} | - | - | no "
+                  f"| {eff} | {'; '.join(notes)} |")
             continue
-        ratio = obw / ibw
+        mi, mo = gmean(i_f), gmean(o_f)
+        ratio = mo / mi
         ok = abs(ratio - 1) * 100 <= tol
         bad |= not ok and rounds == 1
-        print(f"| {r} | {op} | {ibw:.3f} | {its:.3f} | {spread} | {obw:.3f} | {ots:.3f} | {ratio:.3f} | {'yes' if ok else 'no'} | {note} |")
-if not only and rounds > 1:
-    # The rounds' medians: on a shared machine one round's pair of runs may fall on either
-    # side of a burst of other work; the median over the rounds is the steadier figure.
+        means[op].append((mi, mo, effect))
+        print(f"| {r} ({tag}) | {op} | {fmt(i_f)} | {fmt(o_f)} | {mi:.3f} | {mo:.3f} | {ratio:.3f} | "
+              f"{'yes' if ok else 'no'} | {eff} | {'; '.join(notes)} |")
+if rounds > 1:
+    # The rounds' medians: on a shared machine one round may fall on a burst of other work;
+    # the median over the rounds is the steadier figure.
     med = statistics.median
-    for op in ("write", "read"):
-        pairs = [(ior(r)[op][0], ours(r)[op][0]) for r in range(1, rounds + 1)]
-        pairs = [(i, o) for i, o in pairs if o is not None]
-        if pairs:
-            mi, mo = med(i for i, _ in pairs), med(o for _, o in pairs)
-            bad |= abs(mo / mi - 1) * 100 > tol
-            print(f"| median | {op} | {mi:.3f} | | | {mo:.3f} | | {mo / mi:.3f} | "
-                  f"{'yes' if abs(mo / mi - 1) * 100 <= tol else 'no'} | median of the per-round ratios "
-                  f"{med(o / i for i, o in pairs):.3f} |")
-print(f"\nratio = gdsb-cluster / IOR; IOR s: max(end) - min(start) over the ranks; IOR rank s: the "
-      f"fastest and slowest rank's own open-to-close time; raw outputs in {work}")
+    for op in OPS:
+        m = means[op]
+        if not m:
+            continue
+        mi, mo = med(x[0] for x in m), med(x[1] for x in m)
+        effects = [x[2] for x in m if x[2] is not None]
+        bad |= abs(mo / mi - 1) * 100 > tol
+        print(f"| median | {op} | | | {mi:.3f} | {mo:.3f} | {mo / mi:.3f} | "
+              f"{'yes' if abs(mo / mi - 1) * 100 <= tol else 'no'} | "
+              f"{med(effects):.3f} | median of the per-round ratios {med(x[1] / x[0] for x in m):.3f} |")
+print(f"\nratio = gdsb-cluster / IOR of each tool's geometric mean over its two runs of the round; "
+      f"order effect = geometric mean of (second run / first run) over the round's two pairs "
+      f"(slots 1-2 and 3-4), the tools' difference cancelling: 1.00 = the order does not matter; "
+      f"raw outputs in {work}")
 sys.exit(3 if bad else 0)
 PY

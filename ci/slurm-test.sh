@@ -9,8 +9,11 @@
 #      from the node reports (tests/cluster/check_storage.py);
 #   2. sbatch --wait of the packaged batch template (slurm/gdsb-cluster.sbatch) on two of
 #      them: the job's exit code must be gdsb-cluster's (3: the x8 node among them);
+#   1c. srun -n 4 on a file system without user xattrs (an LD_PRELOAD), both layouts;
 #   3. gdsb-topo --health --expect good.json --slurm-drain on a faulty recording: the node
-#      must show DRAIN with the gdsb reason (saved to $OUT/drain.txt), then it is resumed.
+#      must show DRAIN with the gdsb reason (saved to $OUT/drain.txt), then it is resumed;
+#   3b. the same check with its collecting child frozen (D state): ends within --timeout + 1 s,
+#      drained through the real scontrol.
 # Usage: OUT=DIR bash ci/slurm-test.sh [BUILD_DIR]   (default build/release)
 # Leaves DIR/srun/cluster.json, DIR/sbatch/cluster.json and DIR/drain.txt. Exit 0 ok, 1 a
 # step failed; when this machine cannot run Slurm's daemons it says exactly why and exits
@@ -161,6 +164,19 @@ echo "srun -n 4 --scale auto: exit $rc in $((SECONDS - start)) s"
 python3 "$root/tests/cluster/check_storage.py" "$out/srun-storage" --scale 1,2,4 --ops write,read --checkpoint ||
   fail "srun storage: the figures disagree with the node reports"
 
+# 1c. The same phase under srun -n 4 on a file system without user xattrs (NFSv3, VAST,
+# default BeeGFS; issue 34): both layouts write and read, a refused fill stops the phase
+# with a named error (tests/cluster/storage_no_xattr_test.sh, a C preload in every task).
+no_xattr=$build/tests/cluster/libgdsb_no_user_xattr.so
+if [ ! -f "$no_xattr" ]; then
+  fail "srun no-xattr: $no_xattr not built (cmake --build --preset release --target gdsb_no_user_xattr)"
+else
+  bash "$root/tests/cluster/storage_no_xattr_test.sh" "$cluster_bin" "$no_xattr" "$build/apps/gdsb-io/gdsb-io" \
+    "$tmp/no-xattr" srun --mpi=pmix --overcommit -n 4 >"$out/srun-no-xattr.log" 2>&1 ||
+    fail "srun no-xattr: $(grep -E '^(FAIL|FAILED)' "$out/srun-no-xattr.log" | head -5)"
+  tail -1 "$out/srun-no-xattr.log"
+fi
+
 # 2. sbatch --wait of the packaged template, two tasks on the one node (the template asks
 # for --exclusive, where Slurm allows no more tasks than CPUs): nodes 0 and 1 (x8).
 rm -rf "$out/sbatch"
@@ -195,6 +211,20 @@ else
     fail "no gdsb reason naming 0000:3b:00.0: $(grep Reason= "$out/drain.txt")"
   echo "health: $(grep -o 'State=[^ ]*' "$out/drain.txt"), $(grep -o 'Reason=.*' "$out/drain.txt")"
   scontrol update NodeName="$node" State=RESUME || fail "scontrol resume"
+fi
+
+# 3b. The health check whose collecting child is frozen (D state, deaf to SIGKILL: a hung
+# driver) still ends within --timeout + 1 s and drains the node through the real scontrol
+# (tests/topo/health_hang_test.sh; it skips where no cgroup-v1 freezer is writable).
+fake_nvml=$build/tests/p2p/libgdsb_fake_nvml.so
+if [ -f "$fake_nvml" ]; then
+  bash "$root/tests/topo/health_hang_test.sh" "$topo_bin" "$fake_nvml" "$tmp/health-hang" --real-slurm "$node" \
+    >"$out/health-hang.log" 2>&1
+  rc=$?
+  [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || fail "health hang: $(grep -E '^(FAIL|FAILED)' "$out/health-hang.log" | head -5)"
+  grep -E '^(child|the check ended|drain|SKIP|PASS)' "$out/health-hang.log"
+else
+  fail "health hang: $fake_nvml not built (cmake --build --preset release --target gdsb_fake_nvml)"
 fi
 
 [ "$failures" -eq 0 ] || { echo "$failures failure(s); logs in $out"; exit 1; }

@@ -66,6 +66,7 @@ NodeOptions node_options(const Options& o, int rank) {
   n.io_block = parse_size(o.io_block, "--io-block");
   n.io_time_s = o.io_time_s;
   n.file_tag = std::to_string(rank);
+  n.allow_overwrite = o.allow_overwrite;
   return n;
 }
 

@@ -138,25 +138,40 @@ nlohmann::json storage_phase(const Options& o, const StoragePlan& plan, const cl
 
   // The data every read point reads, written once untimed (-x 1): a stonewalled write point
   // may leave part of a region unwritten, and a hole reads back without any I/O. In one
-  // shared file rank 0 creates the file before the others write their parts into it.
-  const auto fill = [&](const std::atomic<bool>& stop) {
-    if (!takes_part) return true;
-    cluster::StorageIo io{"fill", 1, most, file, offset, node.io_file_size, node.io_block, 0, false};
-    bool reached = false;
-    cluster::StorageSample s = runner.run(io, stop, reached);
-    if (s.status != "ok") {
-      if (error.empty()) error = "could not write " + file + ": " + s.reason;
-    }
-    return true;
+  // shared file rank 0 creates the file before the others write their parts into it. A fill
+  // that fails on any rank stops the phase on every rank (nothing would be measured); once
+  // filled, the file is this job's own (StorageIo::job_file), xattrs or not (issue 34).
+  bool filled = false, fill_failed = false;
+  int failed_rank = -1;
+  std::error_code ec;
+  const bool file_was_there = fs::exists(file, ec);  // a file this job did not make is never removed
+  const auto fill = [&](bool job_file) {
+    return [&, job_file](const std::atomic<bool>& stop) {
+      if (!takes_part || filled) return true;  // a shared file's rank 0 filled in the first step
+      const cluster::StorageIo io{"fill", 1, most, file, offset, node.io_file_size, node.io_block, 0, false, job_file};
+      bool reached = false;
+      const cluster::StorageSample s = runner.run(io, stop, reached);
+      filled = s.status == "ok";
+      fill_failed = !filled;
+      if (fill_failed && error.empty()) error = "the untimed fill could not write " + file + ": " + s.reason;
+      return true;
+    };
+  };
+  const auto agree = [&] {
+    const std::optional<int> first = mpi.first_failed_rank(fill_failed, timeout);
+    if (first) failed_rank = *first;
+    return first.has_value();
   };
   if (plan.shared_file) {
-    ok = mpi.stonewall_point(1, false, timeout, fill, &user_stop) &&
-         mpi.stonewall_point(most, false, timeout, [&](const std::atomic<bool>& stop) {
-           return rank == 0 ? true : fill(stop);
-         }, &user_stop);
+    ok = mpi.stonewall_point(1, false, timeout, fill(false), &user_stop) && agree();
+    if (ok && failed_rank < 0)
+      ok = mpi.stonewall_point(most, false, timeout, fill(true), &user_stop) && agree();
   } else {
-    ok = mpi.stonewall_point(most, false, timeout, fill, &user_stop);
+    ok = mpi.stonewall_point(most, false, timeout, fill(false), &user_stop) && agree();
   }
+  if (failed_rank >= 0 && error.empty())
+    error = "the untimed fill failed on rank " + std::to_string(failed_rank) +
+            " (its node report says why); the shared-storage phase stopped before its points";
 
   // One point's work on this rank: the runner's sample (a mode whose path cannot run is
   // waived there, with the runner's reason), or a waived sample with `waived` as its reason.
@@ -177,8 +192,8 @@ nlohmann::json storage_phase(const Options& o, const StoragePlan& plan, const cl
   for (const std::string& op : plan.ops) {
     for (int mode : node.io_modes) {
       for (int k : plan.scale) {
-        if (!ok || user_stop.load()) break;
-        const cluster::StorageIo io{op, mode, k, file, offset, node.io_file_size, node.io_block, plan.time_s, false};
+        if (!ok || failed_rank >= 0 || user_stop.load()) break;
+        const cluster::StorageIo io{op, mode, k, file, offset, node.io_file_size, node.io_block, plan.time_s, false, true};
         ok = mpi.stonewall_point(k, true, timeout, point_work(io, ""), &user_stop);
       }
     }
@@ -187,11 +202,12 @@ nlohmann::json storage_phase(const Options& o, const StoragePlan& plan, const cl
   // The cluster-wide checkpoint: every rank saves its shard (fsync'd), then restores it; the
   // mode is the first of GDS, the bounce path and the CPU path that --io-modes lists and this
   // rank can run. No stonewall: the time to checkpoint is the last rank's end.
-  if (plan.model_bytes > 0 && ok && !user_stop.load()) {
+  if (plan.model_bytes > 0 && ok && failed_rank < 0 && !user_stop.load()) {
     const uint64_t block = node.io_block;
     const uint64_t blocks = (plan.model_bytes + block - 1) / block;
     const uint64_t mine = blocks / static_cast<uint64_t>(n) + (static_cast<uint64_t>(rank) < blocks % static_cast<uint64_t>(n) ? 1 : 0);
     const std::string ckpt = (dir / ("gdsb-cluster.ckpt." + std::to_string(rank) + ".dat")).string();
+    const bool ckpt_was_there = fs::exists(ckpt, ec);
     int mode = -1;
     std::string why;
     for (int want : {0, 2, 1}) {
@@ -211,12 +227,13 @@ nlohmann::json storage_phase(const Options& o, const StoragePlan& plan, const cl
                                point_work(io, mode < 0 ? "no mode of --io-modes runs here (" + why + ")" : ""),
                                &user_stop);
     }
-    std::error_code ec;
-    fs::remove(ckpt, ec);
+    const bool saved = std::any_of(st.samples.begin(), st.samples.end(), [](const cluster::StorageSample& s) {
+      return s.op == "checkpoint-save" && s.status == "ok";
+    });
+    if (saved || !ckpt_was_there) fs::remove(ckpt, ec);
   }
   if (ok) ok = mpi.barrier(timeout);  // every rank is done with the files
-  std::error_code ec;
-  if (!plan.shared_file || rank == 0) fs::remove(file, ec);
+  if ((filled || !file_was_there) && (!plan.shared_file || rank == 0)) fs::remove(file, ec);
   if (!ok && error.empty()) error = "a rank did not answer within --phase-timeout during the shared-storage phase";
   for (const cluster::StorageSample& s : st.samples)
     if (s.status == "error" && error.empty()) error = s.op + " -x " + std::to_string(s.mode) + ": " + s.reason;

@@ -35,6 +35,19 @@ void send(int fd, char tag, const std::string& text) {
 
 }  // namespace
 
+std::optional<int> kill_and_reap(pid_t pid, double seconds) {
+  ::kill(pid, SIGKILL);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (;;) {
+    int status = 0;
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) return status;
+    if (r < 0 && errno != EINTR) return std::nullopt;  // not our child (any more)
+    if (std::chrono::steady_clock::now() >= until) return std::nullopt;
+    ::usleep(5000);
+  }
+}
+
 ChildOutcome run_with_deadline(const std::function<std::string(const StepFn&)>& work,
                                const std::function<char(const std::exception&)>& classify, double seconds) {
   int fds[2];
@@ -103,15 +116,15 @@ ChildOutcome run_with_deadline(const std::function<std::string(const StepFn&)>& 
   ::close(fds[0]);
   if (timed_out && !finished) out.status = ChildOutcome::Status::TimedOut;
   // Nothing is left for the child to do once it answered; a child stuck on its way out (a
-  // driver's shutdown) must not hold the check either.
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  // driver's shutdown) or in uninterruptible sleep must not hold the check either.
+  const std::optional<int> status = kill_and_reap(pid, kReapGrace);
+  out.left_behind = !status;
   if (!finished && !timed_out) {
     out.status = ChildOutcome::Status::Died;
-    out.error = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
-                                    : "exited with status " + std::to_string(WEXITSTATUS(status)) + " without a result";
+    out.error = !status                ? "closed its pipe without a result and did not end on SIGKILL"
+                : WIFSIGNALED(*status) ? "killed by signal " + std::to_string(WTERMSIG(*status))
+                                       : "exited with status " + std::to_string(WEXITSTATUS(*status)) +
+                                             " without a result";
   }
   return out;
 }

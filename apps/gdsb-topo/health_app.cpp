@@ -24,11 +24,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The facts, or the fault that kept them from being read (a timeout, an NVML error): the
-// health check's first difference.
+// The facts, or the fault that kept them from being read (a timeout, an NVML error, any
+// error while collecting): the health check's first difference. A check that cannot decide
+// fails closed (STYLE 19): --health reports, writes its metrics and drains on every fault.
 struct Collected {
   std::optional<topo::Fingerprint> facts;
-  std::string fault;  // "GPU 0000:19:00.0 NVML: GPU is lost"
+  std::string fault;   // "GPU 0000:19:00.0 NVML: GPU is lost"
+  bool usage = false;  // the fault is a usage error found while collecting (an unreadable
+                       // recording): --save-fingerprint exits 2 for it, --health fails closed
 };
 
 // In the child: the snapshot without NVML (no pair matrix, no NVLink walk), hwloc kept away
@@ -62,21 +65,27 @@ Collected current_facts(const Options& opt, double seconds) {
       seconds);
   char secs[32];
   std::snprintf(secs, sizeof secs, "%.3g", seconds);
+  const std::string step = c.last_step.empty() ? std::string("collection") : c.last_step;
+  // A child that did not end on SIGKILL sleeps uninterruptibly in the kernel: a hung driver
+  // or file system, said beside the step it did not return from.
+  const std::string left = c.left_behind ? "; the collecting process did not end on SIGKILL (uninterruptible "
+                                           "sleep in the kernel) and was left behind"
+                                         : "";
   switch (c.status) {
     case ChildOutcome::Status::Done:
-      return {topo::fingerprint_from_json(nlohmann::json::parse(c.result), "the collection"), ""};
+      try {
+        return {topo::fingerprint_from_json(nlohmann::json::parse(c.result), "the collection"), "", false};
+      } catch (const std::exception& e) {
+        return {std::nullopt, std::string("collection: ") + e.what(), false};
+      }
     case ChildOutcome::Status::TimedOut:
-      return {std::nullopt, (c.last_step.empty() ? std::string("collection") : c.last_step) + ": no answer within " +
-                                secs + " s (--timeout; a hung driver?)"};
+      return {std::nullopt, step + ": no answer within " + secs + " s (--timeout; a hung driver?)" + left, false};
     case ChildOutcome::Status::Died:
-      return {std::nullopt, (c.last_step.empty() ? std::string("collection") : c.last_step) +
-                                ": the collecting process died (" + c.error + ")"};
+      return {std::nullopt, step + ": the collecting process died (" + c.error + ")" + left, false};
     case ChildOutcome::Status::Failed:
-      if (c.error_kind == 'F') return {std::nullopt, c.error};
-      if (c.error_kind == 'U') throw UsageError(c.error);
-      throw RuntimeError(c.error);
+      return {std::nullopt, c.error, c.error_kind == 'U'};
   }
-  throw RuntimeError("collection: no outcome");
+  return {std::nullopt, "collection: no outcome", false};
 }
 
 int save(const Options& opt) {
@@ -89,6 +98,7 @@ int save(const Options& opt) {
                      " exists; pass --allow-overwrite to replace it or pick a new file");
   report::check_output_path(target, opt.allow_overwrite);
   const Collected now = current_facts(opt, opt.timeout_s);
+  if (!now.facts && now.usage) throw UsageError(now.fault);
   if (!now.facts) throw RuntimeError(now.fault + "; no fingerprint was written");
   topo::FingerprintOrigin origin;
   origin.tool = "gdsb-topo";

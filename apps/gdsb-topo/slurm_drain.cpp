@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "deadline_child.hpp"
 #include "gdsb/error.hpp"
 
 namespace gdsb::topo_app {
@@ -57,9 +58,7 @@ void slurm_drain(const std::string& scontrol, const std::string& node, const std
     if (r == pid) break;
     if (r < 0 && errno != EINTR) throw RuntimeError(std::string("--slurm-drain: waitpid: ") + std::strerror(errno));
     if (std::chrono::steady_clock::now() >= deadline) {
-      ::kill(pid, SIGKILL);
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
+      kill_and_reap(pid, kReapGrace);  // an scontrol in uninterruptible sleep is left behind
       char secs[32];
       std::snprintf(secs, sizeof secs, "%.3g", seconds);
       throw RuntimeError("--slurm-drain: " + scontrol + " update NodeName=" + node + " did not finish within " +

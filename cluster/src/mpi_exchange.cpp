@@ -66,6 +66,23 @@ bool Session::barrier(double timeout_s) {
   return false;
 }
 
+std::optional<int> Session::first_failed_rank(bool failed_here, double timeout_s) {
+  if (broken_) return std::nullopt;
+  reduce_in_ = failed_here ? rank_ : size_;
+  MPI_Request req = MPI_REQUEST_NULL;
+  MPI_Iallreduce(&reduce_in_, &reduce_out_, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req);
+  const auto deadline = deadline_in(timeout_s);
+  int done = 0;
+  while (true) {
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done) return reduce_out_ < size_ ? reduce_out_ : -1;
+    if (Clock::now() > deadline) break;
+    nap();
+  }
+  broken_ = true;  // the request stays pending; the run ends with abort_with()
+  return std::nullopt;
+}
+
 std::vector<std::optional<std::string>> Session::gather(const std::string& mine, double timeout_s) {
   const auto deadline = deadline_in(timeout_s);
   if (rank_ != 0) {

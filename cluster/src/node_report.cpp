@@ -96,14 +96,15 @@ void storage_ceiling(const topo::Snapshot& snap, const topo::Report& report, con
 
 }  // namespace
 
-StorageRunner::StorageRunner(const NodeOptions& o) : paths_(std::make_unique<PathRegistry>()) {
+StorageRunner::StorageRunner(const NodeOptions& o)
+    : paths_(std::make_unique<PathRegistry>()), allow_overwrite_(o.allow_overwrite) {
   add_paths(o, *paths_);
   runner_ = std::make_unique<Runner>(*paths_);
 }
 StorageRunner::~StorageRunner() = default;
 
 namespace {
-Workload storage_workload(const StorageIo& io) {
+Workload storage_workload(const StorageIo& io, bool allow_overwrite) {
   Workload w;
   w.name = io.op + "-x" + std::to_string(io.mode) + "-n" + std::to_string(io.nodes);
   w.file = io.file;
@@ -115,7 +116,9 @@ Workload storage_workload(const StorageIo& io) {
   w.pattern = io.op == "write" || io.op == "fill" || io.op == "checkpoint-save" ? IoPattern::Write : IoPattern::Read;
   w.runtime_s = io.time_s;
   w.fsync = io.fsync;
-  w.allow_overwrite = false;  // only files gdsbench created (marked) are written again
+  // Without --allow-overwrite only this job's files (io.job_file) and files gdsbench marked
+  // in an earlier job are written (run_files.hpp decides whose a file is).
+  w.allow_overwrite = allow_overwrite;
   return w;
 }
 }  // namespace
@@ -127,7 +130,7 @@ Availability StorageRunner::probe(int mode, const std::string& file) const {
   io.bytes = 1 << 20;
   io.block = 1 << 20;
   io.op = "read";
-  return runner_->probe(storage_workload(io));
+  return runner_->probe(storage_workload(io, allow_overwrite_));
 }
 
 StorageSample StorageRunner::run(const StorageIo& io, const std::atomic<bool>& stop, bool& reached_limit) const {
@@ -138,8 +141,9 @@ StorageSample StorageRunner::run(const StorageIo& io, const std::atomic<bool>& s
   reached_limit = false;
   RunOptions ro;
   ro.stop = &stop;
+  if (io.job_file) ro.job_files = {io.file};
   try {
-    const RunResult r = runner_->run(storage_workload(io), ro);
+    const RunResult r = runner_->run(storage_workload(io, allow_overwrite_), ro);
     s.path_used = r.path.path_used;
     if (r.status == RunStatus::Waived) {
       s.status = "waived";
@@ -284,7 +288,7 @@ json io_phase(const NodeOptions& o, const NodeFacts& facts) {
   base.file_size = o.io_file_size;
   base.io_size = o.io_block;
   base.threads = o.io_threads;
-  base.allow_overwrite = false;
+  base.allow_overwrite = o.allow_overwrite;
   // The file the reads use, written once through the runner (-x 1 write, one pass).
   Workload fill = base;
   fill.name = "fill";

@@ -23,11 +23,6 @@ namespace {
 
 std::string sys_error(int err) { return std::strerror(err); }
 
-bool has_created_mark(const std::string& path) {
-  char value[8];
-  return ::getxattr(path.c_str(), kCreatedXattr, value, sizeof value) >= 0;
-}
-
 struct Planned {
   std::string path;
   bool exists = false;
@@ -35,7 +30,8 @@ struct Planned {
   uint64_t size = 0;  // regular files only; block devices are measured once open
 };
 
-Planned inspect(const Workload& w, const std::string& path) {
+Planned inspect(const Workload& w, const std::string& path,
+                const std::vector<std::string>& job_files) {
   Planned p;
   p.path = path;
   struct stat st {};
@@ -58,7 +54,7 @@ Planned inspect(const Workload& w, const std::string& path) {
       throw UsageError("refusing to write to block device " + path +
                        ": gdsb-io never writes to block devices (reads are fine)");
     }
-    if (!w.allow_overwrite && !has_created_mark(path)) {
+    if (!w.allow_overwrite && file_owner(path, job_files) == FileOwner::Foreign) {
       throw UsageError("refusing to overwrite " + path +
                        ": it exists and was not created by gdsbench; pass --allow-overwrite "
                        "to write to it, or name a new file");
@@ -122,6 +118,22 @@ void ensure_descriptors(std::size_t files, bool cufile) {
 }
 
 }  // namespace
+
+FileOwner file_owner(const std::string& path, const std::vector<std::string>& job_files) {
+  // The same file, however it is named (a relative path, a symlink): device and inode.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    for (const std::string& mine : job_files) {
+      struct stat m {};
+      if (::stat(mine.c_str(), &m) == 0 && m.st_dev == st.st_dev && m.st_ino == st.st_ino)
+        return FileOwner::ThisJob;
+    }
+  }
+  char value[8];
+  if (::getxattr(path.c_str(), kCreatedXattr, value, sizeof value) >= 0)
+    return FileOwner::MarkedByGdsbench;
+  return FileOwner::Foreign;
+}
 
 bool job_reads(const Workload& w) {
   return !pattern_is_write(w.pattern) || (w.mixed_read_percent && *w.mixed_read_percent > 0);
@@ -211,7 +223,8 @@ RunFiles::RunFiles(RunFiles&& other) noexcept
       data_size(other.data_size),
       warnings(std::move(other.warnings)) {}
 
-RunFiles open_run_files(const Workload& w, bool odirect) {
+RunFiles open_run_files(const Workload& w, bool odirect,
+                        const std::vector<std::string>& job_files) {
   const std::vector<std::string> paths = w.resolved_files();
   if (paths.empty()) throw UsageError("file list " + w.file_list + " names no file");
   ensure_descriptors(paths.size(), xfer_uses_cufile(w.xfer));
@@ -224,7 +237,8 @@ RunFiles open_run_files(const Workload& w, bool odirect) {
   }
   std::vector<Planned> plan;
   plan.reserve(paths.size());
-  for (const auto& p : paths) plan.push_back(inspect(w, p));  // every check before any change
+  for (const auto& p : paths)
+    plan.push_back(inspect(w, p, job_files));  // every check before any change
 
   RunFiles files;
   files.set.odirect = odirect;
@@ -253,7 +267,7 @@ RunFiles open_run_files(const Workload& w, bool odirect) {
         if (::fsetxattr(fd, kCreatedXattr, "1", 1, 0) != 0) {
           files.warnings.push_back("could not mark " + p.path + " as created by gdsbench (" +
                                    sys_error(errno) +
-                                   "); later writes to it need --allow-overwrite");
+                                   "); a later run writes to it only with --allow-overwrite");
         }
       }
       uint64_t size = p.block_device ? block_device_size(fd, p.path) : p.size;

@@ -16,6 +16,14 @@ inline constexpr uint64_t kDirectIoAlignment = 4096;
 // The extended attribute that marks files gdsbench created (and may overwrite).
 inline constexpr const char* kCreatedXattr = "user.gdsbench.created";
 
+// Whose an existing file is, decided here and nowhere else (issue 34). A file this job
+// created (job_files: an earlier run of the same job, in this process or on another rank)
+// is its own on every file system, user xattrs or not (NFSv3, VAST and BeeGFS by default
+// refuse them); else gdsbench's mark from an earlier job, where the file system keeps it;
+// else it is someone else's, written only with --allow-overwrite.
+enum class FileOwner { ThisJob, MarkedByGdsbench, Foreign };
+FileOwner file_owner(const std::string& path, const std::vector<std::string>& job_files);
+
 // Whether the job reads (any read pattern, or -M with reads) and whether it writes.
 bool job_reads(const Workload& w);
 bool job_writes(const Workload& w);
@@ -43,9 +51,10 @@ class RunFiles {
 
 // Checks every file first (nothing is created when one check fails), then opens them:
 // reads need an existing file (or block device) of at least -o + -s bytes; writes never
-// touch block devices and refuse an existing file without gdsbench's mark unless
+// touch block devices and refuse an existing file that file_owner() calls Foreign unless
 // allow_overwrite. New files are created and marked. Throws UsageError for refusals and
 // RuntimeError (naming the path and the system error) for what the system refuses.
-RunFiles open_run_files(const Workload& w, bool odirect);
+RunFiles open_run_files(const Workload& w, bool odirect,
+                        const std::vector<std::string>& job_files = {});
 
 }  // namespace gdsb::detail

@@ -443,7 +443,7 @@ RunResult Runner::run(const Workload& w, const RunOptions& options) const {
   if (w.numa_node) numa.emplace(*w.numa_node);
 
   const uint64_t open_start = detail::now_ns();
-  const detail::RunFiles files = detail::open_run_files(w, odirect);
+  const detail::RunFiles files = detail::open_run_files(w, odirect, options.job_files);
   r.setup.open_s = static_cast<double>(detail::now_ns() - open_start) * 1e-9;
   r.setup.files = files.set.paths.size();
   {

@@ -103,6 +103,17 @@ class Hgx {
 
 bool have_pci_ids() { return fs::exists("/usr/share/misc/pci.ids") || fs::exists("/usr/share/hwdata/pci.ids"); }
 
+// A stand-in scontrol in dir/bin that writes its arguments, one a line, to the returned file.
+fs::path fake_scontrol(const fs::path& dir) {
+  const fs::path bin = dir / "bin";
+  fs::create_directories(bin);
+  const fs::path record = dir / "scontrol.argv";
+  std::ofstream(bin / "scontrol") << "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > '"
+                                  << record.string() << "'\n";
+  ::chmod((bin / "scontrol").c_str(), 0755);
+  return record;
+}
+
 class TopoHealth : public ::testing::Test {
  protected:
   fixture::TempDir dir;
@@ -225,15 +236,8 @@ TEST_F(TopoHealth, AKnownGoodFileIsNeverReplacedUnasked) {
 }
 
 TEST_F(TopoHealth, SlurmDrainRunsScontrolWithTheFirstDifference) {
-  const fs::path bin = dir.path() / "bin";
-  fs::create_directories(bin);
-  const fs::path record = dir.path() / "scontrol.argv";
-  {
-    std::ofstream s(bin / "scontrol");
-    s << "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > '" << record.string() << "'\n";
-  }
-  ::chmod((bin / "scontrol").c_str(), 0755);
-  ScopedEnv path("PATH", bin.string() + ":/usr/bin:/bin");
+  const fs::path record = fake_scontrol(dir.path());
+  ScopedEnv path("PATH", (dir.path() / "bin").string() + ":/usr/bin:/bin");
   ScopedEnv node("SLURMD_NODENAME", "gpu-node-07");
   CliRun r = health(hgx, {"--slurm-drain"});
   EXPECT_EQ(r.rc, 0);
@@ -409,7 +413,7 @@ TEST_F(TopoHealth, ACheckThatCannotBeMadeWritesFailingMetrics) {
   EXPECT_EQ(metric(read_all(prom), "gdsb_health_problems"), "0");
   const fs::path gone = dir.path() / "no-such-recording.txt";
   r = cli({"--lspci-text", gone.string(), "--health", "--expect", good_json.string(), "--openmetrics", prom.string()});
-  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_EQ(r.rc, 3) << r.out << r.err;  // not known good: a failed check (issue 34)
   std::string text = read_all(prom);
   EXPECT_EQ(metric(text, "gdsb_health_collected"), "0") << text;
   EXPECT_EQ(metric(text, "gdsb_health_problems"), "1") << text;
@@ -423,6 +427,27 @@ TEST_F(TopoHealth, ACheckThatCannotBeMadeWritesFailingMetrics) {
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(metric(read_all(prom), "gdsb_health_collected"), "0");
   EXPECT_EQ(metric(read_all(prom), "gdsb_health_problems"), "1");
+}
+
+// An error while collecting (here a recording that cannot be read) cannot decide the check:
+// it fails closed, the node drained with the error as the reason (issue 34; it skipped the
+// drain and exited 1 before). A usage error in the options, before collection, stays exit 2.
+TEST_F(TopoHealth, ACollectionErrorFailsClosedAndDrains) {
+  const fs::path record = fake_scontrol(dir.path());
+  ScopedEnv path("PATH", (dir.path() / "bin").string() + ":/usr/bin:/bin");
+  ScopedEnv node("SLURMD_NODENAME", "gpu-node-07");
+  const fs::path gone = dir.path() / "no-such-recording.txt";
+  CliRun r = cli({"--lspci-text", gone.string(), "--health", "--expect", good_json.string(), "--slurm-drain"});
+  EXPECT_EQ(r.rc, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("gdsb: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(gone.string()), std::string::npos) << r.out;
+  const std::string argv = read_all(record);
+  EXPECT_NE(argv.find("State=DRAIN\nReason=gdsb: "), std::string::npos) << argv;
+  EXPECT_NE(argv.find(gone.string()), std::string::npos) << argv;
+  fs::remove(record);
+  r = cli({"--lspci-text", gone.string(), "--health", "--expect", (dir.path() / "none.json").string(), "--slurm-drain"});
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(record));
 }
 
 // Live with the fake NVML (two H200 at 00:06.0 and 00:07.0): a known-good file saved while
@@ -461,13 +486,8 @@ TEST_F(TopoHealthLiveNvml, AHungNvmlFailsWithinTheTimeoutNamingNvmlAndTheGpu) {
 }
 
 TEST_F(TopoHealthLiveNvml, AnNvmlErrorIsTheFirstDifferenceAndDrains) {
-  const fs::path bin = dir.path() / "bin";
-  fs::create_directories(bin);
-  const fs::path record = dir.path() / "scontrol.argv";
-  std::ofstream(bin / "scontrol") << "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > '"
-                                  << record.string() << "'\n";
-  ::chmod((bin / "scontrol").c_str(), 0755);
-  ScopedEnv path("PATH", bin.string() + ":/usr/bin:/bin");
+  const fs::path record = fake_scontrol(dir.path());
+  ScopedEnv path("PATH", (dir.path() / "bin").string() + ":/usr/bin:/bin");
   ScopedEnv node("SLURMD_NODENAME", "gpu-node-07");
   ScopedEnv lost("GDSB_FAKE_NVML_FAULT", "lost");  // NVML_ERROR_GPU_IS_LOST
   CliRun r = check({"--slurm-drain"});

@@ -153,6 +153,28 @@ TEST_F(RunnerSafety, RefusesToOverwriteAFileItDidNotCreate) {
   EXPECT_EQ(runner.run(w).status, RunStatus::Ok);
 }
 
+// Where the file system keeps no user xattrs (NFSv3, VAST, default BeeGFS) the mark is
+// missing: the files this job created (RunOptions::job_files, named any way) are still its
+// own, and nothing else is (issue 34).
+TEST_F(RunnerSafety, TheJobsOwnFilesAreWrittenWithoutTheMark) {
+  const std::string f = dir.file("filled");
+  Workload w = make(f, IoPattern::Write, SubmitEngine::Psync);
+  ASSERT_EQ(runner.run(w).status, RunStatus::Ok);
+  ASSERT_EQ(::removexattr(f.c_str(), "user.gdsbench.created"), 0);  // as NFSv3 keeps it
+  EXPECT_THROW(runner.run(w), UsageError);
+  RunOptions mine;
+  mine.job_files = {f};
+  EXPECT_EQ(runner.run(w, mine).status, RunStatus::Ok);
+  const std::string link = dir.file("link");
+  ASSERT_EQ(::symlink(f.c_str(), link.c_str()), 0);
+  mine.job_files = {link};  // the same file by another name
+  EXPECT_EQ(runner.run(w, mine).status, RunStatus::Ok);
+  const std::string theirs = dir.file("users-file");
+  test::write_plain_file(theirs, 8 << 20, 'u');
+  Workload other = make(theirs, IoPattern::Write, SubmitEngine::Psync);
+  EXPECT_THROW(runner.run(other, mine), UsageError);  // another file stays theirs
+}
+
 TEST_F(RunnerSafety, NeverWritesToABlockDevice) {
   std::string dev;
   for (const auto& e : std::filesystem::directory_iterator("/dev")) {

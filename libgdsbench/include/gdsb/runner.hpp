@@ -5,6 +5,8 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "gdsb/result.hpp"
 #include "gdsb/transfer_path.hpp"
@@ -27,6 +29,10 @@ struct RunOptions {
   std::function<void(const Progress&)> on_progress;
   std::chrono::milliseconds progress_interval{500};
   const std::atomic<bool>* stop = nullptr;  // set (e.g. by SIGINT) to stop workers cleanly
+  // Files this job created in an earlier run (its untimed fill, in this process or on another
+  // rank): its own, written again on every file system, whether or not it keeps gdsbench's
+  // xattr mark (NFSv3, VAST and BeeGFS by default keep no user xattrs).
+  std::vector<std::string> job_files;
 };
 
 class Runner {
@@ -42,7 +48,8 @@ class Runner {
   // If *stop is set, returns what was measured so far with interrupted = true.
   // Files: opened by the runner (O_DIRECT when the path needs it), created for writes and
   // marked with the xattr user.gdsbench.created; writes never go to a block device nor to
-  // an existing file without that mark unless w.allow_overwrite (UsageError otherwise).
+  // an existing file that is neither one of options.job_files nor marked, unless
+  // w.allow_overwrite (UsageError otherwise).
   // Safe to call from several threads at once (jobs that run together).
   RunResult run(const Workload& w, const RunOptions& options = {}) const;
 

@@ -45,6 +45,10 @@ class Session {
   bool stonewall_point(int participants, bool stonewall, double timeout_s,
                        const std::function<bool(const std::atomic<bool>& stop)>& work,
                        const std::atomic<bool>* user_stop);
+  // Every rank says whether its own step failed; each learns the lowest rank that failed (-1:
+  // none), so all ranks go on or stop alike. nullopt when a rank did not answer within
+  // timeout_s (the session is then broken, as after a failed barrier).
+  std::optional<int> first_failed_rank(bool failed_here, double timeout_s);
   bool broken() const { return broken_; }
   void finalize();  // MPI_Finalize now (the destructor then does nothing)
   // MPI_Abort: ends every rank (those stuck waiting for a lost one too) with this code.
@@ -55,6 +59,8 @@ class Session {
   bool host_shared_ = false;
   bool broken_ = false;
   bool finalized_ = false;
+  int reduce_in_ = 0, reduce_out_ = 0;  // first_failed_rank's buffers: a request left pending
+                                        // at its deadline may still write them
 };
 
 }  // namespace gdsb::cluster::mpi

@@ -46,6 +46,8 @@ struct NodeOptions {
   double io_time_s = 3;
   uint32_t io_threads = 1;
   std::string file_tag = "0";    // makes the io file name unique per rank
+  bool allow_overwrite = false;  // --allow-overwrite: the I/O phases may write a file that is
+                                 // neither this job's nor marked by gdsbench (run_files.hpp)
   std::optional<FakeGpuSpec> fake_gpu;
   const std::atomic<bool>* stop = nullptr;
 };
@@ -83,6 +85,8 @@ struct StorageIo {
   uint64_t offset = 0, bytes = 0, block = 0;  // this rank's region and transfer size
   double time_s = 0;                          // 0: one pass over the region
   bool fsync = false;                         // durable before the interval ends (checkpoints)
+  bool job_file = false;  // file was created by this job's fill (on any rank): its own, on every
+                          // file system (gdsb::RunOptions::job_files)
 };
 
 class StorageRunner {
@@ -98,6 +102,7 @@ class StorageRunner {
  private:
   std::unique_ptr<PathRegistry> paths_;
   std::unique_ptr<Runner> runner_;
+  bool allow_overwrite_ = false;
 };
 
 struct PhaseRecord {
