@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <set>
 
 #include "cluster_app.hpp"
@@ -107,10 +108,30 @@ StoragePlan storage_plan(const Options& o, int ranks) {
   return p;
 }
 
-nlohmann::json storage_phase(const Options& o, const StoragePlan& plan, const cluster::NodeOptions& node,
-                             const cluster::NodeFacts& facts, cluster::mpi::Session& mpi, int rank,
-                             const std::atomic<bool>& user_stop, std::string& error) {
-  const int n = mpi.size();
+namespace {
+
+// What this rank's part of the phase works on: its region of the ladder's file(s).
+struct Region {
+  std::string file;
+  uint64_t offset = 0;
+  int most = 1;             // the ranks of the largest point
+  bool takes_part = false;  // this rank is one of them
+};
+
+Region region_of(const StoragePlan& plan, const cluster::NodeOptions& node, int rank) {
+  const fs::path dir(node.io_dir);
+  Region r;
+  r.file = plan.shared_file ? (dir / "gdsb-cluster.storage.shared.dat").string()
+                            : (dir / ("gdsb-cluster.storage." + std::to_string(rank) + ".dat")).string();
+  r.offset = plan.shared_file ? static_cast<uint64_t>(rank) * node.io_file_size : 0;
+  r.most = plan.scale.back();
+  r.takes_part = rank < r.most;
+  return r;
+}
+
+// How the phase was run and this node's ceiling: the setup half of the node's storage record.
+cluster::NodeStorage storage_setup(const Options& o, const StoragePlan& plan, const cluster::NodeOptions& node,
+                                   const cluster::NodeFacts& facts) {
   cluster::NodeStorage st;
   st.dir = node.io_dir;
   st.layout = plan.shared_file ? "shared-file" : "file-per-process";
@@ -125,101 +146,131 @@ nlohmann::json storage_phase(const Options& o, const StoragePlan& plan, const cl
   st.scale_gain_percent = o.scale_gain_percent;
   st.ceiling_gb_s = facts.storage_ceiling_gb_s;
   st.ceiling_text = facts.storage_ceiling_text;
+  return st;
+}
 
-  const cluster::StorageRunner runner(node);
-  const fs::path dir(node.io_dir);
-  const std::string file = plan.shared_file ? (dir / "gdsb-cluster.storage.shared.dat").string()
-                                            : (dir / ("gdsb-cluster.storage." + std::to_string(rank) + ".dat")).string();
-  const uint64_t offset = plan.shared_file ? static_cast<uint64_t>(rank) * node.io_file_size : 0;
-  const int most = plan.scale.back();
-  const bool takes_part = rank < most;
-  const double timeout = o.phase_timeout_s;
-  bool ok = true;
+// One point's work on this rank: the runner's sample (a mode whose path cannot run is
+// waived there, with the runner's reason), or a waived sample with `waived` as its reason.
+std::function<bool(const std::atomic<bool>&)> point_work(std::vector<cluster::StorageSample>& samples,
+                                                         const cluster::StorageRunner& runner,
+                                                         const cluster::StorageIo& io, const std::string& waived) {
+  return [&samples, &runner, io, waived](const std::atomic<bool>& stop) {
+    if (!waived.empty()) {
+      cluster::StorageSample s;
+      s.op = io.op, s.mode = io.mode, s.nodes = io.nodes, s.status = "waived", s.reason = waived;
+      samples.push_back(s);
+      return true;
+    }
+    bool reached = false;
+    samples.push_back(runner.run(io, stop, reached));
+    return reached;
+  };
+}
 
-  // The data every read point reads, written once untimed (-x 1): a stonewalled write point
-  // may leave part of a region unwritten, and a hole reads back without any I/O. In one
-  // shared file rank 0 creates the file before the others write their parts into it.
+// The data every read point reads, written once untimed (-x 1): a stonewalled write point
+// may leave part of a region unwritten, and a hole reads back without any I/O. In one
+// shared file rank 0 creates the file before the others write their parts into it.
+bool fill_regions(const StoragePlan& plan, const cluster::NodeOptions& node, const cluster::StorageRunner& runner,
+                  const Region& region, cluster::mpi::Session& mpi, int rank, double timeout,
+                  const std::atomic<bool>& user_stop, std::string& error) {
   const auto fill = [&](const std::atomic<bool>& stop) {
-    if (!takes_part) return true;
-    cluster::StorageIo io{"fill", 1, most, file, offset, node.io_file_size, node.io_block, 0, false};
+    if (!region.takes_part) return true;
+    cluster::StorageIo io{"fill", 1, region.most, region.file, region.offset, node.io_file_size, node.io_block, 0, false};
     bool reached = false;
     cluster::StorageSample s = runner.run(io, stop, reached);
     if (s.status != "ok") {
-      if (error.empty()) error = "could not write " + file + ": " + s.reason;
+      if (error.empty()) error = "could not write " + region.file + ": " + s.reason;
     }
     return true;
   };
-  if (plan.shared_file) {
-    ok = mpi.stonewall_point(1, false, timeout, fill, &user_stop) &&
-         mpi.stonewall_point(most, false, timeout, [&](const std::atomic<bool>& stop) {
-           return rank == 0 ? true : fill(stop);
-         }, &user_stop);
-  } else {
-    ok = mpi.stonewall_point(most, false, timeout, fill, &user_stop);
-  }
+  if (plan.shared_file)
+    return mpi.stonewall_point(1, false, timeout, fill, &user_stop) &&
+           mpi.stonewall_point(region.most, false, timeout, [&](const std::atomic<bool>& stop) {
+             return rank == 0 ? true : fill(stop);
+           }, &user_stop);
+  return mpi.stonewall_point(region.most, false, timeout, fill, &user_stop);
+}
 
-  // One point's work on this rank: the runner's sample (a mode whose path cannot run is
-  // waived there, with the runner's reason), or a waived sample with `waived` as its reason.
-  const auto point_work = [&](const cluster::StorageIo& io, const std::string& waived) {
-    return [&st, &runner, io, waived](const std::atomic<bool>& stop) {
-      if (!waived.empty()) {
-        cluster::StorageSample s;
-        s.op = io.op, s.mode = io.mode, s.nodes = io.nodes, s.status = "waived", s.reason = waived;
-        st.samples.push_back(s);
-        return true;
-      }
-      bool reached = false;
-      st.samples.push_back(runner.run(io, stop, reached));
-      return reached;
-    };
-  };
-
+// The ladder: each op, mode and node count of the plan, one stonewalled point each.
+bool run_points(const StoragePlan& plan, const cluster::NodeOptions& node, const cluster::StorageRunner& runner,
+                const Region& region, cluster::mpi::Session& mpi, double timeout, const std::atomic<bool>& user_stop,
+                std::vector<cluster::StorageSample>& samples) {
+  bool ok = true;
   for (const std::string& op : plan.ops) {
     for (int mode : node.io_modes) {
       for (int k : plan.scale) {
         if (!ok || user_stop.load()) break;
-        const cluster::StorageIo io{op, mode, k, file, offset, node.io_file_size, node.io_block, plan.time_s, false};
-        ok = mpi.stonewall_point(k, true, timeout, point_work(io, ""), &user_stop);
+        const cluster::StorageIo io{op, mode, k, region.file, region.offset, node.io_file_size, node.io_block, plan.time_s, false};
+        ok = mpi.stonewall_point(k, true, timeout, point_work(samples, runner, io, ""), &user_stop);
       }
     }
   }
+  return ok;
+}
 
-  // The cluster-wide checkpoint: every rank saves its shard (fsync'd), then restores it; the
-  // mode is the first of GDS, the bounce path and the CPU path that --io-modes lists and this
-  // rank can run. No stonewall: the time to checkpoint is the last rank's end.
-  if (plan.model_bytes > 0 && ok && !user_stop.load()) {
-    const uint64_t block = node.io_block;
-    const uint64_t blocks = (plan.model_bytes + block - 1) / block;
-    const uint64_t mine = blocks / static_cast<uint64_t>(n) + (static_cast<uint64_t>(rank) < blocks % static_cast<uint64_t>(n) ? 1 : 0);
-    const std::string ckpt = (dir / ("gdsb-cluster.ckpt." + std::to_string(rank) + ".dat")).string();
-    int mode = -1;
-    std::string why;
-    for (int want : {0, 2, 1}) {
-      if (std::find(node.io_modes.begin(), node.io_modes.end(), want) == node.io_modes.end()) continue;
-      const Availability a = runner.probe(want, ckpt);
-      if (a.ok) {
-        mode = want;
-        break;
-      }
-      why += (why.empty() ? "" : "; ") + ("-x " + std::to_string(want) + ": " + a.reason);
-    }
-    for (const char* op : {"checkpoint-save", "checkpoint-load"}) {
-      if (!ok) break;
-      const cluster::StorageIo io{op, mode < 0 ? 1 : mode, n, ckpt, 0, mine * block, block, 0,
-                                  std::string(op) == "checkpoint-save"};
-      ok = mpi.stonewall_point(n, false, timeout,
-                               point_work(io, mode < 0 ? "no mode of --io-modes runs here (" + why + ")" : ""),
-                               &user_stop);
-    }
-    std::error_code ec;
-    fs::remove(ckpt, ec);
+// The checkpoint's mode on this rank: the first of GDS, the bounce path and the CPU path
+// that --io-modes lists and this rank can run; -1 with the reasons when none can.
+int checkpoint_mode(const cluster::NodeOptions& node, const cluster::StorageRunner& runner, const std::string& file,
+                    std::string& why) {
+  for (int want : {0, 2, 1}) {
+    if (std::find(node.io_modes.begin(), node.io_modes.end(), want) == node.io_modes.end()) continue;
+    const Availability a = runner.probe(want, file);
+    if (a.ok) return want;
+    why += (why.empty() ? "" : "; ") + ("-x " + std::to_string(want) + ": " + a.reason);
   }
+  return -1;
+}
+
+// The cluster-wide checkpoint: every rank saves its shard (fsync'd), then restores it. No
+// stonewall: the time to checkpoint is the last rank's end.
+bool run_checkpoint(const StoragePlan& plan, const cluster::NodeOptions& node, const cluster::StorageRunner& runner,
+                    cluster::mpi::Session& mpi, int rank, double timeout, const std::atomic<bool>& user_stop,
+                    std::vector<cluster::StorageSample>& samples) {
+  const int n = mpi.size();
+  const uint64_t block = node.io_block;
+  const uint64_t blocks = (plan.model_bytes + block - 1) / block;
+  const uint64_t mine = blocks / static_cast<uint64_t>(n) + (static_cast<uint64_t>(rank) < blocks % static_cast<uint64_t>(n) ? 1 : 0);
+  const std::string ckpt = (fs::path(node.io_dir) / ("gdsb-cluster.ckpt." + std::to_string(rank) + ".dat")).string();
+  std::string why;
+  const int mode = checkpoint_mode(node, runner, ckpt, why);
+  bool ok = true;
+  for (const char* op : {"checkpoint-save", "checkpoint-load"}) {
+    if (!ok) break;
+    const cluster::StorageIo io{op, mode < 0 ? 1 : mode, n, ckpt, 0, mine * block, block, 0,
+                                std::string(op) == "checkpoint-save"};
+    ok = mpi.stonewall_point(n, false, timeout,
+                             point_work(samples, runner, io, mode < 0 ? "no mode of --io-modes runs here (" + why + ")" : ""),
+                             &user_stop);
+  }
+  std::error_code ec;
+  fs::remove(ckpt, ec);
+  return ok;
+}
+
+// The phase's error in one line: a rank that did not answer, else the first failed sample.
+void fold_errors(bool answered, const std::vector<cluster::StorageSample>& samples, std::string& error) {
+  if (!answered && error.empty()) error = "a rank did not answer within --phase-timeout during the shared-storage phase";
+  for (const cluster::StorageSample& s : samples)
+    if (s.status == "error" && error.empty()) error = s.op + " -x " + std::to_string(s.mode) + ": " + s.reason;
+}
+
+}  // namespace
+
+nlohmann::json storage_phase(const Options& o, const StoragePlan& plan, const cluster::NodeOptions& node,
+                             const cluster::NodeFacts& facts, cluster::mpi::Session& mpi, int rank,
+                             const std::atomic<bool>& user_stop, std::string& error) {
+  cluster::NodeStorage st = storage_setup(o, plan, node, facts);
+  const cluster::StorageRunner runner(node);
+  const Region region = region_of(plan, node, rank);
+  const double timeout = o.phase_timeout_s;
+  bool ok = fill_regions(plan, node, runner, region, mpi, rank, timeout, user_stop, error);
+  ok = ok && run_points(plan, node, runner, region, mpi, timeout, user_stop, st.samples);
+  if (plan.model_bytes > 0 && ok && !user_stop.load())
+    ok = run_checkpoint(plan, node, runner, mpi, rank, timeout, user_stop, st.samples);
   if (ok) ok = mpi.barrier(timeout);  // every rank is done with the files
   std::error_code ec;
-  if (!plan.shared_file || rank == 0) fs::remove(file, ec);
-  if (!ok && error.empty()) error = "a rank did not answer within --phase-timeout during the shared-storage phase";
-  for (const cluster::StorageSample& s : st.samples)
-    if (s.status == "error" && error.empty()) error = s.op + " -x " + std::to_string(s.mode) + ": " + s.reason;
+  if (!plan.shared_file || rank == 0) fs::remove(region.file, ec);
+  fold_errors(ok, st.samples, error);
   nlohmann::json j;
   to_json(j, st);
   return j;

@@ -105,11 +105,108 @@ std::vector<std::optional<std::string>> Session::gather(const std::string& mine,
   return out;
 }
 
+namespace {
+
+// Rank 0's side of a point: counts the participants' ENDs (its own included), sends every
+// other participant one STOP, at the first end by a limit (stonewall) or once all ended (the
+// release), and waits for those sends. False when the deadline passed first.
+bool lead_point(int participants, bool stonewall, Clock::time_point deadline, std::atomic<bool>& stop,
+                const std::atomic<bool>& done, const bool& reached_limit, const std::atomic<bool>* user_stop) {
+  int ends = 0;
+  bool stop_sent = false, own_counted = false;
+  std::vector<MPI_Request> sends;
+  static const char kNothing = 0;
+  const auto send_stops = [&] {
+    stop_sent = true;
+    stop.store(true);
+    for (int r = 1; r < participants; ++r) {
+      sends.emplace_back(MPI_REQUEST_NULL);
+      MPI_Isend(&kNothing, 0, MPI_CHAR, r, kStopTag, MPI_COMM_WORLD, &sends.back());
+    }
+  };
+  bool ok = true;
+  while (true) {
+    if (user_stop != nullptr && user_stop->load()) stop.store(true);
+    if (done.load() && !own_counted) {
+      own_counted = true;
+      if (stonewall && reached_limit && !stop_sent) send_stops();
+    }
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, kEndTag, MPI_COMM_WORLD, &flag, &st);
+    if (flag) {
+      char by_limit = 0;
+      MPI_Recv(&by_limit, 1, MPI_CHAR, st.MPI_SOURCE, kEndTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      ++ends;
+      if (stonewall && by_limit && !stop_sent) send_stops();
+      continue;
+    }
+    if (own_counted && ends == participants - 1) {
+      if (!stop_sent) send_stops();  // the release: every participant waits for one STOP
+      break;
+    }
+    if (Clock::now() > deadline) {
+      ok = false;
+      break;
+    }
+    nap();
+  }
+  if (!sends.empty()) {
+    while (ok) {
+      int all = 0;
+      MPI_Testall(static_cast<int>(sends.size()), sends.data(), &all, MPI_STATUSES_IGNORE);
+      if (all) break;
+      if (Clock::now() > deadline) ok = false;
+      nap();
+    }
+  }
+  return ok;
+}
+
+// Another participant's side: one END to rank 0 when its work is done (whether by its own
+// limit), and one STOP from rank 0, which stops its work if it still runs. False when the
+// deadline passed first.
+bool follow_point(Clock::time_point deadline, std::atomic<bool>& stop, const std::atomic<bool>& done,
+                  const bool& reached_limit, const std::atomic<bool>* user_stop) {
+  MPI_Request end_req = MPI_REQUEST_NULL;
+  char by_limit = 0;
+  bool end_sent = false, end_done = false, got_stop = false;
+  while (true) {
+    if (user_stop != nullptr && user_stop->load()) stop.store(true);
+    if (done.load() && !end_sent) {
+      end_sent = true;
+      by_limit = reached_limit ? 1 : 0;
+      MPI_Isend(&by_limit, 1, MPI_CHAR, 0, kEndTag, MPI_COMM_WORLD, &end_req);
+    }
+    if (end_sent && !end_done) {
+      int flag = 0;
+      MPI_Test(&end_req, &flag, MPI_STATUS_IGNORE);
+      end_done = flag != 0;
+    }
+    if (!got_stop) {
+      int flag = 0;
+      MPI_Iprobe(0, kStopTag, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+      if (flag) {
+        char none = 0;
+        MPI_Recv(&none, 0, MPI_CHAR, 0, kStopTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        got_stop = true;
+        stop.store(true);
+      }
+    }
+    if (end_done && got_stop) return true;
+    if (Clock::now() > deadline) return false;
+    nap();
+  }
+}
+
+}  // namespace
+
 bool Session::stonewall_point(int participants, bool stonewall, double timeout_s,
                               const std::function<bool(const std::atomic<bool>&)>& work,
                               const std::atomic<bool>* user_stop) {
   if (!barrier(timeout_s)) return false;
   if (rank_ >= participants) return true;
+  // The I/O on a worker thread; this thread keeps the MPI calls (MPI_THREAD_FUNNELED).
   std::atomic<bool> stop{false}, done{false};
   bool reached_limit = false;
   std::thread worker([&] {
@@ -117,89 +214,8 @@ bool Session::stonewall_point(int participants, bool stonewall, double timeout_s
     done.store(true);
   });
   const auto deadline = deadline_in(timeout_s);
-  bool ok = true;
-  if (rank_ == 0) {
-    int ends = 0;
-    bool stop_sent = false, own_counted = false;
-    std::vector<MPI_Request> sends;
-    static const char kNothing = 0;
-    const auto send_stops = [&] {
-      stop_sent = true;
-      stop.store(true);
-      for (int r = 1; r < participants; ++r) {
-        sends.emplace_back(MPI_REQUEST_NULL);
-        MPI_Isend(&kNothing, 0, MPI_CHAR, r, kStopTag, MPI_COMM_WORLD, &sends.back());
-      }
-    };
-    while (true) {
-      if (user_stop != nullptr && user_stop->load()) stop.store(true);
-      if (done.load() && !own_counted) {
-        own_counted = true;
-        if (stonewall && reached_limit && !stop_sent) send_stops();
-      }
-      int flag = 0;
-      MPI_Status st;
-      MPI_Iprobe(MPI_ANY_SOURCE, kEndTag, MPI_COMM_WORLD, &flag, &st);
-      if (flag) {
-        char by_limit = 0;
-        MPI_Recv(&by_limit, 1, MPI_CHAR, st.MPI_SOURCE, kEndTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        ++ends;
-        if (stonewall && by_limit && !stop_sent) send_stops();
-        continue;
-      }
-      if (own_counted && ends == participants - 1) {
-        if (!stop_sent) send_stops();  // the release: every participant waits for one STOP
-        break;
-      }
-      if (Clock::now() > deadline) {
-        ok = false;
-        break;
-      }
-      nap();
-    }
-    if (!sends.empty()) {
-      while (ok) {
-        int all = 0;
-        MPI_Testall(static_cast<int>(sends.size()), sends.data(), &all, MPI_STATUSES_IGNORE);
-        if (all) break;
-        if (Clock::now() > deadline) ok = false;
-        nap();
-      }
-    }
-  } else {
-    MPI_Request end_req = MPI_REQUEST_NULL;
-    char by_limit = 0;
-    bool end_sent = false, end_done = false, got_stop = false;
-    while (true) {
-      if (user_stop != nullptr && user_stop->load()) stop.store(true);
-      if (done.load() && !end_sent) {
-        end_sent = true;
-        by_limit = reached_limit ? 1 : 0;
-        MPI_Isend(&by_limit, 1, MPI_CHAR, 0, kEndTag, MPI_COMM_WORLD, &end_req);
-      }
-      if (end_sent && !end_done) {
-        int flag = 0;
-        MPI_Test(&end_req, &flag, MPI_STATUS_IGNORE);
-        end_done = flag != 0;
-      }
-      if (!got_stop) {
-        int flag = 0;
-        MPI_Iprobe(0, kStopTag, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-        if (flag) {
-          char none = 0;
-          MPI_Recv(&none, 0, MPI_CHAR, 0, kStopTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-          got_stop = true;
-          stop.store(true);
-        }
-      }
-      if (end_done && got_stop) break;
-      if (Clock::now() > deadline) {
-        ok = false;
-        break;
-      }
-      nap();
-    }
-  }
+  const bool ok = rank_ == 0 ? lead_point(participants, stonewall, deadline, stop, done, reached_limit, user_stop)
+                             : follow_point(deadline, stop, done, reached_limit, user_stop);
   stop.store(true);
   worker.join();
   if (!ok) broken_ = true;
