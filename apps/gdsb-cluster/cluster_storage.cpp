@@ -4,6 +4,7 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -32,7 +33,8 @@ std::vector<std::string> split(const std::string& text) {
 
 }  // namespace
 
-StoragePlan storage_plan(const Options& o, int ranks) {
+StoragePlan storage_plan(const Options& o, const cluster::RankLayout& layout) {
+  const int nodes = layout.nodes(), ranks = layout.ranks();
   StoragePlan p;
   p.enabled = !o.scale.empty() || o.aggregate || !o.demand_per_gpu.empty() || !o.model_bytes.empty();
   if (!p.enabled) return p;
@@ -43,8 +45,8 @@ StoragePlan storage_plan(const Options& o, int ranks) {
     throw UsageError("--stagger runs one node at a time; the shared-storage phase runs them together: "
                      "drop one of the two");
   if (o.scale == "auto") {
-    for (int k = 1; k < ranks; k *= 2) p.scale.push_back(k);
-    p.scale.push_back(ranks);
+    for (int k = 1; k < nodes; k *= 2) p.scale.push_back(k);
+    p.scale.push_back(nodes);
   } else if (!o.scale.empty()) {
     std::set<int> ks;
     for (const std::string& t : split(o.scale)) {
@@ -57,14 +59,14 @@ StoragePlan storage_plan(const Options& o, int ranks) {
       }
       if (used == 0 || used != t.size() || k < 1)
         throw UsageError("--scale " + o.scale + ": expected node counts such as 1,2,4 or auto");
-      if (k > ranks)
+      if (k > nodes)
         throw UsageError("--scale " + o.scale + ": " + std::to_string(k) + " nodes, but this run has " +
-                         std::to_string(ranks) + " rank(s); ask the launcher for more ranks or lower --scale");
+                         layout.words() + "; ask the launcher for ranks on more nodes or lower --scale");
       ks.insert(k);
     }
     p.scale.assign(ks.begin(), ks.end());
   } else {
-    p.scale = {ranks};
+    p.scale = {nodes};
   }
   for (const std::string& op : split(o.storage_ops)) {
     if (op != "read" && op != "write")
@@ -99,10 +101,11 @@ StoragePlan storage_plan(const Options& o, int ranks) {
   if (::statvfs(dir.c_str(), &fsinfo) != 0)
     throw UsageError("--io-dir " + dir + ": " + std::strerror(errno) + " (a directory every rank sees)");
   const uint64_t free_bytes = static_cast<uint64_t>(fsinfo.f_bavail) * fsinfo.f_frsize;
-  const uint64_t need = static_cast<uint64_t>(p.scale.back()) * parse_size(o.io_size, "--io-size") + p.model_bytes;
+  const auto regions = layout.ranks_of_first(p.scale.back()).size();
+  const uint64_t need = regions * parse_size(o.io_size, "--io-size") + p.model_bytes;
   if (need > free_bytes)
     throw UsageError("--io-dir " + dir + ": the shared-storage phase writes " + format_bytes_iec(static_cast<double>(need)) +
-                     " (" + std::to_string(p.scale.back()) + " x --io-size " + o.io_size +
+                     " (" + std::to_string(regions) + " x --io-size " + o.io_size +
                      (p.model_bytes ? " and the checkpoint" : "") + "), " + format_bytes_iec(static_cast<double>(free_bytes)) +
                      " is free there; lower --io-size or --model-bytes, or free space");
   return p;
@@ -110,22 +113,28 @@ StoragePlan storage_plan(const Options& o, int ranks) {
 
 namespace {
 
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 // What this rank's part of the phase works on: its region of the ladder's file(s).
 struct Region {
   std::string file;
   uint64_t offset = 0;
-  int most = 1;             // the ranks of the largest point
-  bool takes_part = false;  // this rank is one of them
+  int most = 1;                // the nodes of the largest point
+  std::vector<int> ranks;      // its ranks, ascending
+  bool takes_part = false;     // this rank is one of them
 };
 
-Region region_of(const StoragePlan& plan, const cluster::NodeOptions& node, int rank) {
+Region region_of(const StoragePlan& plan, const cluster::NodeOptions& node, const cluster::RankLayout& layout, int rank) {
   const fs::path dir(node.io_dir);
   Region r;
   r.file = plan.shared_file ? (dir / "gdsb-cluster.storage.shared.dat").string()
                             : (dir / ("gdsb-cluster.storage." + std::to_string(rank) + ".dat")).string();
   r.offset = plan.shared_file ? static_cast<uint64_t>(rank) * node.io_file_size : 0;
   r.most = plan.scale.back();
-  r.takes_part = rank < r.most;
+  r.ranks = layout.ranks_of_first(r.most);
+  r.takes_part = std::binary_search(r.ranks.begin(), r.ranks.end(), rank);
   return r;
 }
 
@@ -155,14 +164,17 @@ std::function<bool(const std::atomic<bool>&)> point_work(std::vector<cluster::St
                                                          const cluster::StorageRunner& runner,
                                                          const cluster::StorageIo& io, const std::string& waived) {
   return [&samples, &runner, io, waived](const std::atomic<bool>& stop) {
+    const double ready = unix_now();  // this rank left the point's barrier
+    cluster::StorageSample s;
+    bool reached = true;
     if (!waived.empty()) {
-      cluster::StorageSample s;
       s.op = io.op, s.mode = io.mode, s.nodes = io.nodes, s.status = "waived", s.reason = waived;
-      samples.push_back(s);
-      return true;
+    } else {
+      s = runner.run(io, stop, reached);
     }
-    bool reached = false;
-    samples.push_back(runner.run(io, stop, reached));
+    s.ranks = io.ranks;
+    s.ready_unix_s = ready;
+    samples.push_back(s);
     return reached;
   };
 }
@@ -175,7 +187,8 @@ bool fill_regions(const StoragePlan& plan, const cluster::NodeOptions& node, con
                   const std::atomic<bool>& user_stop, std::string& error) {
   const auto fill = [&](const std::atomic<bool>& stop) {
     if (!region.takes_part) return true;
-    cluster::StorageIo io{"fill", 1, region.most, region.file, region.offset, node.io_file_size, node.io_block, 0, false};
+    cluster::StorageIo io{"fill", 1, region.most, region.file, region.offset, node.io_file_size, node.io_block, 0, false,
+                          static_cast<int>(region.ranks.size())};
     bool reached = false;
     cluster::StorageSample s = runner.run(io, stop, reached);
     if (s.status != "ok") {
@@ -184,63 +197,110 @@ bool fill_regions(const StoragePlan& plan, const cluster::NodeOptions& node, con
     return true;
   };
   if (plan.shared_file)
-    return mpi.stonewall_point(1, false, timeout, fill, &user_stop) &&
-           mpi.stonewall_point(region.most, false, timeout, [&](const std::atomic<bool>& stop) {
+    return mpi.stonewall_point({0}, false, timeout, fill, &user_stop) &&
+           mpi.stonewall_point(region.ranks, false, timeout, [&](const std::atomic<bool>& stop) {
              return rank == 0 ? true : fill(stop);
            }, &user_stop);
-  return mpi.stonewall_point(region.most, false, timeout, fill, &user_stop);
+  return mpi.stonewall_point(region.ranks, false, timeout, fill, &user_stop);
 }
 
 // The ladder: each op, mode and node count of the plan, one stonewalled point each.
 bool run_points(const StoragePlan& plan, const cluster::NodeOptions& node, const cluster::StorageRunner& runner,
-                const Region& region, cluster::mpi::Session& mpi, double timeout, const std::atomic<bool>& user_stop,
-                std::vector<cluster::StorageSample>& samples) {
+                const Region& region, const cluster::RankLayout& layout, cluster::mpi::Session& mpi, double timeout,
+                const std::atomic<bool>& user_stop, std::vector<cluster::StorageSample>& samples) {
   bool ok = true;
   for (const std::string& op : plan.ops) {
     for (int mode : node.io_modes) {
       for (int k : plan.scale) {
         if (!ok || user_stop.load()) break;
-        const cluster::StorageIo io{op, mode, k, region.file, region.offset, node.io_file_size, node.io_block, plan.time_s, false};
-        ok = mpi.stonewall_point(k, true, timeout, point_work(samples, runner, io, ""), &user_stop);
+        const std::vector<int> ranks = layout.ranks_of_first(k);  // every rank of the first k nodes
+        const cluster::StorageIo io{op, mode, k, region.file, region.offset, node.io_file_size, node.io_block, plan.time_s, false,
+                                    static_cast<int>(ranks.size())};
+        ok = mpi.stonewall_point(ranks, true, timeout, point_work(samples, runner, io, ""), &user_stop);
       }
     }
   }
   return ok;
 }
 
-// The checkpoint's mode on this rank: the first of GDS, the bounce path and the CPU path
-// that --io-modes lists and this rank can run; -1 with the reasons when none can.
-int checkpoint_mode(const cluster::NodeOptions& node, const cluster::StorageRunner& runner, const std::string& file,
-                    std::string& why) {
-  for (int want : {0, 2, 1}) {
-    if (std::find(node.io_modes.begin(), node.io_modes.end(), want) == node.io_modes.end()) continue;
-    const Availability a = runner.probe(want, file);
-    if (a.ok) return want;
-    why += (why.empty() ? "" : "; ") + ("-x " + std::to_string(want) + ": " + a.reason);
-  }
-  return -1;
+// The modes the checkpoint may take, in the order it prefers them: GDS, the bounce path, the
+// CPU path, those --io-modes lists.
+std::vector<int> checkpoint_candidates(const cluster::NodeOptions& node) {
+  std::vector<int> out;
+  for (int want : {0, 2, 1})
+    if (std::find(node.io_modes.begin(), node.io_modes.end(), want) != node.io_modes.end()) out.push_back(want);
+  return out;
 }
 
-// The cluster-wide checkpoint: every rank saves its shard (fsync'd), then restores it. No
-// stonewall: the time to checkpoint is the last rank's end.
+// The checkpoint's mode, chosen once for every rank: the first candidate every rank can run,
+// so a mixed fleet does not split its samples between modes. Each rank probes; the answers
+// (mode -> why not, "" when it runs) travel to every rank, and every rank chooses alike.
+// mode -1 when no candidate runs everywhere; nullopt when a rank did not answer in time.
+struct CheckpointMode {
+  int mode = -1;
+  std::string text;  // the mode and why, or why none
+};
+std::optional<CheckpointMode> checkpoint_mode(const cluster::NodeOptions& node, const cluster::StorageRunner& runner,
+                                              const std::string& file, const cluster::RankLayout& layout,
+                                              cluster::mpi::Session& mpi, double timeout) {
+  const std::vector<int> candidates = checkpoint_candidates(node);
+  nlohmann::json mine = nlohmann::json::object();
+  for (int want : candidates) {
+    const Availability a = runner.probe(want, file);
+    mine[std::to_string(want)] = a.ok ? "" : a.reason;
+  }
+  const auto all = mpi.all_gather(mine.dump(), timeout);
+  if (!all) return std::nullopt;
+  CheckpointMode m;
+  std::string skipped;
+  for (int want : candidates) {
+    std::string why_not;  // the first rank that cannot, and why
+    for (std::size_t r = 0; r < all->size() && why_not.empty(); ++r) {
+      const auto answer = nlohmann::json::parse((*all)[r], nullptr, false);
+      const std::string reason = answer.is_object() ? answer.value(std::to_string(want), std::string("no answer")) : "no answer";
+      if (!reason.empty())
+        why_not = "-x " + std::to_string(want) + " not on " +
+                  layout.name_of_node[static_cast<std::size_t>(layout.node_of_rank[r])] + " (rank " + std::to_string(r) +
+                  ": " + reason + ")";
+    }
+    if (why_not.empty()) {
+      m.mode = want;
+      break;
+    }
+    skipped += (skipped.empty() ? "" : "; ") + why_not;
+  }
+  if (m.mode < 0) {
+    m.text = "no mode of --io-modes runs on every rank: " + skipped;
+    return m;
+  }
+  m.text = "-x " + std::to_string(m.mode) + " (" + std::string(xfer_label(static_cast<XferType>(m.mode))) +
+           ") on every rank, the first of -x 0, 2 and 1 that --io-modes lists and every rank runs" +
+           (skipped.empty() ? "" : "; " + skipped);
+  return m;
+}
+
+// The cluster-wide checkpoint: every rank saves its shard (fsync'd), then restores it, in one
+// mode. No stonewall: the time to checkpoint is the last rank's end.
 bool run_checkpoint(const StoragePlan& plan, const cluster::NodeOptions& node, const cluster::StorageRunner& runner,
-                    cluster::mpi::Session& mpi, int rank, double timeout, const std::atomic<bool>& user_stop,
-                    std::vector<cluster::StorageSample>& samples) {
+                    const cluster::RankLayout& layout, cluster::mpi::Session& mpi, int rank, double timeout,
+                    const std::atomic<bool>& user_stop, cluster::NodeStorage& st) {
   const int n = mpi.size();
   const uint64_t block = node.io_block;
   const uint64_t blocks = (plan.model_bytes + block - 1) / block;
   const uint64_t mine = blocks / static_cast<uint64_t>(n) + (static_cast<uint64_t>(rank) < blocks % static_cast<uint64_t>(n) ? 1 : 0);
   const std::string ckpt = (fs::path(node.io_dir) / ("gdsb-cluster.ckpt." + std::to_string(rank) + ".dat")).string();
-  std::string why;
-  const int mode = checkpoint_mode(node, runner, ckpt, why);
+  const std::optional<CheckpointMode> mode = checkpoint_mode(node, runner, ckpt, layout, mpi, timeout);
+  if (!mode) return false;
+  st.checkpoint_mode_text = mode->text;
+  std::vector<int> everyone(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) everyone[static_cast<std::size_t>(r)] = r;
   bool ok = true;
   for (const char* op : {"checkpoint-save", "checkpoint-load"}) {
-    if (!ok) break;
-    const cluster::StorageIo io{op, mode < 0 ? 1 : mode, n, ckpt, 0, mine * block, block, 0,
-                                std::string(op) == "checkpoint-save"};
-    ok = mpi.stonewall_point(n, false, timeout,
-                             point_work(samples, runner, io, mode < 0 ? "no mode of --io-modes runs here (" + why + ")" : ""),
-                             &user_stop);
+    if (!ok || user_stop.load()) break;
+    const cluster::StorageIo io{op, mode->mode < 0 ? 1 : mode->mode, layout.nodes(), ckpt, 0, mine * block, block, 0,
+                                std::string(op) == "checkpoint-save", n};
+    ok = mpi.stonewall_point(everyone, false, timeout,
+                             point_work(st.samples, runner, io, mode->mode < 0 ? mode->text : ""), &user_stop);
   }
   std::error_code ec;
   fs::remove(ckpt, ec);
@@ -257,16 +317,17 @@ void fold_errors(bool answered, const std::vector<cluster::StorageSample>& sampl
 }  // namespace
 
 nlohmann::json storage_phase(const Options& o, const StoragePlan& plan, const cluster::NodeOptions& node,
-                             const cluster::NodeFacts& facts, cluster::mpi::Session& mpi, int rank,
-                             const std::atomic<bool>& user_stop, std::string& error) {
+                             const cluster::NodeFacts& facts, const cluster::RankLayout& layout,
+                             cluster::mpi::Session& mpi, int rank, const std::atomic<bool>& user_stop,
+                             std::string& error) {
   cluster::NodeStorage st = storage_setup(o, plan, node, facts);
   const cluster::StorageRunner runner(node);
-  const Region region = region_of(plan, node, rank);
+  const Region region = region_of(plan, node, layout, rank);
   const double timeout = o.phase_timeout_s;
   bool ok = fill_regions(plan, node, runner, region, mpi, rank, timeout, user_stop, error);
-  ok = ok && run_points(plan, node, runner, region, mpi, timeout, user_stop, st.samples);
+  ok = ok && run_points(plan, node, runner, region, layout, mpi, timeout, user_stop, st.samples);
   if (plan.model_bytes > 0 && ok && !user_stop.load())
-    ok = run_checkpoint(plan, node, runner, mpi, rank, timeout, user_stop, st.samples);
+    ok = run_checkpoint(plan, node, runner, layout, mpi, rank, timeout, user_stop, st);
   if (ok) ok = mpi.barrier(timeout);  // every rank is done with the files
   std::error_code ec;
   if (!plan.shared_file || rank == 0) fs::remove(region.file, ec);

@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "gdsb/cluster/node_identity.hpp"
 #include "gdsb/cluster/shared_storage.hpp"
 #include "gdsb/cluster/summary.hpp"
 #include "gdsb/units.hpp"
@@ -45,7 +46,7 @@ void judge_bound(ScalingCurve& c, const StoragePoint& last, const std::map<std::
   std::optional<double> ceiling;
   std::string ceiling_text;
   for (const NodeShare& s : last.shares) {
-    const auto it = storage_of.find(s.node);
+    const auto it = storage_of.find(s.node_id);
     if (it == storage_of.end() || !it->second->ceiling_gb_s) {
       ceiling.reset();
       ceiling_text = it == storage_of.end() || it->second->ceiling_text.empty()
@@ -97,17 +98,30 @@ const char* kBusyWhy = "MLPerf Storage's bar: an accelerator at least 90% busy";
 
 }  // namespace
 
-std::optional<SharedStorageResult> shared_storage(const std::vector<NodeSummary>& nodes, const StorageJudgement& judge) {
+std::optional<SharedStorageResult> shared_storage(const std::vector<NodeSummary>& ranks, const StorageJudgement& judge) {
+  std::vector<const NodeSummary*> all;
+  for (const NodeSummary& n : ranks) all.push_back(&n);
+  return shared_storage(all, judge);
+}
+
+std::optional<SharedStorageResult> shared_storage(const std::vector<const NodeSummary*>& ranks, const StorageJudgement& judge) {
   // (op, mode, nodes) -> samples of the ranks that took part.
   std::map<std::tuple<int, int, int, std::string>, std::vector<std::pair<NodeShare, const StorageSample*>>> by_point;
+  // A node's storage setup (its ceiling) and GPUs, once a node: its lowest rank's.
+  std::map<std::string, const NodeSummary*> node_of;
   std::map<std::string, const NodeStorage*> storage_of;
   const NodeStorage* setup = nullptr;
-  for (const NodeSummary& n : nodes) {
-    if (!n.storage) continue;
-    if (setup == nullptr || n.rank == 0) setup = &*n.storage;
-    storage_of[n.node] = &*n.storage;
-    for (const StorageSample& s : n.storage->samples)
-      by_point[{op_order(s.op), s.mode, s.nodes, s.op}].push_back({{n.node, n.rank, s.bytes, s.start_unix_s, s.end_unix_s}, &s});
+  for (const NodeSummary* n : ranks) {
+    const std::string id = node_key(*n);
+    auto [it, added] = node_of.emplace(id, n);
+    if (!added && n->rank < it->second->rank) it->second = n;
+    if (!n->storage) continue;
+    if (setup == nullptr || n->rank == 0) setup = &*n->storage;
+    auto [st, first] = storage_of.emplace(id, &*n->storage);
+    if (!first && n->rank == it->second->rank) st->second = &*n->storage;
+    for (const StorageSample& s : n->storage->samples)
+      by_point[{op_order(s.op), s.mode, s.nodes, s.op}].push_back(
+          {{n->node, n->rank, s.bytes, s.start_unix_s, s.end_unix_s, id, 1, s.ready_unix_s}, &s});
   }
   if (setup == nullptr) return std::nullopt;
   SharedStorageResult r;
@@ -122,13 +136,16 @@ std::optional<SharedStorageResult> shared_storage(const std::vector<NodeSummary>
   for (const auto& [key, samples] : by_point) {
     const auto& [order, mode, k, op] = key;
     StoragePoint p = make_point(k, mode, op, samples);
+    r.interrupted = r.interrupted || p.stopped_by == "interrupted";
     (order >= 2 ? checkpoint_points : r.points).push_back(std::move(p));
   }
   // Curves: the ok points of each (op, mode), by node count.
   std::map<std::pair<int, int>, std::vector<const StoragePoint*>> curve_points;
-  for (const StoragePoint& p : r.points)
-    if (p.status == "ok" && p.aggregate_gb_s && *p.aggregate_gb_s > 0)
+  // A point stopped by SIGINT ended early, as no other point did: it is kept, off the curve.
+  for (const StoragePoint& p : r.points) {
+    if (p.status == "ok" && p.aggregate_gb_s && *p.aggregate_gb_s > 0 && p.stopped_by != "interrupted")
       curve_points[{op_order(p.op), p.mode}].push_back(&p);
+  }
   for (auto& [key, pts] : curve_points) {
     ScalingCurve c = make_curve(pts, r.scale_gain_percent);
     judge_bound(c, *pts.back(), storage_of);
@@ -143,8 +160,8 @@ std::optional<SharedStorageResult> shared_storage(const std::vector<NodeSummary>
   std::optional<std::string> no_demand;
   if (restore_s && !demand) {
     // checkpoint-load: each GPU's shard of the model within the stated time.
-    int gpus = 0;
-    for (const NodeSummary& n : nodes) gpus += n.status == NodeStatus::Ok ? n.gpus : 0;
+    int gpus = 0;  // once a node
+    for (const auto& [id, n] : node_of) gpus += n->status == NodeStatus::Ok ? n->gpus : 0;
     if (setup->model_bytes == 0)
       no_demand = "checkpoint-load's demand needs the model's size (--model-bytes)";
     else if (gpus == 0)
@@ -186,10 +203,8 @@ std::optional<SharedStorageResult> shared_storage(const std::vector<NodeSummary>
       const StoragePoint* last = nullptr;
       for (const StoragePoint& p : r.points)
         if (p.op == "read" && p.mode == best->mode && p.nodes == best->nodes.back()) last = &p;
-      std::map<std::string, int> gpus_of;
-      for (const NodeSummary& n : nodes) gpus_of[n.node] = n.gpus;
-      if (last)
-        for (const NodeShare& s : last->shares) g.gpus_measured += gpus_of[s.node];
+      if (last)  // its shares are one a node: each node's GPUs once
+        for (const NodeShare& s : last->shares) g.gpus_measured += node_of.at(s.node_id)->gpus;
       std::string head = "At " + gbs(*demand) + " a GPU (" + (demand_text.empty() ? "--demand-per-gpu" : demand_text) +
                          "), this storage feeds " + (g.at_least ? "at least " : "") + std::to_string(g.gpus) +
                          " GPUs at >= " + fixed(g.busy_percent, 0) + "% of their demand (" + kBusyWhy + "): " +
@@ -224,6 +239,7 @@ std::optional<SharedStorageResult> shared_storage(const std::vector<NodeSummary>
     CheckpointResult ck;
     ck.model_bytes = setup->model_bytes;
     ck.model_text = setup->model_text;
+    ck.mode_text = setup->checkpoint_mode_text;
     std::set<int> modes;
     for (const StoragePoint& p : checkpoint_points) {
       CheckpointOp op;
@@ -239,7 +255,7 @@ std::optional<SharedStorageResult> shared_storage(const std::vector<NodeSummary>
       for (const NodeShare& s : p.shares)
         if (last == nullptr || s.end_unix_s > last->end_unix_s) last = &s;
       if (last) op.slowest_node = last->node;
-      for (const NodeShare& s : p.shares) ck.shard_bytes = std::max(ck.shard_bytes, s.bytes);
+      ck.shard_bytes = std::max(ck.shard_bytes, p.largest_rank_bytes);
       ck.ranks = std::max(ck.ranks, p.ranks);
       modes.insert(p.mode);
       if (p.op == "checkpoint-save") {

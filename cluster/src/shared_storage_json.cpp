@@ -36,10 +36,10 @@ T field(const json& j, const char* key, const std::string& where, bool required,
 }  // namespace
 
 void to_json(json& j, const StorageSample& s) {
-  j = {{"op", s.op},         {"nodes", s.nodes},   {"mode", s.mode},
-       {"status", s.status}, {"reason", s.reason}, {"start_unix_s", s.start_unix_s},
-       {"end_unix_s", s.end_unix_s}, {"bytes", s.bytes}, {"stopped_by", s.stopped_by},
-       {"path_used", s.path_used}};
+  j = {{"op", s.op},         {"nodes", s.nodes},   {"ranks", s.ranks},
+       {"mode", s.mode},     {"status", s.status}, {"reason", s.reason},
+       {"start_unix_s", s.start_unix_s}, {"end_unix_s", s.end_unix_s}, {"ready_unix_s", s.ready_unix_s},
+       {"bytes", s.bytes},   {"stopped_by", s.stopped_by}, {"path_used", s.path_used}};
 }
 
 void to_json(json& j, const NodeStorage& s) {
@@ -56,6 +56,7 @@ void to_json(json& j, const NodeStorage& s) {
        {"scale_gain_percent", s.scale_gain_percent},
        {"ceiling_gb_s", s.ceiling_gb_s ? json(*s.ceiling_gb_s) : json()},
        {"ceiling_text", s.ceiling_text},
+       {"checkpoint_mode_text", s.checkpoint_mode_text},
        {"samples", s.samples}};
 }
 
@@ -78,6 +79,7 @@ NodeStorage node_storage_from_json(const json& j, const std::string& where) {
   if (j.contains("ceiling_gb_s") && !j.at("ceiling_gb_s").is_null())
     s.ceiling_gb_s = field<double>(j, "ceiling_gb_s", where, true, 0);
   s.ceiling_text = field<std::string>(j, "ceiling_text", where, false, "");
+  s.checkpoint_mode_text = field<std::string>(j, "checkpoint_mode_text", where, false, "");
   if (j.contains("samples")) {
     if (!j.at("samples").is_array()) throw UsageError(where + ".samples: expected an array");
     for (const json& e : j.at("samples")) {
@@ -86,11 +88,13 @@ NodeStorage node_storage_from_json(const json& j, const std::string& where) {
       StorageSample x;
       x.op = field<std::string>(e, "op", w, true, "");
       x.nodes = field<int>(e, "nodes", w, true, 0);
+      x.ranks = field<int>(e, "ranks", w, false, 0);
       x.mode = field<int>(e, "mode", w, true, 0);
       x.status = field<std::string>(e, "status", w, true, "");
       x.reason = field<std::string>(e, "reason", w, false, "");
       x.start_unix_s = field<double>(e, "start_unix_s", w, true, 0);
       x.end_unix_s = field<double>(e, "end_unix_s", w, true, 0);
+      x.ready_unix_s = field<double>(e, "ready_unix_s", w, false, 0);
       x.bytes = field<uint64_t>(e, "bytes", w, true, 0);
       x.stopped_by = field<std::string>(e, "stopped_by", w, false, "");
       x.path_used = field<std::string>(e, "path_used", w, false, "");
@@ -167,8 +171,9 @@ json to_json(const SharedStorageResult& r) {
     };
     j["checkpoint"] = {{"model_bytes", c.model_bytes}, {"model_text", c.model_text}, {"ranks", c.ranks},
                        {"shard_bytes", c.shard_bytes}, {"modes", c.modes}, {"mode", c.modes.empty() ? 1 : c.modes.front()},
-                       {"save", op(c.save)},           {"load", op(c.load)}};
+                       {"mode_text", c.mode_text},     {"save", op(c.save)},           {"load", op(c.load)}};
   }
+  if (r.interrupted) j["interrupted"] = true;
   return j;
 }
 

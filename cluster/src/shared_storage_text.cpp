@@ -17,7 +17,9 @@ std::string storage_text(const SharedStorageResult& r) {
   else o << ", stonewalled at the first rank's limit";
   o << ")\n";
   for (const StoragePoint& p : r.points) {
-    o << "  " << p.op << ' ' << mode_words(p.mode) << " on " << p.nodes << " node(s): ";
+    o << "  " << p.op << ' ' << mode_words(p.mode) << " on " << p.nodes << " node(s)";
+    if (p.ranks != p.nodes) o << " (" << p.ranks << " ranks)";  // ranks sharing a node: the node is named once
+    o << ": ";
     if (p.status != "ok") {
       o << p.status << ": " << p.reason;
       for (const std::string& s : p.clock_suspects) o << "; clock of " << s;
@@ -44,12 +46,13 @@ std::string storage_text(const SharedStorageResult& r) {
         << fixed(r.scale_gain_percent, 0) + "%" << " of the first point's per-node figure). ";
     o << "Bound: " << c.bound << ": " << c.bound_text << ".\n";
   }
+  if (r.interrupted) o << "  Interrupted (SIGINT): the points after the one stopped were not run; the stopped one is off the curves.\n";
   if (r.gpus_fed) o << "  GPUs fed: " << r.gpus_fed->text << '\n';
   if (r.checkpoint) {
     const CheckpointResult& c = *r.checkpoint;
     o << "  Cluster-wide checkpoint of " << c.model_text << " (" << format_bytes_iec(static_cast<double>(c.model_bytes))
       << ") on " << c.ranks << " rank(s), shards up to " << format_bytes_iec(static_cast<double>(c.shard_bytes))
-      << ":\n";
+      << (c.mode_text.empty() ? "" : ", through " + c.mode_text) << ":\n";
     const std::pair<const char*, const CheckpointOp*> ops[] = {{"save", &c.save}, {"restore", &c.load}};
     for (const auto& [name, op] : ops) {
       o << "    " << name << ": ";

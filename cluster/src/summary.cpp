@@ -173,9 +173,11 @@ json summary_without_fingerprint(const NodeSummary& s) {
   json j = json::object();
   json& hardware = j[kHardware] = json::object();
   for (const Field& f : kFields) {
+    if (f.omit_empty && f.text != nullptr && (s.*f.text).empty()) continue;
     json& into = f.group == Group::Top ? j : hardware;
     into[f.key] = f.text != nullptr ? json(s.*f.text) : json(s.*f.count);
   }
+  if (s.ranks.size() > 1) j["ranks"] = s.ranks;  // the node's ranks, said once with it
   json checks = json::array();
   for (const auto& c : s.failing_checks) {
     json& check = checks.emplace_back(json::object());

@@ -83,6 +83,7 @@ struct StorageIo {
   uint64_t offset = 0, bytes = 0, block = 0;  // this rank's region and transfer size
   double time_s = 0;                          // 0: one pass over the region
   bool fsync = false;                         // durable before the interval ends (checkpoints)
+  int ranks = 1;                              // the point's ranks: every rank of its nodes
 };
 
 class StorageRunner {
@@ -91,13 +92,15 @@ class StorageRunner {
   ~StorageRunner();
   // Whether -x mode can run here; the reason when it cannot.
   Availability probe(int mode, const std::string& file) const;
-  // Runs io until its own end (returns reached_limit = true) or until *stop (false). A path
+  // Runs io until its own end (returns reached_limit = true) or until *stop (false): stopped
+  // by the stonewall, or "interrupted" when the NodeOptions' stop (SIGINT) was set. A path
   // that cannot run gives a waived sample; a failure an error sample with the message.
   StorageSample run(const StorageIo& io, const std::atomic<bool>& stop, bool& reached_limit) const;
 
  private:
   std::unique_ptr<PathRegistry> paths_;
   std::unique_ptr<Runner> runner_;
+  const std::atomic<bool>* user_stop_ = nullptr;
 };
 
 struct PhaseRecord {
@@ -108,7 +111,9 @@ struct PhaseRecord {
   nlohmann::json document;    // null when the phase failed
 };
 
+// node_id: the node's identity (node_identity.hpp), shared by the ranks of one node.
 nlohmann::json node_document(const std::string& node, const std::string& host, int rank,
-                             const NodeFacts& facts, const std::vector<PhaseRecord>& phases);
+                             const NodeFacts& facts, const std::vector<PhaseRecord>& phases,
+                             const std::string& node_id = "");
 
 }  // namespace gdsb::cluster

@@ -44,6 +44,12 @@ struct NodeSummary {
   std::string node;  // display name: host, or host.rank when ranks share a host
   std::string host;
   int rank = -1;
+  // The node's identity (node_identity.hpp), shared by the ranks of one node; "" in reports
+  // of older versions, each of which was a node of its own (node_key()).
+  std::string node_id;
+  // Every rank of the node, ascending, when several ranks reported on it (aggregate() keeps
+  // one row a node: the lowest rank's); empty otherwise. Not part of the summary.
+  std::vector<int> ranks;
   NodeStatus status = NodeStatus::Ok;
   std::vector<std::string> errors;  // "phase: message" for each phase that failed
   std::string gpu_model, drive_model, nic_model;  // the hardware class; NICs: data NICs only
