@@ -73,7 +73,7 @@ struct StoragePlan {
 // --scale counts nodes (node_identity.hpp): a point on k nodes runs on every rank of the first k.
 StoragePlan storage_plan(const Options& o, const cluster::RankLayout& layout);
 // Runs the phase on this rank (every rank calls it, in step: its points are collective).
-nlohmann::json storage_phase(const Options& o, const StoragePlan& plan, const cluster::NodeOptions& node,
+nlohmann::json storage_phase(const Options& o, const StoragePlan& plan, const cluster::NodeOptions& rank_opts,
                              const cluster::NodeFacts& facts, const cluster::RankLayout& layout,
                              cluster::mpi::Session& mpi, int rank, const std::atomic<bool>& user_stop,
                              std::string& error);

@@ -126,26 +126,26 @@ struct Region {
   bool takes_part = false;     // this rank is one of them
 };
 
-Region region_of(const StoragePlan& plan, const cluster::NodeOptions& node, const cluster::RankLayout& layout, int rank) {
-  const fs::path dir(node.io_dir);
+Region region_of(const StoragePlan& plan, const cluster::NodeOptions& rank_opts, const cluster::RankLayout& layout, int rank) {
+  const fs::path dir(rank_opts.io_dir);
   Region r;
   r.file = plan.shared_file ? (dir / "gdsb-cluster.storage.shared.dat").string()
                             : (dir / ("gdsb-cluster.storage." + std::to_string(rank) + ".dat")).string();
-  r.offset = plan.shared_file ? static_cast<uint64_t>(rank) * node.io_file_size : 0;
+  r.offset = plan.shared_file ? static_cast<uint64_t>(rank) * rank_opts.io_file_size : 0;
   r.most = plan.scale.back();
   r.ranks = layout.ranks_of_first(r.most);
   r.takes_part = std::binary_search(r.ranks.begin(), r.ranks.end(), rank);
   return r;
 }
 
-// How the phase was run and this node's ceiling: the setup half of the node's storage record.
-cluster::NodeStorage storage_setup(const Options& o, const StoragePlan& plan, const cluster::NodeOptions& node,
+// How the phase was run and this node's ceiling: the setup half of this rank's storage record.
+cluster::RankStorage storage_setup(const Options& o, const StoragePlan& plan, const cluster::NodeOptions& rank_opts,
                                    const cluster::NodeFacts& facts) {
-  cluster::NodeStorage st;
-  st.dir = node.io_dir;
+  cluster::RankStorage st;
+  st.dir = rank_opts.io_dir;
   st.layout = plan.shared_file ? "shared-file" : "file-per-process";
-  st.block_bytes = node.io_block;
-  st.limit_bytes_per_rank = node.io_file_size;
+  st.block_bytes = rank_opts.io_block;
+  st.limit_bytes_per_rank = rank_opts.io_file_size;
   st.time_limit_s = plan.time_s;
   st.model_bytes = plan.model_bytes;
   st.model_text = plan.model_text;
@@ -182,12 +182,12 @@ std::function<bool(const std::atomic<bool>&)> point_work(std::vector<cluster::St
 // The data every read point reads, written once untimed (-x 1): a stonewalled write point
 // may leave part of a region unwritten, and a hole reads back without any I/O. In one
 // shared file rank 0 creates the file before the others write their parts into it.
-bool fill_regions(const StoragePlan& plan, const cluster::NodeOptions& node, const cluster::StorageRunner& runner,
+bool fill_regions(const StoragePlan& plan, const cluster::NodeOptions& rank_opts, const cluster::StorageRunner& runner,
                   const Region& region, cluster::mpi::Session& mpi, int rank, double timeout,
                   const std::atomic<bool>& user_stop, std::string& error) {
   const auto fill = [&](const std::atomic<bool>& stop) {
     if (!region.takes_part) return true;
-    cluster::StorageIo io{"fill", 1, region.most, region.file, region.offset, node.io_file_size, node.io_block, 0, false,
+    cluster::StorageIo io{"fill", 1, region.most, region.file, region.offset, rank_opts.io_file_size, rank_opts.io_block, 0, false,
                           static_cast<int>(region.ranks.size())};
     bool reached = false;
     cluster::StorageSample s = runner.run(io, stop, reached);
@@ -205,16 +205,16 @@ bool fill_regions(const StoragePlan& plan, const cluster::NodeOptions& node, con
 }
 
 // The ladder: each op, mode and node count of the plan, one stonewalled point each.
-bool run_points(const StoragePlan& plan, const cluster::NodeOptions& node, const cluster::StorageRunner& runner,
+bool run_points(const StoragePlan& plan, const cluster::NodeOptions& rank_opts, const cluster::StorageRunner& runner,
                 const Region& region, const cluster::RankLayout& layout, cluster::mpi::Session& mpi, double timeout,
                 const std::atomic<bool>& user_stop, std::vector<cluster::StorageSample>& samples) {
   bool ok = true;
   for (const std::string& op : plan.ops) {
-    for (int mode : node.io_modes) {
+    for (int mode : rank_opts.io_modes) {
       for (int k : plan.scale) {
         if (!ok || user_stop.load()) break;
         const std::vector<int> ranks = layout.ranks_of_first(k);  // every rank of the first k nodes
-        const cluster::StorageIo io{op, mode, k, region.file, region.offset, node.io_file_size, node.io_block, plan.time_s, false,
+        const cluster::StorageIo io{op, mode, k, region.file, region.offset, rank_opts.io_file_size, rank_opts.io_block, plan.time_s, false,
                                     static_cast<int>(ranks.size())};
         ok = mpi.stonewall_point(ranks, true, timeout, point_work(samples, runner, io, ""), &user_stop);
       }
@@ -225,10 +225,10 @@ bool run_points(const StoragePlan& plan, const cluster::NodeOptions& node, const
 
 // The modes the checkpoint may take, in the order it prefers them: GDS, the bounce path, the
 // CPU path, those --io-modes lists.
-std::vector<int> checkpoint_candidates(const cluster::NodeOptions& node) {
+std::vector<int> checkpoint_candidates(const cluster::NodeOptions& rank_opts) {
   std::vector<int> out;
   for (int want : {0, 2, 1})
-    if (std::find(node.io_modes.begin(), node.io_modes.end(), want) != node.io_modes.end()) out.push_back(want);
+    if (std::find(rank_opts.io_modes.begin(), rank_opts.io_modes.end(), want) != rank_opts.io_modes.end()) out.push_back(want);
   return out;
 }
 
@@ -240,10 +240,10 @@ struct CheckpointMode {
   int mode = -1;
   std::string text;  // the mode and why, or why none
 };
-std::optional<CheckpointMode> checkpoint_mode(const cluster::NodeOptions& node, const cluster::StorageRunner& runner,
+std::optional<CheckpointMode> checkpoint_mode(const cluster::NodeOptions& rank_opts, const cluster::StorageRunner& runner,
                                               const std::string& file, const cluster::RankLayout& layout,
                                               cluster::mpi::Session& mpi, double timeout) {
-  const std::vector<int> candidates = checkpoint_candidates(node);
+  const std::vector<int> candidates = checkpoint_candidates(rank_opts);
   nlohmann::json mine = nlohmann::json::object();
   for (int want : candidates) {
     const Availability a = runner.probe(want, file);
@@ -281,15 +281,15 @@ std::optional<CheckpointMode> checkpoint_mode(const cluster::NodeOptions& node, 
 
 // The cluster-wide checkpoint: every rank saves its shard (fsync'd), then restores it, in one
 // mode. No stonewall: the time to checkpoint is the last rank's end.
-bool run_checkpoint(const StoragePlan& plan, const cluster::NodeOptions& node, const cluster::StorageRunner& runner,
+bool run_checkpoint(const StoragePlan& plan, const cluster::NodeOptions& rank_opts, const cluster::StorageRunner& runner,
                     const cluster::RankLayout& layout, cluster::mpi::Session& mpi, int rank, double timeout,
-                    const std::atomic<bool>& user_stop, cluster::NodeStorage& st) {
+                    const std::atomic<bool>& user_stop, cluster::RankStorage& st) {
   const int n = mpi.size();
-  const uint64_t block = node.io_block;
+  const uint64_t block = rank_opts.io_block;
   const uint64_t blocks = (plan.model_bytes + block - 1) / block;
   const uint64_t mine = blocks / static_cast<uint64_t>(n) + (static_cast<uint64_t>(rank) < blocks % static_cast<uint64_t>(n) ? 1 : 0);
-  const std::string ckpt = (fs::path(node.io_dir) / ("gdsb-cluster.ckpt." + std::to_string(rank) + ".dat")).string();
-  const std::optional<CheckpointMode> mode = checkpoint_mode(node, runner, ckpt, layout, mpi, timeout);
+  const std::string ckpt = (fs::path(rank_opts.io_dir) / ("gdsb-cluster.ckpt." + std::to_string(rank) + ".dat")).string();
+  const std::optional<CheckpointMode> mode = checkpoint_mode(rank_opts, runner, ckpt, layout, mpi, timeout);
   if (!mode) return false;
   st.checkpoint_mode_text = mode->text;
   std::vector<int> everyone(static_cast<std::size_t>(n));
@@ -316,18 +316,18 @@ void fold_errors(bool answered, const std::vector<cluster::StorageSample>& sampl
 
 }  // namespace
 
-nlohmann::json storage_phase(const Options& o, const StoragePlan& plan, const cluster::NodeOptions& node,
+nlohmann::json storage_phase(const Options& o, const StoragePlan& plan, const cluster::NodeOptions& rank_opts,
                              const cluster::NodeFacts& facts, const cluster::RankLayout& layout,
                              cluster::mpi::Session& mpi, int rank, const std::atomic<bool>& user_stop,
                              std::string& error) {
-  cluster::NodeStorage st = storage_setup(o, plan, node, facts);
-  const cluster::StorageRunner runner(node);
-  const Region region = region_of(plan, node, layout, rank);
+  cluster::RankStorage st = storage_setup(o, plan, rank_opts, facts);
+  const cluster::StorageRunner runner(rank_opts);
+  const Region region = region_of(plan, rank_opts, layout, rank);
   const double timeout = o.phase_timeout_s;
-  bool ok = fill_regions(plan, node, runner, region, mpi, rank, timeout, user_stop, error);
-  ok = ok && run_points(plan, node, runner, region, layout, mpi, timeout, user_stop, st.samples);
+  bool ok = fill_regions(plan, rank_opts, runner, region, mpi, rank, timeout, user_stop, error);
+  ok = ok && run_points(plan, rank_opts, runner, region, layout, mpi, timeout, user_stop, st.samples);
   if (plan.model_bytes > 0 && ok && !user_stop.load())
-    ok = run_checkpoint(plan, node, runner, layout, mpi, rank, timeout, user_stop, st);
+    ok = run_checkpoint(plan, rank_opts, runner, layout, mpi, rank, timeout, user_stop, st);
   if (ok) ok = mpi.barrier(timeout);  // every rank is done with the files
   std::error_code ec;
   if (!plan.shared_file || rank == 0) fs::remove(region.file, ec);

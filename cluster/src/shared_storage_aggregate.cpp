@@ -42,7 +42,7 @@ ScalingCurve make_curve(const std::vector<const StoragePoint*>& pts, double gain
 
 // What bounds the curve at its last point: the nodes (each at 80% of its own ceiling or
 // more), else the storage (scaling stopped while the nodes had room), else nothing reached.
-void judge_bound(ScalingCurve& c, const StoragePoint& last, const std::map<std::string, const NodeStorage*>& storage_of) {
+void judge_bound(ScalingCurve& c, const StoragePoint& last, const std::map<std::string, const RankStorage*>& storage_of) {
   std::optional<double> ceiling;
   std::string ceiling_text;
   for (const NodeShare& s : last.shares) {
@@ -109,8 +109,8 @@ std::optional<SharedStorageResult> shared_storage(const std::vector<const NodeSu
   std::map<std::tuple<int, int, int, std::string>, std::vector<std::pair<NodeShare, const StorageSample*>>> by_point;
   // A node's storage setup (its ceiling) and GPUs, once a node: its lowest rank's.
   std::map<std::string, const NodeSummary*> node_of;
-  std::map<std::string, const NodeStorage*> storage_of;
-  const NodeStorage* setup = nullptr;
+  std::map<std::string, const RankStorage*> storage_of;
+  const RankStorage* setup = nullptr;
   for (const NodeSummary* n : ranks) {
     const std::string id = node_key(*n);
     auto [it, added] = node_of.emplace(id, n);

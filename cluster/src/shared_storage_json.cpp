@@ -42,7 +42,7 @@ void to_json(json& j, const StorageSample& s) {
        {"bytes", s.bytes},   {"stopped_by", s.stopped_by}, {"path_used", s.path_used}};
 }
 
-void to_json(json& j, const NodeStorage& s) {
+void to_json(json& j, const RankStorage& s) {
   j = {{"dir", s.dir},
        {"layout", s.layout},
        {"block_bytes", s.block_bytes},
@@ -60,9 +60,9 @@ void to_json(json& j, const NodeStorage& s) {
        {"samples", s.samples}};
 }
 
-NodeStorage node_storage_from_json(const json& j, const std::string& where) {
+RankStorage rank_storage_from_json(const json& j, const std::string& where) {
   if (!j.is_object()) throw UsageError(where + ": expected an object");
-  NodeStorage s;
+  RankStorage s;
   s.dir = field<std::string>(j, "dir", where, true, "");
   s.layout = field<std::string>(j, "layout", where, false, s.layout);
   s.block_bytes = field<uint64_t>(j, "block_bytes", where, false, 0);

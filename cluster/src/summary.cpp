@@ -235,7 +235,7 @@ NodeSummary summarize(const json& doc, const std::string& origin, const std::sha
     const json& io = doc.contains("io") ? doc.at("io") : none;
     if (io.is_object()) io_runs(io, s);
     if (doc.contains("storage") && doc.at("storage").is_object())
-      s.storage = node_storage_from_json(doc.at("storage"), origin + ": storage");
+      s.storage = rank_storage_from_json(doc.at("storage"), origin + ": storage");
     return s;
   } catch (const json::exception& e) {
     throw UsageError(origin + ": invalid gdsb-cluster node report: " + e.what());

@@ -85,7 +85,7 @@ inline constexpr const char* kGpuMetrics = "gpu_metrics";
 inline constexpr const char* kNodeMetrics = "node_metrics";
 inline constexpr const char* kWaived = "waived";
 inline constexpr const char* kFingerprint = "fingerprint";
-inline constexpr const char* kStorage = "storage";  // shared_storage.hpp's NodeStorage
+inline constexpr const char* kStorage = "storage";  // shared_storage.hpp's RankStorage
 
 inline NodeStatus status_from_name(std::string_view name) {
   return name == "ok" ? NodeStatus::Ok : name == "missing" ? NodeStatus::Missing : NodeStatus::Error;

@@ -40,8 +40,9 @@ struct StorageSample {
   std::string path_used;  // the path the runner reports (posix, gds-nvfs, compat, ...)
 };
 
-// How the phase was run (the same on every rank) and what this node can take at most.
-struct NodeStorage {
+// A rank's storage record: how the phase was run (the same on every rank), what its node
+// can take at most (the same on the ranks of one node) and the rank's own samples.
+struct RankStorage {
   std::string dir;
   std::string layout = "file-per-process";  // or "shared-file"
   uint64_t block_bytes = 0;           // transfer size (IOR -t)
@@ -63,9 +64,9 @@ struct NodeStorage {
 };
 
 void to_json(nlohmann::json& j, const StorageSample& s);
-void to_json(nlohmann::json& j, const NodeStorage& s);
+void to_json(nlohmann::json& j, const RankStorage& s);
 // Throws gdsb::UsageError naming `where` and the field when the object is malformed.
-NodeStorage node_storage_from_json(const nlohmann::json& j, const std::string& where);
+RankStorage rank_storage_from_json(const nlohmann::json& j, const std::string& where);
 
 // --- rank 0's view -----------------------------------------------------------------------
 

@@ -69,7 +69,7 @@ struct NodeSummary {
   std::map<std::string, std::string> waived;  // metric or mode -> reason
   // The shared-storage phase (shared_storage.hpp): its setup and this rank's samples; nullopt
   // when the phase did not run on this node.
-  std::optional<NodeStorage> storage;
+  std::optional<RankStorage> storage;
   FingerprintTexts fingerprint;  // fingerprint.hpp; ids into a table the nodes read together share
   // Where the summary came from ("--from FILE" or "rank N"), to name both sources of a
   // duplicate identity. Not part of the JSON.
