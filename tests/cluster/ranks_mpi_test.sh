@@ -3,9 +3,10 @@
 #  1. mpirun -np 4, no recording, --io-size 1M --storage-time 0 (points of a few ms, where the
 #     barrier's nap and each rank's setup are as long as the I/O), three times: one node of 4
 #     ranks, exit 0, never a [clock] finding (one host, one clock); --io-modes 1,1 is one mode;
-#     The same with rank 3's setup made slow (an LD_PRELOAD delays the open of its file by
-#     300 ms: it begins after the others ended): on one host, and on four recorded nodes, where
-#     its barrier exit, not its late start, is what the clock check compares: no finding;
+#     --from on their reports says the same. Then rank 3's setup made slow (an LD_PRELOAD
+#     delays the open of its file by 300 ms: it begins after the others ended): on one host,
+#     and on four recorded nodes, where its barrier exit, not its late start, is what the
+#     clock check compares: no finding;
 #  2. the same four ranks reading one recording (2 GPUs): one node, its GPUs counted once
 #     ("Measured on 1 node(s) with 2 GPU(s)", not 4 with 8);
 #  3. two nodes of two ranks, placed round-robin (ranks 0 and 2 read one recording, 1 and 3
@@ -50,6 +51,13 @@ print("ok: one node of ranks 0-3; --io-modes 1,1 gives one point an op, on 1 nod
 PY
 python3 "$here/check_storage.py" "$work/one1" --scale 1 --ops write,read || fail "one host: the figures disagree"
 [ "$(ls "$work/one1/nodes" | grep -c '\.[0-3]\.json$')" -eq 4 ] || fail "node reports: $(ls "$work/one1/nodes")"
+# --from on the four reports: the same one node and the same points.
+"$bin" --from "$work/one1/nodes/"*.json --out "$work/one1-from" -q >/dev/null 2>&1 || fail "--from: exit $?, want 0"
+grep -q "^gdsb-cluster: 1 node(s) (4 ranks)," "$work/one1-from/cluster.txt" || fail "--from: not one node of 4 ranks"
+python3 -c "
+import json, sys
+a, b = (json.load(open(p))['shared_storage']['points'] for p in sys.argv[1:])
+sys.exit(0 if a == b else 'the points differ')" "$work/one1/cluster.json" "$work/one1-from/cluster.json" || fail "--from: points"
 
 # Rank 3's setup 300 ms slow: one host, then four recorded nodes.
 slow=(-x "LD_PRELOAD=$slow_open" -x GDSB_SLOW_OPEN_MATCH=gdsb-cluster.storage.3.dat -x GDSB_SLOW_OPEN_MS=300)
