@@ -37,6 +37,8 @@ def resummarize(d):
         return
     m = d["p2p"]["measurements"]
     s["node"], s["host"], s["rank"] = d["node"], d["host"], d["rank"]
+    if "node_id" in d:
+        s["node_id"] = d["node_id"]
     s["hardware"] = d["hardware"]
     s["fingerprint"] = d["fingerprint"]
     for key in ("h2d", "d2h"):
@@ -75,6 +77,8 @@ def main():
         name = "node%04d" % i
         d["node"] = d["host"] = name
         d["rank"] = i
+        if "node_id" in template:  # each a node of its own (docs/gdsb-cluster.md, node identity)
+            d["node_id"] = name + " / generated from " + template["node_id"]
         m = d["p2p"]["measurements"]
         for key in ("h2d", "d2h"):
             for item in m[key] if isinstance(m[key], list) else []:

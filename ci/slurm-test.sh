@@ -5,11 +5,13 @@
 #   1. srun --mpi=pmix -n 8: eight tasks as eight nodes, each reading one node of the fleet
 #      built from the real HGX recording (tests/cluster/make_fleet.py); the report must name
 #      exactly the four faulty nodes (tests/cluster/check_fleet.py);
-#   1b. srun -n 4 --scale auto --model-bytes: the shared-storage phase, its figures recomputed
-#      from the node reports (tests/cluster/check_storage.py);
+#   1b. srun -n 4 --scale auto --model-bytes: the shared-storage phase, each task reading a
+#      recording of its own (four nodes), its figures recomputed from the node reports
+#      (tests/cluster/check_storage.py);
+#   1c. srun -n 4 on this one node, 1 MB points: one node of 4 ranks, no [clock] finding;
+#   1d. srun -n 4 on a file system without user xattrs (an LD_PRELOAD), both layouts;
 #   2. sbatch --wait of the packaged batch template (slurm/gdsb-cluster.sbatch) on two of
 #      them: the job's exit code must be gdsb-cluster's (3: the x8 node among them);
-#   1c. srun -n 4 on a file system without user xattrs (an LD_PRELOAD), both layouts;
 #   3. gdsb-topo --health --expect good.json --slurm-drain on a faulty recording: the node
 #      must show DRAIN with the gdsb reason (saved to $OUT/drain.txt), then it is resumed;
 #   3b. the same check with its collecting child frozen (D state): ends within --timeout + 1 s,
@@ -151,9 +153,13 @@ python3 "$root/tests/cluster/check_fleet.py" "$out/srun/cluster.json" "$tmp/flee
 # 1, 2 and 4 tasks, the GPU count and a cluster-wide checkpoint save and restore, every figure
 # recomputed from the node reports (tests/cluster/check_storage.py). --min-deviation 50: four
 # tasks' read ladders on one busy 2-core machine are no fleet to find an outlier in.
-rm -rf "$out/srun-storage" "$tmp/io" && mkdir -p "$tmp/io"
+# Tasks of one node are one node (issue 34): each task reads the HGX recording under a path
+# of its own, to stand for four nodes.
+rm -rf "$out/srun-storage" "$tmp/io" "$tmp/rec" && mkdir -p "$tmp/io" "$tmp/rec"
+for n in 0 1 2 3; do ln -s "$hgx" "$tmp/rec/n$n.txt"; done
 start=$SECONDS
 timeout 150 srun --mpi=pmix --overcommit -n 4 "$cluster_bin" --out "$out/srun-storage" --io-dir "$tmp/io" \
+  --topo-input "lspci-text=$tmp/rec/n{rank}.txt" --no-cuda --no-nvml \
   --io-modes 1 --io-size 32M --io-block 1M --storage-time 1 --scale auto --demand-per-gpu 100MB/s \
   --model-bytes 64M --p2p-size 64K --p2p-repetitions 1 --p2p-loops 1 --no-hwloc --phase-timeout 60 -q \
   --min-deviation 50 \
@@ -164,7 +170,7 @@ echo "srun -n 4 --scale auto: exit $rc in $((SECONDS - start)) s"
 python3 "$root/tests/cluster/check_storage.py" "$out/srun-storage" --scale 1,2,4 --ops write,read --checkpoint ||
   fail "srun storage: the figures disagree with the node reports"
 
-# 1c. The same phase under srun -n 4 on a file system without user xattrs (NFSv3, VAST,
+# 1d. The same phase under srun -n 4 on a file system without user xattrs (NFSv3, VAST,
 # default BeeGFS; issue 34): both layouts write and read, a refused fill stops the phase
 # with a named error (tests/cluster/storage_no_xattr_test.sh, a C preload in every task).
 no_xattr=$build/tests/cluster/libgdsb_no_user_xattr.so
@@ -176,6 +182,19 @@ else
     fail "srun no-xattr: $(grep -E '^(FAIL|FAILED)' "$out/srun-no-xattr.log" | head -5)"
   tail -1 "$out/srun-no-xattr.log"
 fi
+# 1c. Four tasks on this one node are one node (issue 34): points of 1 MB, where a task's
+# setup is as long as the I/O, give no [clock] finding (one node, one clock).
+rm -rf "$out/srun-one-node" "$tmp/io" && mkdir -p "$tmp/io"
+timeout 150 srun --mpi=pmix --overcommit -n 4 "$cluster_bin" --out "$out/srun-one-node" --io-dir "$tmp/io" \
+  --io-modes 1 --io-size 1M --io-block 1M --storage-time 0 --scale auto --p2p-size 64K --p2p-repetitions 1 \
+  --p2p-loops 1 --no-hwloc --phase-timeout 60 -q --min-deviation 50 >"$out/srun-one-node.log" 2>&1
+rc=$?
+echo "srun -n 4 on one node: exit $rc: $(sed -n 2p "$out/srun-one-node/cluster.txt" 2>/dev/null)"
+[ "$rc" -eq 0 ] || fail "srun one node: exit $rc, want 0 ($(grep -h '\[' "$out/srun-one-node/cluster.txt" 2>/dev/null | head -3))"
+grep -q "^gdsb-cluster: 1 node(s) (4 ranks)," "$out/srun-one-node/cluster.txt" ||
+  fail "srun one node: not one node of 4 ranks: $(sed -n 2p "$out/srun-one-node/cluster.txt")"
+python3 "$root/tests/cluster/check_storage.py" "$out/srun-one-node" --scale 1 --ops write,read ||
+  fail "srun one node: the figures disagree with the node reports"
 
 # 2. sbatch --wait of the packaged template, two tasks on the one node (the template asks
 # for --exclusive, where Slurm allows no more tasks than CPUs): nodes 0 and 1 (x8).

@@ -7,6 +7,7 @@
 
 #include "gdsb/cluster/aggregate.hpp"
 #include "gdsb/cluster/mpi_exchange.hpp"
+#include "gdsb/cluster/node_identity.hpp"
 #include "gdsb/cluster/node_report.hpp"
 
 namespace gdsb::cluster_app {
@@ -59,7 +60,7 @@ int write_cluster_outputs(const Options& o, const cluster::ClusterResult& r);
 // option): the node counts of --scale for a world of `ranks`, the ops, the demand.
 struct StoragePlan {
   bool enabled = false;
-  std::vector<int> scale;         // ascending, each 1..ranks
+  std::vector<int> scale;         // node counts, ascending, each 1..nodes
   std::vector<std::string> ops;   // "write", "read" in the order run
   bool shared_file = false;
   double time_s = 0;
@@ -69,11 +70,13 @@ struct StoragePlan {
   uint64_t model_bytes = 0;
   std::string model_text;
 };
-StoragePlan storage_plan(const Options& o, int ranks);
+// --scale counts nodes (node_identity.hpp): a point on k nodes runs on every rank of the first k.
+StoragePlan storage_plan(const Options& o, const cluster::RankLayout& layout);
 // Runs the phase on this rank (every rank calls it, in step: its points are collective).
-nlohmann::json storage_phase(const Options& o, const StoragePlan& plan, const cluster::NodeOptions& node,
-                             const cluster::NodeFacts& facts, cluster::mpi::Session& mpi, int rank,
-                             const std::atomic<bool>& user_stop, std::string& error);
+nlohmann::json storage_phase(const Options& o, const StoragePlan& plan, const cluster::NodeOptions& rank_opts,
+                             const cluster::NodeFacts& facts, const cluster::RankLayout& layout,
+                             cluster::mpi::Session& mpi, int rank, const std::atomic<bool>& user_stop,
+                             std::string& error);
 // "{rank}" replaced by the rank number.
 std::string with_rank(std::string text, int rank);
 

@@ -145,9 +145,9 @@ void setup_cluster(CLI::App& app, Options& o) {
                "--from: print the wall time of each stage (parse, fold, write) on stderr");
   auto* g = "Shared storage (all nodes on --io-dir at once; docs/gdsb-cluster.md)";
   app.add_option("--scale", o.scale,
-                 "Run the shared-storage phase on the first k ranks for each k of this list (1,2,4) or "
-                 "auto (powers of two up to N, then N)")->group(g);
-  app.add_flag("--aggregate", o.aggregate, "Run the shared-storage phase on all ranks at once (= --scale N)")->group(g);
+                 "Run the shared-storage phase on the first k nodes (every rank of them) for each k of this "
+                 "list (1,2,4) or auto (powers of two up to N nodes, then N)")->group(g);
+  app.add_flag("--aggregate", o.aggregate, "Run the shared-storage phase on all nodes at once (= --scale N)")->group(g);
   app.add_option("--storage-ops", o.storage_ops, "Ops of the shared-storage phase, run in this order")
       ->capture_default_str()->group(g);
   app.add_option("--storage-layout", o.storage_layout, "file-per-process or shared-file (one file split by rank)")

@@ -1,5 +1,6 @@
 // The run of one rank: phases between barriers (or one node at a time with --stagger), each
 // under --phase-timeout, the node report, the summary to rank 0, and rank 0's reports.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <future>
@@ -59,7 +60,9 @@ NodeOptions node_options(const Options& o, int rank) {
     const auto comma = std::min(o.io_modes.find(',', at), o.io_modes.size());
     const auto t = parse_xfer_type(o.io_modes.substr(at, comma - at));
     if (!t) throw UsageError("--io-modes '" + o.io_modes + "': expected gdsio -x values such as 1,2,0");
-    n.io_modes.push_back(static_cast<int>(*t));
+    // A mode given twice is one mode: its points would carry the same (op, mode, nodes).
+    if (std::find(n.io_modes.begin(), n.io_modes.end(), static_cast<int>(*t)) == n.io_modes.end())
+      n.io_modes.push_back(static_cast<int>(*t));
     at = comma + 1;
   }
   n.io_file_size = parse_size(o.io_size, "--io-size");
@@ -98,6 +101,27 @@ PhaseRecord run_phase(const std::string& name, double timeout_s, NodeFacts& fact
   return rec;
 }
 
+// Every rank's node (node_identity.hpp), from every rank's host and machine. Where the exchange
+// failed (a rank left: the run is ending), every rank is a node of its own, as before.
+cluster::RankLayout exchange_layout(const Options& o, cluster::mpi::Session& mpi, const std::string& host) {
+  const int rank = mpi.rank();
+  std::string recording;
+  if (!o.topo_input.empty()) recording = with_rank(o.topo_input, rank);
+  if (!o.fake_gpu.empty()) recording += (recording.empty() ? "" : " with ") + with_rank(o.fake_gpu, rank);
+  const std::string machine = cluster::machine_of(cluster::this_boot_id(), recording);
+  const nlohmann::json mine = {host, machine};
+  const auto all = mpi.all_gather(mine.dump(), o.phase_timeout_s);
+  std::vector<std::pair<std::string, std::string>> of_rank;
+  for (int r = 0; r < mpi.size(); ++r) {
+    const auto j = all ? nlohmann::json::parse((*all)[static_cast<std::size_t>(r)], nullptr, false) : nlohmann::json();
+    if (j.is_array() && j.size() == 2 && j[0].is_string() && j[1].is_string())
+      of_rank.emplace_back(j[0].get<std::string>(), j[1].get<std::string>());
+    else
+      of_rank.emplace_back(host, r == rank ? machine : "rank " + std::to_string(r));
+  }
+  return cluster::rank_layout(of_rank);
+}
+
 }  // namespace
 
 int run_rank(const Options& o, int* argc, char*** argv) {
@@ -110,11 +134,16 @@ int run_rank(const Options& o, int* argc, char*** argv) {
     if (rank == o.simulate_lost_rank) return kExitOk;  // straight to MPI_Finalize
     NodeOptions nopt = node_options(o, rank);
     nopt.stop = &signals.flag();
-    const StoragePlan storage = storage_plan(o, mpi.size());
-    if (rank == 0) check_cluster_outputs(o);
     const std::string host = mpi.processor_name();
-    const std::string node = mpi.host_shared() ? host + "." + std::to_string(rank) : host;
-    const std::string node_path = (fs::path(o.out) / "nodes" / (node + ".json")).string();
+    const cluster::RankLayout layout = exchange_layout(o, mpi, host);
+    const auto my_node = static_cast<std::size_t>(layout.node_of_rank[static_cast<std::size_t>(rank)]);
+    const std::string node = layout.name_of_node[my_node];
+    const StoragePlan storage = storage_plan(o, layout);
+    if (rank == 0) check_cluster_outputs(o);
+    // One report a rank: <node>.json, or <node>.<rank>.json where several ranks share the node.
+    const bool shared = layout.ranks_of_node[my_node].size() > 1;
+    const std::string node_path =
+        (fs::path(o.out) / "nodes" / (shared ? node + "." + std::to_string(rank) + ".json" : node + ".json")).string();
     fs::create_directories(fs::path(node_path).parent_path());
     report::check_output_path(node_path, o.allow_overwrite);
 
@@ -144,7 +173,7 @@ int run_rank(const Options& o, int* argc, char*** argv) {
       PhaseRecord rec{"storage", "ok", "", 0, nullptr};
       const auto t0 = std::chrono::steady_clock::now();
       try {
-        rec.document = storage_phase(o, storage, nopt, facts, mpi, rank, signals.flag(), rec.error);
+        rec.document = storage_phase(o, storage, nopt, facts, layout, mpi, rank, signals.flag(), rec.error);
         if (!rec.error.empty()) rec.status = "error";
       } catch (const std::exception& e) {
         rec.status = "error";
@@ -153,7 +182,7 @@ int run_rank(const Options& o, int* argc, char*** argv) {
       rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       phases.push_back(std::move(rec));
     }
-    const nlohmann::json doc = cluster::node_document(node, host, rank, facts, phases);
+    const nlohmann::json doc = cluster::node_document(node, host, rank, facts, phases, layout.id_of_node[my_node]);
     const nlohmann::json summary = cluster::summarize(doc, node_path);
     // schema, then the summary (what --from reads, and stops after), then the documents.
     nlohmann::ordered_json ordered;
@@ -186,6 +215,8 @@ int run_rank(const Options& o, int* argc, char*** argv) {
     std::cerr << "gdsb-cluster rank " << rank << ": " << e.what() << '\n';
     rc = kExitRuntime;
   }
+  // SIGINT or SIGTERM: what was measured is written above; the run says it was cut short.
+  if (signals.flag().load() && rc != kExitUsage && rc != kExitRuntime) rc = kExitInterrupted;
   std::cout.flush();
   // A lost rank never reaches MPI_Finalize's synchronization, and a failed rank would leave
   // the others waiting: rank 0 ends every rank once its reports are written. The other ranks

@@ -4,9 +4,11 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <set>
 
 #include "cluster_app.hpp"
@@ -31,7 +33,8 @@ std::vector<std::string> split(const std::string& text) {
 
 }  // namespace
 
-StoragePlan storage_plan(const Options& o, int ranks) {
+StoragePlan storage_plan(const Options& o, const cluster::RankLayout& layout) {
+  const int nodes = layout.nodes(), ranks = layout.ranks();
   StoragePlan p;
   p.enabled = !o.scale.empty() || o.aggregate || !o.demand_per_gpu.empty() || !o.model_bytes.empty();
   if (!p.enabled) return p;
@@ -42,8 +45,8 @@ StoragePlan storage_plan(const Options& o, int ranks) {
     throw UsageError("--stagger runs one node at a time; the shared-storage phase runs them together: "
                      "drop one of the two");
   if (o.scale == "auto") {
-    for (int k = 1; k < ranks; k *= 2) p.scale.push_back(k);
-    p.scale.push_back(ranks);
+    for (int k = 1; k < nodes; k *= 2) p.scale.push_back(k);
+    p.scale.push_back(nodes);
   } else if (!o.scale.empty()) {
     std::set<int> ks;
     for (const std::string& t : split(o.scale)) {
@@ -56,14 +59,14 @@ StoragePlan storage_plan(const Options& o, int ranks) {
       }
       if (used == 0 || used != t.size() || k < 1)
         throw UsageError("--scale " + o.scale + ": expected node counts such as 1,2,4 or auto");
-      if (k > ranks)
+      if (k > nodes)
         throw UsageError("--scale " + o.scale + ": " + std::to_string(k) + " nodes, but this run has " +
-                         std::to_string(ranks) + " rank(s); ask the launcher for more ranks or lower --scale");
+                         layout.words() + "; ask the launcher for ranks on more nodes or lower --scale");
       ks.insert(k);
     }
     p.scale.assign(ks.begin(), ks.end());
   } else {
-    p.scale = {ranks};
+    p.scale = {nodes};
   }
   for (const std::string& op : split(o.storage_ops)) {
     if (op != "read" && op != "write")
@@ -98,24 +101,51 @@ StoragePlan storage_plan(const Options& o, int ranks) {
   if (::statvfs(dir.c_str(), &fsinfo) != 0)
     throw UsageError("--io-dir " + dir + ": " + std::strerror(errno) + " (a directory every rank sees)");
   const uint64_t free_bytes = static_cast<uint64_t>(fsinfo.f_bavail) * fsinfo.f_frsize;
-  const uint64_t need = static_cast<uint64_t>(p.scale.back()) * parse_size(o.io_size, "--io-size") + p.model_bytes;
+  const auto regions = layout.ranks_of_first(p.scale.back()).size();
+  const uint64_t need = regions * parse_size(o.io_size, "--io-size") + p.model_bytes;
   if (need > free_bytes)
     throw UsageError("--io-dir " + dir + ": the shared-storage phase writes " + format_bytes_iec(static_cast<double>(need)) +
-                     " (" + std::to_string(p.scale.back()) + " x --io-size " + o.io_size +
+                     " (" + std::to_string(regions) + " x --io-size " + o.io_size +
                      (p.model_bytes ? " and the checkpoint" : "") + "), " + format_bytes_iec(static_cast<double>(free_bytes)) +
                      " is free there; lower --io-size or --model-bytes, or free space");
   return p;
 }
 
-nlohmann::json storage_phase(const Options& o, const StoragePlan& plan, const cluster::NodeOptions& node,
-                             const cluster::NodeFacts& facts, cluster::mpi::Session& mpi, int rank,
-                             const std::atomic<bool>& user_stop, std::string& error) {
-  const int n = mpi.size();
-  cluster::NodeStorage st;
-  st.dir = node.io_dir;
+namespace {
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// What this rank's part of the phase works on: its region of the ladder's file(s).
+struct Region {
+  std::string file;
+  uint64_t offset = 0;
+  int most = 1;                // the nodes of the largest point
+  std::vector<int> ranks;      // its ranks, ascending
+  bool takes_part = false;     // this rank is one of them
+};
+
+Region region_of(const StoragePlan& plan, const cluster::NodeOptions& rank_opts, const cluster::RankLayout& layout, int rank) {
+  const fs::path dir(rank_opts.io_dir);
+  Region r;
+  r.file = plan.shared_file ? (dir / "gdsb-cluster.storage.shared.dat").string()
+                            : (dir / ("gdsb-cluster.storage." + std::to_string(rank) + ".dat")).string();
+  r.offset = plan.shared_file ? static_cast<uint64_t>(rank) * rank_opts.io_file_size : 0;
+  r.most = plan.scale.back();
+  r.ranks = layout.ranks_of_first(r.most);
+  r.takes_part = std::binary_search(r.ranks.begin(), r.ranks.end(), rank);
+  return r;
+}
+
+// How the phase was run and this node's ceiling: the setup half of this rank's storage record.
+cluster::RankStorage storage_setup(const Options& o, const StoragePlan& plan, const cluster::NodeOptions& rank_opts,
+                                   const cluster::NodeFacts& facts) {
+  cluster::RankStorage st;
+  st.dir = rank_opts.io_dir;
   st.layout = plan.shared_file ? "shared-file" : "file-per-process";
-  st.block_bytes = node.io_block;
-  st.limit_bytes_per_rank = node.io_file_size;
+  st.block_bytes = rank_opts.io_block;
+  st.limit_bytes_per_rank = rank_opts.io_file_size;
   st.time_limit_s = plan.time_s;
   st.model_bytes = plan.model_bytes;
   st.model_text = plan.model_text;
@@ -125,118 +155,212 @@ nlohmann::json storage_phase(const Options& o, const StoragePlan& plan, const cl
   st.scale_gain_percent = o.scale_gain_percent;
   st.ceiling_gb_s = facts.storage_ceiling_gb_s;
   st.ceiling_text = facts.storage_ceiling_text;
+  return st;
+}
 
-  const cluster::StorageRunner runner(node);
-  const fs::path dir(node.io_dir);
-  const std::string file = plan.shared_file ? (dir / "gdsb-cluster.storage.shared.dat").string()
-                                            : (dir / ("gdsb-cluster.storage." + std::to_string(rank) + ".dat")).string();
-  const uint64_t offset = plan.shared_file ? static_cast<uint64_t>(rank) * node.io_file_size : 0;
-  const int most = plan.scale.back();
-  const bool takes_part = rank < most;
-  const double timeout = o.phase_timeout_s;
-  bool ok = true;
+// One point's work on this rank: the runner's sample (a mode whose path cannot run is
+// waived there, with the runner's reason), or a waived sample with `waived` as its reason.
+std::function<bool(const std::atomic<bool>&)> point_work(std::vector<cluster::StorageSample>& samples,
+                                                         const cluster::StorageRunner& runner,
+                                                         const cluster::StorageIo& io, const std::string& waived) {
+  return [&samples, &runner, io, waived](const std::atomic<bool>& stop) {
+    const double ready = unix_now();  // this rank left the point's barrier
+    cluster::StorageSample s;
+    bool reached = true;
+    if (!waived.empty()) {
+      s.op = io.op, s.mode = io.mode, s.nodes = io.nodes, s.status = "waived", s.reason = waived;
+    } else {
+      s = runner.run(io, stop, reached);
+    }
+    s.ranks = io.ranks;
+    s.ready_unix_s = ready;
+    samples.push_back(s);
+    return reached;
+  };
+}
 
-  // The data every read point reads, written once untimed (-x 1): a stonewalled write point
-  // may leave part of a region unwritten, and a hole reads back without any I/O. In one
-  // shared file rank 0 creates the file before the others write their parts into it. A fill
-  // that fails on any rank stops the phase on every rank (nothing would be measured); once
-  // filled, the file is this job's own (StorageIo::job_file), xattrs or not (issue 34).
-  bool filled = false, fill_failed = false;
-  int failed_rank = -1;
-  std::error_code ec;
-  const bool file_was_there = fs::exists(file, ec);  // a file this job did not make is never removed
+// The data every read point reads, written once untimed (-x 1): a stonewalled write point
+// may leave part of a region unwritten, and a hole reads back without any I/O. In one
+// shared file rank 0 creates the file before the others write their parts into it. A fill
+// that fails on any rank stops the phase on every rank (nothing would be measured); once
+// filled, the file is this job's own (StorageIo::job_file), xattrs or not (issue 34).
+struct Fill {
+  bool answered = true;  // false: a rank did not answer within --phase-timeout
+  bool filled = false;   // this rank's fill wrote its region
+  int failed_rank = -1;  // the lowest rank whose fill failed, -1 none
+};
+Fill fill_regions(const StoragePlan& plan, const cluster::NodeOptions& rank_opts, const cluster::StorageRunner& runner,
+                  const Region& region, cluster::mpi::Session& mpi, double timeout, const std::atomic<bool>& user_stop,
+                  std::string& error) {
+  Fill f;
+  bool fill_failed = false;
   const auto fill = [&](bool job_file) {
     return [&, job_file](const std::atomic<bool>& stop) {
-      if (!takes_part || filled) return true;  // a shared file's rank 0 filled in the first step
-      const cluster::StorageIo io{"fill", 1, most, file, offset, node.io_file_size, node.io_block, 0, false, job_file};
+      if (!region.takes_part || f.filled) return true;  // a shared file's rank 0 filled in the first step
+      const cluster::StorageIo io{"fill", 1, region.most, region.file, region.offset, rank_opts.io_file_size,
+                                  rank_opts.io_block, 0, false, job_file, static_cast<int>(region.ranks.size())};
       bool reached = false;
       const cluster::StorageSample s = runner.run(io, stop, reached);
-      filled = s.status == "ok";
-      fill_failed = !filled;
-      if (fill_failed && error.empty()) error = "the untimed fill could not write " + file + ": " + s.reason;
+      f.filled = s.status == "ok";
+      fill_failed = !f.filled;
+      if (fill_failed && error.empty()) error = "the untimed fill could not write " + region.file + ": " + s.reason;
       return true;
     };
   };
   const auto agree = [&] {
     const std::optional<int> first = mpi.first_failed_rank(fill_failed, timeout);
-    if (first) failed_rank = *first;
+    if (first) f.failed_rank = *first;
     return first.has_value();
   };
   if (plan.shared_file) {
-    ok = mpi.stonewall_point(1, false, timeout, fill(false), &user_stop) && agree();
-    if (ok && failed_rank < 0)
-      ok = mpi.stonewall_point(most, false, timeout, fill(true), &user_stop) && agree();
+    f.answered = mpi.stonewall_point({0}, false, timeout, fill(false), &user_stop) && agree();
+    if (f.answered && f.failed_rank < 0)
+      f.answered = mpi.stonewall_point(region.ranks, false, timeout, fill(true), &user_stop) && agree();
   } else {
-    ok = mpi.stonewall_point(most, false, timeout, fill(false), &user_stop) && agree();
+    f.answered = mpi.stonewall_point(region.ranks, false, timeout, fill(false), &user_stop) && agree();
   }
-  if (failed_rank >= 0 && error.empty())
-    error = "the untimed fill failed on rank " + std::to_string(failed_rank) +
+  if (f.failed_rank >= 0 && error.empty())
+    error = "the untimed fill failed on rank " + std::to_string(f.failed_rank) +
             " (its node report says why); the shared-storage phase stopped before its points";
+  return f;
+}
 
-  // One point's work on this rank: the runner's sample (a mode whose path cannot run is
-  // waived there, with the runner's reason), or a waived sample with `waived` as its reason.
-  const auto point_work = [&](const cluster::StorageIo& io, const std::string& waived) {
-    return [&st, &runner, io, waived](const std::atomic<bool>& stop) {
-      if (!waived.empty()) {
-        cluster::StorageSample s;
-        s.op = io.op, s.mode = io.mode, s.nodes = io.nodes, s.status = "waived", s.reason = waived;
-        st.samples.push_back(s);
-        return true;
-      }
-      bool reached = false;
-      st.samples.push_back(runner.run(io, stop, reached));
-      return reached;
-    };
-  };
-
+// The ladder: each op, mode and node count of the plan, one stonewalled point each.
+bool run_points(const StoragePlan& plan, const cluster::NodeOptions& rank_opts, const cluster::StorageRunner& runner,
+                const Region& region, const cluster::RankLayout& layout, cluster::mpi::Session& mpi, double timeout,
+                const std::atomic<bool>& user_stop, std::vector<cluster::StorageSample>& samples) {
+  bool ok = true;
   for (const std::string& op : plan.ops) {
-    for (int mode : node.io_modes) {
+    for (int mode : rank_opts.io_modes) {
       for (int k : plan.scale) {
-        if (!ok || failed_rank >= 0 || user_stop.load()) break;
-        const cluster::StorageIo io{op, mode, k, file, offset, node.io_file_size, node.io_block, plan.time_s, false, true};
-        ok = mpi.stonewall_point(k, true, timeout, point_work(io, ""), &user_stop);
+        if (!ok || user_stop.load()) break;
+        const std::vector<int> ranks = layout.ranks_of_first(k);  // every rank of the first k nodes
+        const cluster::StorageIo io{op, mode, k, region.file, region.offset, rank_opts.io_file_size, rank_opts.io_block, plan.time_s, false,
+                                    true, static_cast<int>(ranks.size())};
+        ok = mpi.stonewall_point(ranks, true, timeout, point_work(samples, runner, io, ""), &user_stop);
       }
     }
   }
+  return ok;
+}
 
-  // The cluster-wide checkpoint: every rank saves its shard (fsync'd), then restores it; the
-  // mode is the first of GDS, the bounce path and the CPU path that --io-modes lists and this
-  // rank can run. No stonewall: the time to checkpoint is the last rank's end.
-  if (plan.model_bytes > 0 && ok && failed_rank < 0 && !user_stop.load()) {
-    const uint64_t block = node.io_block;
-    const uint64_t blocks = (plan.model_bytes + block - 1) / block;
-    const uint64_t mine = blocks / static_cast<uint64_t>(n) + (static_cast<uint64_t>(rank) < blocks % static_cast<uint64_t>(n) ? 1 : 0);
-    const std::string ckpt = (dir / ("gdsb-cluster.ckpt." + std::to_string(rank) + ".dat")).string();
-    const bool ckpt_was_there = fs::exists(ckpt, ec);
-    int mode = -1;
-    std::string why;
-    for (int want : {0, 2, 1}) {
-      if (std::find(node.io_modes.begin(), node.io_modes.end(), want) == node.io_modes.end()) continue;
-      const Availability a = runner.probe(want, ckpt);
-      if (a.ok) {
-        mode = want;
-        break;
-      }
-      why += (why.empty() ? "" : "; ") + ("-x " + std::to_string(want) + ": " + a.reason);
-    }
-    for (const char* op : {"checkpoint-save", "checkpoint-load"}) {
-      if (!ok) break;
-      const cluster::StorageIo io{op, mode < 0 ? 1 : mode, n, ckpt, 0, mine * block, block, 0,
-                                  std::string(op) == "checkpoint-save"};
-      ok = mpi.stonewall_point(n, false, timeout,
-                               point_work(io, mode < 0 ? "no mode of --io-modes runs here (" + why + ")" : ""),
-                               &user_stop);
-    }
-    const bool saved = std::any_of(st.samples.begin(), st.samples.end(), [](const cluster::StorageSample& s) {
-      return s.op == "checkpoint-save" && s.status == "ok";
-    });
-    if (saved || !ckpt_was_there) fs::remove(ckpt, ec);
+// The modes the checkpoint may take, in the order it prefers them: GDS, the bounce path, the
+// CPU path, those --io-modes lists.
+std::vector<int> checkpoint_candidates(const cluster::NodeOptions& rank_opts) {
+  std::vector<int> out;
+  for (int want : {0, 2, 1})
+    if (std::find(rank_opts.io_modes.begin(), rank_opts.io_modes.end(), want) != rank_opts.io_modes.end()) out.push_back(want);
+  return out;
+}
+
+// The checkpoint's mode, chosen once for every rank: the first candidate every rank can run,
+// so a mixed fleet does not split its samples between modes. Each rank probes; the answers
+// (mode -> why not, "" when it runs) travel to every rank, and every rank chooses alike.
+// mode -1 when no candidate runs everywhere; nullopt when a rank did not answer in time.
+struct CheckpointMode {
+  int mode = -1;
+  std::string text;  // the mode and why, or why none
+};
+std::optional<CheckpointMode> checkpoint_mode(const cluster::NodeOptions& rank_opts, const cluster::StorageRunner& runner,
+                                              const std::string& file, const cluster::RankLayout& layout,
+                                              cluster::mpi::Session& mpi, double timeout) {
+  const std::vector<int> candidates = checkpoint_candidates(rank_opts);
+  nlohmann::json mine = nlohmann::json::object();
+  for (int want : candidates) {
+    const Availability a = runner.probe(want, file);
+    mine[std::to_string(want)] = a.ok ? "" : a.reason;
   }
-  if (ok) ok = mpi.barrier(timeout);  // every rank is done with the files
-  if ((filled || !file_was_there) && (!plan.shared_file || rank == 0)) fs::remove(file, ec);
-  if (!ok && error.empty()) error = "a rank did not answer within --phase-timeout during the shared-storage phase";
-  for (const cluster::StorageSample& s : st.samples)
+  const auto all = mpi.all_gather(mine.dump(), timeout);
+  if (!all) return std::nullopt;
+  CheckpointMode m;
+  std::string skipped;
+  for (int want : candidates) {
+    std::string why_not;  // the first rank that cannot, and why
+    for (std::size_t r = 0; r < all->size() && why_not.empty(); ++r) {
+      const auto answer = nlohmann::json::parse((*all)[r], nullptr, false);
+      const std::string reason = answer.is_object() ? answer.value(std::to_string(want), std::string("no answer")) : "no answer";
+      if (!reason.empty())
+        why_not = "-x " + std::to_string(want) + " not on " +
+                  layout.name_of_node[static_cast<std::size_t>(layout.node_of_rank[r])] + " (rank " + std::to_string(r) +
+                  ": " + reason + ")";
+    }
+    if (why_not.empty()) {
+      m.mode = want;
+      break;
+    }
+    skipped += (skipped.empty() ? "" : "; ") + why_not;
+  }
+  if (m.mode < 0) {
+    m.text = "no mode of --io-modes runs on every rank: " + skipped;
+    return m;
+  }
+  m.text = "-x " + std::to_string(m.mode) + " (" + std::string(xfer_label(static_cast<XferType>(m.mode))) +
+           ") on every rank, the first of -x 0, 2 and 1 that --io-modes lists and every rank runs" +
+           (skipped.empty() ? "" : "; " + skipped);
+  return m;
+}
+
+// The cluster-wide checkpoint: every rank saves its shard (fsync'd), then restores it, in one
+// mode. No stonewall: the time to checkpoint is the last rank's end.
+bool run_checkpoint(const StoragePlan& plan, const cluster::NodeOptions& rank_opts, const cluster::StorageRunner& runner,
+                    const cluster::RankLayout& layout, cluster::mpi::Session& mpi, int rank, double timeout,
+                    const std::atomic<bool>& user_stop, cluster::RankStorage& st) {
+  const int n = mpi.size();
+  const uint64_t block = rank_opts.io_block;
+  const uint64_t blocks = (plan.model_bytes + block - 1) / block;
+  const uint64_t mine = blocks / static_cast<uint64_t>(n) + (static_cast<uint64_t>(rank) < blocks % static_cast<uint64_t>(n) ? 1 : 0);
+  const std::string ckpt = (fs::path(rank_opts.io_dir) / ("gdsb-cluster.ckpt." + std::to_string(rank) + ".dat")).string();
+  std::error_code ec;
+  const bool ckpt_was_there = fs::exists(ckpt, ec);
+  const std::optional<CheckpointMode> mode = checkpoint_mode(rank_opts, runner, ckpt, layout, mpi, timeout);
+  if (!mode) return false;
+  st.checkpoint_mode_text = mode->text;
+  std::vector<int> everyone(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) everyone[static_cast<std::size_t>(r)] = r;
+  bool ok = true;
+  for (const char* op : {"checkpoint-save", "checkpoint-load"}) {
+    if (!ok || user_stop.load()) break;
+    const cluster::StorageIo io{op, mode->mode < 0 ? 1 : mode->mode, layout.nodes(), ckpt, 0, mine * block, block, 0,
+                                std::string(op) == "checkpoint-save", false, n};
+    ok = mpi.stonewall_point(everyone, false, timeout,
+                             point_work(st.samples, runner, io, mode->mode < 0 ? mode->text : ""), &user_stop);
+  }
+  // A file this job did not make is never removed: a checkpoint file that was there and
+  // that no save wrote is the user's.
+  const bool saved = std::any_of(st.samples.begin(), st.samples.end(), [](const cluster::StorageSample& s) {
+    return s.op == "checkpoint-save" && s.status == "ok";
+  });
+  if (saved || !ckpt_was_there) fs::remove(ckpt, ec);
+  return ok;
+}
+
+// The phase's error in one line: a rank that did not answer, else the first failed sample.
+void fold_errors(bool answered, const std::vector<cluster::StorageSample>& samples, std::string& error) {
+  if (!answered && error.empty()) error = "a rank did not answer within --phase-timeout during the shared-storage phase";
+  for (const cluster::StorageSample& s : samples)
     if (s.status == "error" && error.empty()) error = s.op + " -x " + std::to_string(s.mode) + ": " + s.reason;
+}
+
+}  // namespace
+
+nlohmann::json storage_phase(const Options& o, const StoragePlan& plan, const cluster::NodeOptions& rank_opts,
+                             const cluster::NodeFacts& facts, const cluster::RankLayout& layout,
+                             cluster::mpi::Session& mpi, int rank, const std::atomic<bool>& user_stop,
+                             std::string& error) {
+  cluster::RankStorage st = storage_setup(o, plan, rank_opts, facts);
+  const cluster::StorageRunner runner(rank_opts);
+  const Region region = region_of(plan, rank_opts, layout, rank);
+  const double timeout = o.phase_timeout_s;
+  std::error_code ec;
+  const bool file_was_there = fs::exists(region.file, ec);  // a file this job did not make is never removed
+  const Fill fill = fill_regions(plan, rank_opts, runner, region, mpi, timeout, user_stop, error);
+  bool ok = fill.answered;
+  if (fill.failed_rank < 0) ok = ok && run_points(plan, rank_opts, runner, region, layout, mpi, timeout, user_stop, st.samples);
+  if (plan.model_bytes > 0 && ok && fill.failed_rank < 0 && !user_stop.load())
+    ok = run_checkpoint(plan, rank_opts, runner, layout, mpi, rank, timeout, user_stop, st);
+  if (ok) ok = mpi.barrier(timeout);  // every rank is done with the files
+  if ((fill.filled || !file_was_there) && (!plan.shared_file || rank == 0)) fs::remove(region.file, ec);
+  fold_errors(ok, st.samples, error);
   nlohmann::json j;
   to_json(j, st);
   return j;

@@ -92,6 +92,38 @@ void outlier_findings(ClusterResult& r, const NodeClass& c, const std::string& m
   }
 }
 
+// The ranks of one node (node_key) become one row: the first of them (the lowest rank under
+// MPI) stands for the node, with every rank listed and the others' errors; the others are set
+// aside, for the shared-storage samples they carry. A rank given twice stays a row of its own,
+// for drop_duplicates to name. Reports of older versions are a node each.
+std::vector<NodeSummary> join_ranks(ClusterResult& r) {
+  std::vector<NodeSummary> kept, aside;
+  kept.reserve(r.nodes.size());
+  std::map<std::string, std::size_t> row_of;
+  for (NodeSummary& n : r.nodes) {
+    if (n.status == NodeStatus::Missing || n.node_id.empty()) {
+      kept.push_back(std::move(n));
+      continue;
+    }
+    const auto [it, added] = row_of.emplace(n.node_id, kept.size());
+    if (added) n.ranks = {n.rank};
+    if (added || std::find(kept[it->second].ranks.begin(), kept[it->second].ranks.end(), n.rank) !=
+                     kept[it->second].ranks.end()) {
+      kept.push_back(std::move(n));
+      continue;
+    }
+    NodeSummary& node = kept[it->second];
+    node.ranks.insert(std::upper_bound(node.ranks.begin(), node.ranks.end(), n.rank), n.rank);
+    for (const std::string& e : n.errors) node.errors.push_back("rank " + std::to_string(n.rank) + ": " + e);
+    if (n.status != NodeStatus::Ok) node.status = NodeStatus::Error;
+    aside.push_back(std::move(n));
+  }
+  for (NodeSummary& n : kept)
+    if (n.ranks.size() < 2) n.ranks.clear();  // one rank: nothing to say
+  r.nodes = std::move(kept);
+  return aside;
+}
+
 // Keeps the first report of each node name (nodes sorted by name, stably, so "first" is the
 // order given: the first file of --from, the lowest rank) and names the rest. One pass.
 void drop_duplicates(ClusterResult& r) {
@@ -227,7 +259,8 @@ ClusterResult aggregate(std::vector<NodeSummary> nodes, const AggregateOptions& 
   const int received = static_cast<int>(r.nodes.size());  // duplicates included: they did answer
   std::stable_sort(r.nodes.begin(), r.nodes.end(),
                    [](const NodeSummary& a, const NodeSummary& b) { return a.node < b.node; });
-  // 0. One node name, several reports: named, and counted once.
+  // 0. One node, several ranks: one row; one node name, several reports: named, and counted once.
+  const std::vector<NodeSummary> other_ranks = join_ranks(r);
   drop_duplicates(r);
   // 1. Nodes that did not answer or whose phases failed.
   for (const auto& n : r.nodes) {
@@ -284,7 +317,10 @@ ClusterResult aggregate(std::vector<NodeSummary> nodes, const AggregateOptions& 
     for (const auto& metric : node_metrics) outlier_findings(r, c, metric, std::nullopt);
   }
   // 6. The shared storage: its figures, and a node whose clock made a window negative.
-  r.storage = shared_storage(r.nodes, storage);
+  std::vector<const NodeSummary*> ranks;
+  for (const NodeSummary& n : r.nodes) ranks.push_back(&n);
+  for (const NodeSummary& n : other_ranks) ranks.push_back(&n);
+  r.storage = shared_storage(ranks, storage);
   if (r.storage) {
     std::set<std::string> named;
     const auto clock = [&](const std::vector<std::string>& named_nodes, const std::string& what, const std::string& why) {

@@ -97,7 +97,7 @@ void storage_ceiling(const topo::Snapshot& snap, const topo::Report& report, con
 }  // namespace
 
 StorageRunner::StorageRunner(const NodeOptions& o)
-    : paths_(std::make_unique<PathRegistry>()), allow_overwrite_(o.allow_overwrite) {
+    : paths_(std::make_unique<PathRegistry>()), allow_overwrite_(o.allow_overwrite), user_stop_(o.stop) {
   add_paths(o, *paths_);
   runner_ = std::make_unique<Runner>(*paths_);
 }
@@ -161,9 +161,11 @@ StorageSample StorageRunner::run(const StorageIo& io, const std::atomic<bool>& s
     s.end_unix_s = r.result.end_unix_s;
     s.bytes = r.result.bytes;
     reached_limit = !r.interrupted;
-    s.stopped_by = r.interrupted ? "stonewall" : io.op.rfind("checkpoint", 0) == 0 ? "complete"
-                                   : io.time_s > 0                              ? "time"
-                                                                                 : "limit";
+    const bool by_user = user_stop_ != nullptr && user_stop_->load();
+    s.stopped_by = r.interrupted ? (by_user ? "interrupted" : "stonewall")
+                   : io.op.rfind("checkpoint", 0) == 0 ? "complete"
+                   : io.time_s > 0                     ? "time"
+                                                       : "limit";
   } catch (const std::exception& e) {
     s.status = "error";
     s.reason = e.what();
@@ -315,7 +317,7 @@ json io_phase(const NodeOptions& o, const NodeFacts& facts) {
 }
 
 json node_document(const std::string& node, const std::string& host, int rank,
-                   const NodeFacts& facts, const std::vector<PhaseRecord>& phases) {
+                   const NodeFacts& facts, const std::vector<PhaseRecord>& phases, const std::string& node_id) {
   json j;
   j["schema"] = kNodeSchema;
   j["tool"] = {{"name", "gdsb-cluster"}, {"version", facts.version}};
@@ -323,6 +325,7 @@ json node_document(const std::string& node, const std::string& host, int rank,
   j["node"] = node;
   j["host"] = host;
   j["rank"] = rank;
+  if (!node_id.empty()) j["node_id"] = node_id;
   j["hardware"] = {{"gpu_model", facts.gpu_model}, {"gpus", facts.gpus},
                    {"drive_model", facts.drive_model}, {"drives", facts.drives},
                    {"nic_model", facts.nic_model}, {"nics", facts.nics},

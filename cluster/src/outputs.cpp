@@ -1,5 +1,6 @@
 #include "gdsb/cluster/outputs.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -79,7 +80,10 @@ json cluster_document(const ClusterResult& r, const std::vector<std::string>& ar
 
 std::string cluster_text(const ClusterResult& r) {
   std::ostringstream o;
-  o << "gdsb-cluster: " << r.nodes.size() << " node(s), " << r.classes.size()
+  std::size_t ranks = 0;  // ranks that share a node are that node's (node_identity.hpp)
+  for (const auto& n : r.nodes) ranks += std::max<std::size_t>(1, n.ranks.size());
+  o << "gdsb-cluster: " << r.nodes.size() << " node(s)"
+    << (ranks != r.nodes.size() ? " (" + std::to_string(ranks) + " ranks)" : "") << ", " << r.classes.size()
     << " hardware class(es), " << r.odd_nodes.size() << " odd node(s)";
   if (r.fleet_wide > 0) o << ", " << r.fleet_wide << " fleet-wide finding(s)";
   o << '\n';

@@ -173,9 +173,11 @@ json summary_without_fingerprint(const NodeSummary& s) {
   json j = json::object();
   json& hardware = j[kHardware] = json::object();
   for (const Field& f : kFields) {
+    if (f.omit_empty && f.text != nullptr && (s.*f.text).empty()) continue;
     json& into = f.group == Group::Top ? j : hardware;
     into[f.key] = f.text != nullptr ? json(s.*f.text) : json(s.*f.count);
   }
+  if (s.ranks.size() > 1) j["ranks"] = s.ranks;  // the node's ranks, said once with it
   json checks = json::array();
   for (const auto& c : s.failing_checks) {
     json& check = checks.emplace_back(json::object());
@@ -233,7 +235,7 @@ NodeSummary summarize(const json& doc, const std::string& origin, const std::sha
     const json& io = doc.contains("io") ? doc.at("io") : none;
     if (io.is_object()) io_runs(io, s);
     if (doc.contains("storage") && doc.at("storage").is_object())
-      s.storage = node_storage_from_json(doc.at("storage"), origin + ": storage");
+      s.storage = rank_storage_from_json(doc.at("storage"), origin + ": storage");
     return s;
   } catch (const json::exception& e) {
     throw UsageError(origin + ": invalid gdsb-cluster node report: " + e.what());

@@ -28,12 +28,14 @@ struct Field {
   std::string NodeSummary::*text;  // one of text and count
   int NodeSummary::*count;
   bool identity;
+  bool omit_empty = false;  // a text written only when set (added after reports were written)
 };
 
 inline constexpr Field kFields[] = {
     {"node", Group::Top, &NodeSummary::node, nullptr, true},
     {"host", Group::Top, &NodeSummary::host, nullptr, true},
     {"rank", Group::Top, nullptr, &NodeSummary::rank, true},
+    {"node_id", Group::Top, &NodeSummary::node_id, nullptr, true, true},
     {"driver", Group::Top, &NodeSummary::driver, nullptr, true},
     {"kernel", Group::Top, &NodeSummary::kernel, nullptr, true},
     {"topology_verdict", Group::Top, &NodeSummary::topo_verdict, nullptr, false},
@@ -83,7 +85,7 @@ inline constexpr const char* kGpuMetrics = "gpu_metrics";
 inline constexpr const char* kNodeMetrics = "node_metrics";
 inline constexpr const char* kWaived = "waived";
 inline constexpr const char* kFingerprint = "fingerprint";
-inline constexpr const char* kStorage = "storage";  // shared_storage.hpp's NodeStorage
+inline constexpr const char* kStorage = "storage";  // shared_storage.hpp's RankStorage
 
 inline NodeStatus status_from_name(std::string_view name) {
   return name == "ok" ? NodeStatus::Ok : name == "missing" ? NodeStatus::Missing : NodeStatus::Error;

@@ -26,7 +26,7 @@ enum class In {
   NodeMetrics,
   Waived,
   Fingerprint,
-  Storage,  // the shared-storage object: kept as JSON, read by node_storage_from_json()
+  Storage,  // the shared-storage object: kept as JSON, read by rank_storage_from_json()
   Skip
 };
 
@@ -199,7 +199,7 @@ class SummaryReader final : public nlohmann::json_sax<json> {
       storage_.pop_back();
       if (storage_.empty()) {  // the storage object is whole
         try {
-          s_.storage = node_storage_from_json(storage_root_, "summary.storage");
+          s_.storage = rank_storage_from_json(storage_root_, "summary.storage");
         } catch (const Error& e) {
           return fail(e.what());
         }

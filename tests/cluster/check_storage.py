@@ -2,7 +2,10 @@
 """Recomputes the shared-storage figures of a gdsb-cluster run from its node reports, with
 nothing of gdsb-cluster's code: every point's aggregate is the sum of the ranks' bytes over the
 time from the earliest start to the latest end (each rank's own timestamps, as IOR computes
-its bandwidth), and must match cluster.json's within 1%.
+its bandwidth), and must match cluster.json's within 1%. Ranks that share a node (the same
+node_id in their reports) are one node: a point on k nodes must carry exactly the ranks of the
+first k nodes (nodes ordered by their lowest rank), and each node's share is its ranks' bytes
+over the window (min, median, max within 1%).
 
 Usage: check_storage.py OUT [--scale 1,2,4] [--ops read,write] [--checkpoint]
         [--expect-flat R_GB_S] (the throttled run: see storage_mpi_test.sh)
@@ -30,10 +33,24 @@ if ss is None:
 
 # The ranks' samples, read from the node reports' own storage document (not the summary).
 samples = {}
+node_of_rank = {}
 for path in sorted(glob.glob(f"{args.out}/nodes/*.json")):
     doc = json.load(open(path))
+    node_of_rank[doc["rank"]] = doc.get("node_id") or f"{doc['node']} rank {doc['rank']}"
     for s in doc["storage"]["samples"]:
+        s = dict(s, rank=doc["rank"], node_id=node_of_rank[doc["rank"]])
         samples.setdefault((s["op"], s["mode"], s["nodes"]), []).append(s)
+nodes_in_order = []
+for r in sorted(node_of_rank):
+    if node_of_rank[r] not in nodes_in_order:
+        nodes_in_order.append(node_of_rank[r])
+print(f"  {len(node_of_rank)} rank(s) on {len(nodes_in_order)} node(s)")
+
+
+def median(v):
+    v = sorted(v)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
 
 want_scale = [int(k) for k in args.scale.split(",")]
 points = {(p["op"], p["mode"], p["nodes"]): p for p in ss["points"]}
@@ -44,9 +61,14 @@ for op in args.ops.split(","):
 
 for key, p in points.items():
     ranks = samples.get(key, [])
-    if len(ranks) != key[2]:
-        problems.append(f"{key}: {len(ranks)} node reports carry it, want {key[2]}")
+    first_k = set(nodes_in_order[: key[2]])
+    want_ranks = sorted(r for r, n in node_of_rank.items() if n in first_k)
+    got_ranks = sorted(s["rank"] for s in ranks)
+    if got_ranks != want_ranks:
+        problems.append(f"{key}: ranks {got_ranks} carry it, want the ranks of the first {key[2]} node(s): {want_ranks}")
         continue
+    if p["ranks"] != len(want_ranks):
+        problems.append(f"{key}: cluster.json says {p['ranks']} ranks, the node reports {len(want_ranks)}")
     if p["status"] != "ok":
         problems.append(f"{key}: status {p['status']}: {p['reason']}")
         continue
@@ -59,6 +81,14 @@ for key, p in points.items():
         problems.append(f"{key}: cluster.json {theirs} GB/s, recomputed {mine} GB/s")
     if p["bytes"] != total:
         problems.append(f"{key}: cluster.json {p['bytes']} bytes, the node reports {total}")
+    per_node = {}
+    for s in ranks:
+        per_node[s["node_id"]] = per_node.get(s["node_id"], 0) + s["bytes"]
+    shares = [b / (end - start) / 1e9 for b in per_node.values()]
+    for name, want in (("min", min(shares)), ("median", median(shares)), ("max", max(shares))):
+        have = p["per_node_gb_s"][name]
+        if abs(have - want) > 0.01 * want:
+            problems.append(f"{key}: per-node {name} {have} GB/s, recomputed {want} over {len(per_node)} node(s)")
     print(f"  {key[0]} -x {key[1]} on {key[2]} node(s): {total} B over {end - start:.4f} s = "
           f"{mine:.4f} GB/s; cluster.json {theirs:.4f}")
 

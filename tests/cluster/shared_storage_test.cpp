@@ -39,7 +39,7 @@ NodeSummary node(int rank, int gpus = 8) {
   n.rank = rank;
   n.gpu_model = "H100";
   n.gpus = gpus;
-  n.storage = NodeStorage{};
+  n.storage = RankStorage{};
   n.storage->dir = "/lustre/scratch";
   n.storage->block_bytes = 1 << 20;
   n.storage->limit_bytes_per_rank = 1ull << 30;
@@ -239,7 +239,7 @@ TEST(SharedStorage, TheSummaryReaderAndTheDocumentReaderAgreeOnTheStorageObject)
   const nlohmann::json dom = n.storage ? nlohmann::json(*n.storage) : nlohmann::json();
   EXPECT_EQ(nlohmann::json(*back.storage), dom);
   EXPECT_EQ(back.storage->samples.at(0).bytes, 123456789012345ull);  // exact, not through a double
-  EXPECT_EQ(node_storage_from_json(dom, "x").samples.at(0).end_unix_s, T0 + 3.25);
+  EXPECT_EQ(rank_storage_from_json(dom, "x").samples.at(0).end_unix_s, T0 + 3.25);
 }
 
 TEST(SharedStorage, AMalformedStorageObjectIsNamedWithItsField) {

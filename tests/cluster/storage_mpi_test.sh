@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The shared-storage phase (issue 26) under a real mpirun -np 4 on one directory of this
-# machine's disk, which the 4 ranks share as they would share a cluster file system:
+# machine's disk, which the 4 ranks share as they would share a cluster file system. Ranks of
+# one host are one node (issue 34): to stand for 4 nodes, each rank reads a recording of its
+# own (one healthy 2-GPU box under 4 paths, --topo-input sysfs-root=DIR/n{rank}):
 #  1. --scale auto --demand-per-gpu --model-bytes: points at 1, 2 and 4 nodes for writes and
 #     reads, the GPU count, the checkpoint; check_storage.py recomputes every aggregate from the
 #     node reports (bytes over the earliest start to the latest end) and must agree to 1%;
@@ -12,16 +14,19 @@
 #     bound by the storage. Skipped, with the reason, where cgroup v1 blkio is not writable;
 #  3. bad input: --scale above N and a demand of 0 are usage errors (exit 2); a node report
 #     whose clock is 100 s behind makes a negative window: the node is named (exit 3).
-# Usage: storage_mpi_test.sh GDSB_CLUSTER WORKDIR
+# Usage: storage_mpi_test.sh GDSB_CLUSTER MAKE_CLUSTER_FIXTURE WORKDIR
 set -uo pipefail
-bin=$1 work=$2
+bin=$1 make_fixture=$2 work=$3
 here=$(cd "$(dirname "$0")" && pwd)
-rm -rf "$work" && mkdir -p "$work/io" || exit 1
+rm -rf "$work" && mkdir -p "$work/io" "$work/rec" || exit 1
+"$make_fixture" "$work/fx" >/dev/null || { echo "FAIL: make_cluster_fixture"; exit 1; }
+for n in 0 1 2 3; do ln -s "$work/fx/node0/root" "$work/rec/n$n"; done
+nodes=(--topo-input "sysfs-root=$work/rec/n{rank}")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 # --min-deviation 50: the io ladder of 4 ranks on one busy 2-core machine is not a fleet to judge.
-quick=(--p2p-size 64K --p2p-repetitions 1 --p2p-loops 1 --no-hwloc --phase-timeout 60 --min-deviation 50 -q)
+quick=("${nodes[@]}" --p2p-size 64K --p2p-repetitions 1 --p2p-loops 1 --no-hwloc --phase-timeout 60 --min-deviation 50 -q)
 
 # 1. The aggregate, the curve, the GPU count and the checkpoint.
 start=$SECONDS
@@ -37,8 +42,9 @@ python3 - "$work/out/cluster.json" "$work/out/cluster.txt" <<'PY' || fail "clust
 import json, sys
 d = json.load(open(sys.argv[1]))["shared_storage"]
 g = d["gpus_fed"]
-assert g["demand_per_gpu_gb_s"] == 0.1 and g["gpus"] >= 1 and g["gpus_measured"] == 0, g
-assert "no GPU on them" in g["text"], g["text"]
+# 4 nodes of 2 GPUs (the recording's), each node's GPUs counted once
+assert g["demand_per_gpu_gb_s"] == 0.1 and g["gpus"] >= 1 and g["gpus_measured"] == 8, g
+assert "Measured on 4 node(s) with 8 GPU(s)" in g["text"], g["text"]
 assert [c["op"] for c in d["curves"]] == ["write", "read"], d["curves"]
 assert d["checkpoint"]["model_bytes"] == 64 << 20 and d["checkpoint"]["ranks"] == 4, d["checkpoint"]
 txt = open(sys.argv[2]).read()
@@ -77,13 +83,13 @@ PY
 out=$(mpirun --allow-run-as-root --oversubscribe -np 2 "$bin" --out "$work/bad1" --io-dir "$work/io" --scale 1,4 2>&1)
 rc=$?
 [ "$rc" -eq 2 ] || fail "--scale 1,4 on 2 ranks: exit $rc, want 2"
-grep -q -- "--scale 1,4: 4 nodes, but this run has 2 rank(s)" <<<"$out" || fail "--scale message: $out"
+grep -q -- "--scale 1,4: 4 nodes, but this run has 2 ranks on 1 node(s)" <<<"$out" || fail "--scale message: $out"
 out=$("$bin" --out "$work/bad2" --io-dir "$work/io" --demand-per-gpu 0 2>&1)
 rc=$?
 [ "$rc" -eq 2 ] || fail "--demand-per-gpu 0: exit $rc, want 2"
 grep -q -- "--demand-per-gpu 0: expected a rate above 0" <<<"$out" || fail "demand message: $out"
 [ -e "$work/bad2/cluster.json" ] && fail "a usage error wrote a report"
-# A rank whose clock is 100 s behind: its report's samples moved back by 100 s.
+# A rank whose clock is 100 s behind: every time its report's samples carry moved back by 100 s.
 mkdir -p "$work/skew"
 python3 - "$work/out/nodes" "$work/skew" <<'PY'
 import glob, json, os, sys
@@ -92,8 +98,8 @@ for path in sorted(glob.glob(sys.argv[1] + "/*.json")):
     if doc["rank"] == 2:
         for where in (doc["storage"], doc["summary"]["storage"]):
             for s in where["samples"]:
-                s["start_unix_s"] -= 100
-                s["end_unix_s"] -= 100
+                for t in ("start_unix_s", "end_unix_s", "ready_unix_s"):
+                    s[t] -= 100
     json.dump(doc, open(os.path.join(sys.argv[2], os.path.basename(path)), "w"))
 PY
 out=$("$bin" --from "$work/skew/"*.json --out "$work/skew-out" 2>&1)
@@ -101,7 +107,7 @@ rc=$?
 [ "$rc" -eq 3 ] || fail "a skewed clock: exit $rc, want 3"
 node2=$(python3 -c "import json,glob;print([json.load(open(p))['node'] for p in glob.glob('$work/skew/*.json') if json.load(open(p))['rank']==2][0])")
 grep -q "\[clock\] $node2: its clock disagrees" <<<"$out" || fail "the skewed node is not named: $out"
-grep -Eq "started -(99\.9|100\.0)[0-9]* s from the ranks' median start" <<<"$out" || fail "the skew is not stated: $out"
+grep -Eq "started -(99\.9|100\.0)[0-9]* s from the nodes' median start" <<<"$out" || fail "the skew is not stated: $out"
 grep -q "\[clock\]" <<<"$(grep -v "$node2" <<<"$out")" && fail "another node named for the clock: $out"
 
 # 2. The throttled storage: two blkio groups of R bytes/s each.

@@ -87,6 +87,7 @@ struct StorageIo {
   bool fsync = false;                         // durable before the interval ends (checkpoints)
   bool job_file = false;  // file was created by this job's fill (on any rank): its own, on every
                           // file system (gdsb::RunOptions::job_files)
+  int ranks = 1;                              // the point's ranks: every rank of its nodes
 };
 
 class StorageRunner {
@@ -95,7 +96,8 @@ class StorageRunner {
   ~StorageRunner();
   // Whether -x mode can run here; the reason when it cannot.
   Availability probe(int mode, const std::string& file) const;
-  // Runs io until its own end (returns reached_limit = true) or until *stop (false). A path
+  // Runs io until its own end (returns reached_limit = true) or until *stop (false): stopped
+  // by the stonewall, or "interrupted" when the NodeOptions' stop (SIGINT) was set. A path
   // that cannot run gives a waived sample; a failure an error sample with the message.
   StorageSample run(const StorageIo& io, const std::atomic<bool>& stop, bool& reached_limit) const;
 
@@ -103,6 +105,7 @@ class StorageRunner {
   std::unique_ptr<PathRegistry> paths_;
   std::unique_ptr<Runner> runner_;
   bool allow_overwrite_ = false;
+  const std::atomic<bool>* user_stop_ = nullptr;
 };
 
 struct PhaseRecord {
@@ -113,7 +116,9 @@ struct PhaseRecord {
   nlohmann::json document;    // null when the phase failed
 };
 
+// node_id: the node's identity (node_identity.hpp), shared by the ranks of one node.
 nlohmann::json node_document(const std::string& node, const std::string& host, int rank,
-                             const NodeFacts& facts, const std::vector<PhaseRecord>& phases);
+                             const NodeFacts& facts, const std::vector<PhaseRecord>& phases,
+                             const std::string& node_id = "");
 
 }  // namespace gdsb::cluster

@@ -15,6 +15,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "gdsb/cluster/storage_options.hpp"
+
 namespace gdsb::cluster {
 
 // What one rank measured at one point. op: "write", "read", "checkpoint-save",
@@ -24,18 +26,23 @@ namespace gdsb::cluster {
 // checkpoint: every rank moves its whole shard), "interrupted" (SIGINT).
 struct StorageSample {
   std::string op;
-  int nodes = 0;  // the point's node count: ranks 0..nodes-1 took part
+  int nodes = 0;  // the point's node count: the ranks of the first `nodes` nodes took part
+  int ranks = 0;  // how many ranks that is; 0 in older reports, whose ranks were one a node
   int mode = 1;   // gdsio -x
   std::string status = "ok";
   std::string reason;
   double start_unix_s = 0, end_unix_s = 0;  // the rank's own CLOCK_REALTIME
+  // When the rank left the point's barrier, before opening its file (same clock); the start
+  // minus this is its setup. 0 in older reports.
+  double ready_unix_s = 0;
   uint64_t bytes = 0;
   std::string stopped_by;
   std::string path_used;  // the path the runner reports (posix, gds-nvfs, compat, ...)
 };
 
-// How the phase was run (the same on every rank) and what this node can take at most.
-struct NodeStorage {
+// A rank's storage record: how the phase was run (the same on every rank), what its node
+// can take at most (the same on the ranks of one node) and the rank's own samples.
+struct RankStorage {
   std::string dir;
   std::string layout = "file-per-process";  // or "shared-file"
   uint64_t block_bytes = 0;           // transfer size (IOR -t)
@@ -51,21 +58,28 @@ struct NodeStorage {
   // mount's carriers (issue 25), else every data NIC at once; nullopt where unknown.
   std::optional<double> ceiling_gb_s;
   std::string ceiling_text;
+  // The checkpoint's mode, chosen once for every rank, and why ("" in older reports).
+  std::string checkpoint_mode_text;
   std::vector<StorageSample> samples;
 };
 
 void to_json(nlohmann::json& j, const StorageSample& s);
-void to_json(nlohmann::json& j, const NodeStorage& s);
+void to_json(nlohmann::json& j, const RankStorage& s);
 // Throws gdsb::UsageError naming `where` and the field when the object is malformed.
-NodeStorage node_storage_from_json(const nlohmann::json& j, const std::string& where);
+RankStorage rank_storage_from_json(const nlohmann::json& j, const std::string& where);
 
 // --- rank 0's view -----------------------------------------------------------------------
 
+// A node's part of a point: the sum of its ranks' bytes, their earliest start and latest end.
+// As make_point() takes them: one a rank (rank, ranks 1); as a point holds them: one a node.
 struct NodeShare {
   std::string node;
-  int rank = 0;
+  int rank = 0;  // the node's lowest rank
   uint64_t bytes = 0;
   double start_unix_s = 0, end_unix_s = 0;
+  std::string node_id{};  // node_key(): the ranks of one node share it; "": a node of its own
+  int ranks = 1;
+  double ready_unix_s = 0;  // the earliest barrier exit (the start where not recorded)
 };
 
 struct StoragePoint {
@@ -85,7 +99,8 @@ struct StoragePoint {
   std::vector<std::string> clock_suspects;  // "node (+12.000 s from the others' median)"
   std::vector<std::string> clock_nodes;     // their node names
   std::vector<std::string> paths_used;  // distinct, sorted
-  std::vector<NodeShare> shares;        // by rank (not in the JSON: the node reports have them)
+  std::vector<NodeShare> shares;        // one a node, by lowest rank (not in the JSON: the node reports have them)
+  uint64_t largest_rank_bytes = 0;      // the most one rank moved (a checkpoint's largest shard)
 };
 
 struct ScalingCurve {
@@ -131,6 +146,7 @@ struct CheckpointResult {
   int ranks = 0;
   uint64_t shard_bytes = 0;  // the largest shard
   std::vector<int> modes;
+  std::string mode_text;  // how the mode was chosen (every rank runs it); "" in older reports
   CheckpointOp save, load;
 };
 
@@ -143,6 +159,7 @@ struct SharedStorageResult {
   std::vector<ScalingCurve> curves;
   std::optional<GpusFed> gpus_fed;
   std::optional<CheckpointResult> checkpoint;
+  bool interrupted = false;  // a sample was stopped by SIGINT: the phase ended early
 };
 
 struct NodeSummary;
@@ -155,39 +172,28 @@ struct StorageJudgement {
   std::optional<double> scale_gain_percent;
 };
 
-// nullopt when no node carries storage samples. The nodes in any order; a rank's samples are
-// matched to points by (op, mode, nodes).
-std::optional<SharedStorageResult> shared_storage(const std::vector<NodeSummary>& nodes,
+// nullopt when no rank carries storage samples. The ranks' summaries in any order, several of
+// one node among them (node_key()); a rank's samples are matched to points by (op, mode, nodes).
+std::optional<SharedStorageResult> shared_storage(const std::vector<const NodeSummary*>& ranks,
+                                                  const StorageJudgement& judge = {});
+std::optional<SharedStorageResult> shared_storage(const std::vector<NodeSummary>& ranks,
                                                   const StorageJudgement& judge = {});
 
-// One point from the ranks' samples (exposed for tests): the aggregate over the common window,
-// shares, fairness, and the clock check (a rank whose interval lies wholly outside the
-// others' is named; the common window would be negative).
+// The least distance between two nodes' intervals that is a clock finding, whatever the
+// setup and barrier skew measured within a node: an NTP-kept cluster's clocks agree far better.
+inline constexpr double kClockFloorS = 0.05;
+
+// One point from the ranks' samples, one NodeShare a rank (exposed for tests): the aggregate
+// over the common window, the nodes' shares (their ranks' bytes added up), fairness, and the
+// clock check. Ranks of one node share a clock and are never compared; a node whose interval
+// (from its ranks' barrier exit to their last end) lies outside the other nodes' by more than
+// the tolerance (kClockFloorS, or twice the barrier-exit spread measured within a node, the
+// larger) is named: its clock disagrees.
 StoragePoint make_point(int nodes, int mode, const std::string& op,
                         const std::vector<std::pair<NodeShare, const StorageSample*>>& samples);
 
 nlohmann::json to_json(const SharedStorageResult& r);
 // cluster.txt's section, several lines, each ending in '\n'.
 std::string storage_text(const SharedStorageResult& r);
-
-// "2GB/s", "500MB/s", "1.5 GiB/s", "2e9" (bytes/s) -> GB/s (1e9 B/s); nullopt when unreadable.
-std::optional<double> parse_rate_gb_s(std::string_view text);
-
-// --demand-per-gpu: a rate ("2GB/s"), or a preset stated by the user's own figures:
-//   dataset:SAMPLES[xSIZE]  each GPU consumes SAMPLES samples a second of SIZE bytes (default
-//                           128K, gdsb-io's dataset preset's file size): SAMPLES x SIZE;
-//   checkpoint-load:SECONDS each GPU loads its shard of --model-bytes (the model over the
-//                           run's GPUs) within SECONDS: decided where the GPUs are counted.
-// UsageError naming the option and what is accepted; a demand of 0 is one.
-struct Demand {
-  std::optional<double> gb_s;
-  std::optional<double> restore_s;
-  std::string text;
-};
-Demand parse_demand(std::string_view text, std::string_view option);
-// "64M", "5.67T" (bytes, as --io-size), or PARAMS:DTYPE[+adam] ("405B:bf16+adam": 405e9
-// parameters of 2 bytes, plus Adam's fp32 master weights, momentum and variance, 12 bytes a
-// parameter). Returns bytes and the words saying how; UsageError naming the option otherwise.
-std::pair<uint64_t, std::string> parse_model_bytes(std::string_view text, std::string_view option);
 
 }  // namespace gdsb::cluster

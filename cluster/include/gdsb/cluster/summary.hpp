@@ -44,6 +44,12 @@ struct NodeSummary {
   std::string node;  // display name: host, or host.rank when ranks share a host
   std::string host;
   int rank = -1;
+  // The node's identity (node_identity.hpp), shared by the ranks of one node; "" in reports
+  // of older versions, each of which was a node of its own (node_key()).
+  std::string node_id;
+  // Every rank of the node, ascending, when several ranks reported on it (aggregate() keeps
+  // one row a node: the lowest rank's); empty otherwise. Not part of the summary.
+  std::vector<int> ranks;
   NodeStatus status = NodeStatus::Ok;
   std::vector<std::string> errors;  // "phase: message" for each phase that failed
   std::string gpu_model, drive_model, nic_model;  // the hardware class; NICs: data NICs only
@@ -63,7 +69,7 @@ struct NodeSummary {
   std::map<std::string, std::string> waived;  // metric or mode -> reason
   // The shared-storage phase (shared_storage.hpp): its setup and this rank's samples; nullopt
   // when the phase did not run on this node.
-  std::optional<NodeStorage> storage;
+  std::optional<RankStorage> storage;
   FingerprintTexts fingerprint;  // fingerprint.hpp; ids into a table the nodes read together share
   // Where the summary came from ("--from FILE" or "rank N"), to name both sources of a
   // duplicate identity. Not part of the JSON.

@@ -1,0 +1,72 @@
+// cluster.txt's "Shared storage" block.
+#include <sstream>
+
+#include "gdsb/cluster/shared_storage.hpp"
+#include "gdsb/units.hpp"
+#include "shared_storage_words.hpp"
+
+namespace gdsb::cluster {
+
+using namespace storage_words;
+
+std::string storage_text(const SharedStorageResult& r) {
+  std::ostringstream o;
+  o << "Shared storage: " << r.dir << " (" << r.layout << ", " << format_size(r.block_bytes) << " transfers, "
+    << format_size(r.limit_bytes_per_rank) << " a rank";
+  if (r.time_limit_s > 0) o << ", stonewalled at " << secs(r.time_limit_s) << " or the first rank's limit";
+  else o << ", stonewalled at the first rank's limit";
+  o << ")\n";
+  for (const StoragePoint& p : r.points) {
+    o << "  " << p.op << ' ' << mode_words(p.mode) << " on " << p.nodes << " node(s)";
+    if (p.ranks != p.nodes) o << " (" << p.ranks << " ranks)";  // ranks sharing a node: the node is named once
+    o << ": ";
+    if (p.status != "ok") {
+      o << p.status << ": " << p.reason;
+      for (const std::string& s : p.clock_suspects) o << "; clock of " << s;
+      o << '\n';
+      continue;
+    }
+    o << gbs(*p.aggregate_gb_s) << " aggregate over " << secs(p.window_s) << "; per node min "
+      << gbs(p.share_min_gb_s) << " median " << gbs(p.share_median_gb_s) << " max " << gbs(p.share_max_gb_s)
+      << ", fairness " << fixed(p.fairness, 3) << ", slowest " << p.slowest_node;
+    if (!p.stopped_by.empty()) o << ", stopped by " << p.stopped_by;
+    for (std::size_t i = 0; i < p.paths_used.size(); ++i) o << (i ? " and " : ", path ") << p.paths_used[i];
+    o << '\n';
+  }
+  for (const ScalingCurve& c : r.curves) {
+    if (c.nodes.size() < 2 && c.bound == "unknown") continue;
+    o << "  Scaling of " << c.op << ' ' << mode_words(c.mode) << ": ";
+    for (std::size_t i = 0; i < c.nodes.size(); ++i) {
+      o << (i ? ", " : "") << c.nodes[i] << " -> " << gbs(c.aggregate_gb_s[i]);
+      if (c.gain_percent[i]) o << " (" << signed_fixed(*c.gain_percent[i], 0) + "%" << " of linear)";
+    }
+    o << ". ";
+    if (c.scaling_stops_at)
+      o << "Scaling stops at " << *c.scaling_stops_at << " nodes (the added nodes add less than "
+        << fixed(r.scale_gain_percent, 0) + "%" << " of the first point's per-node figure). ";
+    o << "Bound: " << c.bound << ": " << c.bound_text << ".\n";
+  }
+  if (r.interrupted) o << "  Interrupted (SIGINT): the points after the one stopped were not run; the stopped one is off the curves.\n";
+  if (r.gpus_fed) o << "  GPUs fed: " << r.gpus_fed->text << '\n';
+  if (r.checkpoint) {
+    const CheckpointResult& c = *r.checkpoint;
+    o << "  Cluster-wide checkpoint of " << c.model_text << " (" << format_bytes_iec(static_cast<double>(c.model_bytes))
+      << ") on " << c.ranks << " rank(s), shards up to " << format_bytes_iec(static_cast<double>(c.shard_bytes))
+      << (c.mode_text.empty() ? "" : ", through " + c.mode_text) << ":\n";
+    const std::pair<const char*, const CheckpointOp*> ops[] = {{"save", &c.save}, {"restore", &c.load}};
+    for (const auto& [name, op] : ops) {
+      o << "    " << name << ": ";
+      if (op->status != "ok") {
+        o << op->status << ": " << op->reason;
+        for (const std::string& s : op->clock_suspects) o << "; clock of " << s;
+        o << '\n';
+        continue;
+      }
+      o << secs(op->seconds) << " (" << gbs(op->aggregate_gb_s.value_or(0)) << " aggregate; the last rank done: "
+        << op->slowest_node << ")\n";
+    }
+  }
+  return o.str();
+}
+
+}  // namespace gdsb::cluster
