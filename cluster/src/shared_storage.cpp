@@ -10,6 +10,7 @@
 
 #include "gdsb/cluster/summary.hpp"
 #include "gdsb/error.hpp"
+#include "gdsb/report/scaling_words.hpp"
 #include "gdsb/units.hpp"
 #include "gdsb/workload.hpp"
 
@@ -585,15 +586,11 @@ std::string storage_text(const SharedStorageResult& r) {
   }
   for (const ScalingCurve& c : r.curves) {
     if (c.nodes.size() < 2 && c.bound == "unknown") continue;
-    o << "  Scaling of " << c.op << ' ' << mode_words(c.mode) << ": ";
-    for (std::size_t i = 0; i < c.nodes.size(); ++i) {
-      o << (i ? ", " : "") << c.nodes[i] << " -> " << gbs(c.aggregate_gb_s[i]);
-      if (c.gain_percent[i]) o << " (" << signed_fixed(*c.gain_percent[i], 0) + "%" << " of linear)";
-    }
-    o << ". ";
-    if (c.scaling_stops_at)
-      o << "Scaling stops at " << *c.scaling_stops_at << " nodes (the added nodes add less than "
-        << fixed(r.scale_gain_percent, 0) + "%" << " of the first point's per-node figure). ";
+    std::vector<report::ScalingStep> steps;
+    for (std::size_t i = 0; i < c.nodes.size(); ++i)
+      steps.push_back({c.nodes[i], c.aggregate_gb_s[i], c.linear_gb_s[i], c.gain_percent[i]});
+    o << "  Scaling of " << c.op << ' ' << mode_words(c.mode) << ": " << report::scaling_steps_words(steps) << ". ";
+    if (c.scaling_stops_at) o << report::scaling_stop_words(*c.scaling_stops_at, r.scale_gain_percent) << ". ";
     o << "Bound: " << c.bound << ": " << c.bound_text << ".\n";
   }
   if (r.gpus_fed) o << "  GPUs fed: " << r.gpus_fed->text << '\n';
@@ -616,32 +613,6 @@ std::string storage_text(const SharedStorageResult& r) {
     }
   }
   return o.str();
-}
-
-std::optional<double> parse_rate_gb_s(std::string_view text) {
-  std::string t(text);
-  t.erase(std::remove(t.begin(), t.end(), ' '), t.end());
-  if (t.empty()) return std::nullopt;
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(t, &used);
-  } catch (...) {
-    return std::nullopt;
-  }
-  std::string unit = t.substr(used);
-  std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return std::tolower(c); });
-  static const std::pair<const char*, double> units[] = {
-      {"", 1e-9},          {"b/s", 1e-9},       {"kb/s", 1e-6},  {"mb/s", 1e-3},
-      {"gb/s", 1},         {"tb/s", 1e3},       {"kib/s", 1024 / 1e9},
-      {"mib/s", 1048576 / 1e9}, {"gib/s", 1073741824 / 1e9}, {"tib/s", 1099511627776 / 1e9}};
-  for (const auto& [name, factor] : units)
-    if (unit == name) {
-      const double gb = v * factor;
-      if (!std::isfinite(gb)) return std::nullopt;
-      return gb;
-    }
-  return std::nullopt;
 }
 
 Demand parse_demand(std::string_view text, std::string_view option) {
@@ -675,11 +646,14 @@ Demand parse_demand(std::string_view text, std::string_view option) {
     d.restore_s = number(t.substr(16));
     return d;
   }
-  d.gb_s = parse_rate_gb_s(t);
-  if (!d.gb_s || !(*d.gb_s > 0))
-    throw UsageError(opt + " " + t +
-                     ": expected a rate above 0 such as 2GB/s, 500MB/s or 1.5GiB/s, or a preset: "
-                     "dataset:SAMPLES_PER_S[xSIZE] or checkpoint-load:SECONDS");
+  const std::string presets = "or a preset: dataset:SAMPLES_PER_S[xSIZE] or checkpoint-load:SECONDS";
+  try {
+    d.gb_s = parse_rate(t, opt) / 1e9;  // bits are bits: 100Gb/s is 12.5 GB/s
+  } catch (const UsageError& e) {
+    throw UsageError(std::string(e.what()) + "; " + presets);
+  }
+  if (!(*d.gb_s > 0))
+    throw UsageError(opt + " " + t + ": expected a rate above 0 such as 2GB/s, 500MB/s or 100Gb/s, " + presets);
   return d;
 }
 

@@ -161,17 +161,22 @@ std::string render_cluster(const json& doc) {
                          "io GB/s", "status"},
                         rows));
   std::vector<std::vector<std::string>> classes;
-  for (const auto& c : doc.at("classes"))
-    classes.push_back({esc(str(c, "key")), esc(std::to_string(c.at("nodes").size())),
-                       esc(text_of(c.at("gpus")) + " GPUs, " + text_of(c.at("drives")) +
-                           " drives, " + text_of(c.at("nics")) + " NICs" +
-                           (c.value("management_nics", 0) > 0
-                                ? "; management NICs apart: " + text_of(c.at("management_nics")) +
-                                      " x " + str(c, "management_nic_model")
-                                : "") +
-                           (str(c, "applicability").empty() ? "" : "; " + str(c, "applicability")) +
-                           (str(c, "comparison").empty() ? "" : "; " + str(c, "comparison")))});
-  body << section("classes", "Hardware classes", table({"class", "nodes", "majority"}, classes));
+  for (const auto& c : doc.at("classes")) {
+    // gdsb-cluster's words for the class ("8 GPUs (NVIDIA H100 80GB HBM3), ..."; "no GPU, no
+    // NVMe drive, no data NIC"); documents of older versions carry the key and the counts.
+    std::string hardware = str(c, "text");
+    if (hardware.empty())
+      hardware = str(c, "key") + ": " + text_of(c.at("gpus")) + " GPUs, " + text_of(c.at("drives")) + " drives, " +
+                 text_of(c.at("nics")) + " NICs";
+    if (c.value("management_nics", 0) > 0)
+      hardware += "; management NICs apart: " + text_of(c.at("management_nics")) + " x " +
+                  str(c, "management_nic_model");
+    if (!str(c, "applicability").empty()) hardware += "; " + str(c, "applicability");
+    if (!str(c, "comparison").empty()) hardware += "; " + str(c, "comparison");
+    classes.push_back({esc("class " + std::to_string(classes.size() + 1)), esc(std::to_string(c.at("nodes").size())),
+                       esc(hardware)});
+  }
+  body << section("classes", "Hardware classes", table({"class", "nodes", "hardware (the majority)"}, classes));
   const std::string storage = shared_storage_section(doc);
   body << storage;
   body << context_section(doc);
