@@ -19,6 +19,13 @@ std::string fixed(const json& v) {
   return b;
 }
 
+// A node's GPUs: "8 x NVIDIA H100 80GB HBM3", "8", or "none" (not "0 x ").
+std::string gpus_words(const json& hw) {
+  const json n = hw.value("gpus", json());
+  if (n.is_number() && n.get<double>() == 0) return "none";
+  return str(hw, "gpu_model").empty() ? text_of(n) : text_of(n) + " x " + str(hw, "gpu_model");
+}
+
 // Up to this many nodes, every node is a row of the heat maps; beyond it (a fleet of
 // 10,000 would draw an SVG of 10,000 rows), the maps summarise: one row per hardware class
 // (its medians, from the document's stats) and then the odd nodes, at most kOddRows of
@@ -150,7 +157,7 @@ std::string render_cluster(const json& doc) {
       h2d += (h2d.empty() ? "" : " ") + fixed(v);
     const bool is_odd = odd.contains(str(n, "node"));
     rows.push_back({is_odd ? "<tr class=\"bad\">" : "<tr>", esc(str(n, "node")),
-                    esc(text_of(hw.value("gpus", json())) + " x " + str(hw, "gpu_model")),
+                    esc(gpus_words(hw)),
                     esc(str(n, "driver")), esc(str(n, "kernel")),
                     esc(str(n, "topology_verdict")) + (checks.empty() ? "" : ": " + esc(checks)),
                     esc(h2d), esc(io),

@@ -111,4 +111,6 @@ TEST(ClusterWords, AClassIsItsHardwareInWordsAndNoneIsSaid) {
   EXPECT_NE(html.find("<td>class 2</td><td>1</td><td>no GPU, no NVMe drive, no data NIC; GDS not applicable"),
             std::string::npos);
   EXPECT_EQ(html.find("<td> |  | </td>"), std::string::npos);  // the key, an identifier, stays in the data
+  EXPECT_NE(html.find("<td>login0</td><td>none</td>"), std::string::npos);  // its GPUs, not "0 x "
+  EXPECT_NE(html.find("<td>gpu0</td><td>8 x NVIDIA H100 80GB HBM3</td>"), std::string::npos);
 }
