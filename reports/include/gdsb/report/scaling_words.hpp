@@ -22,7 +22,7 @@ struct ScalingStep {
 // GB/s (1e9 B/s) to three significant digits, whole above 100: "0.683 GB/s", "25.3 GB/s".
 std::string gb_s_words(double gb_s);
 
-// "1 -> 3.51 GB/s, 2 -> 2.6 GB/s (74.1% of linear; the added node added -25.9% of a node's
+// "1 -> 3.51 GB/s, 2 -> 2.6 GB/s (37% of linear; the added node added -25.9% of a node's
 // figure), 4 -> 2.43 GB/s (17.3% of linear; the 2 added nodes added -2.42% of a node's figure
 // each); a node's figure: 3.51 GB/s, the first point's per node"
 std::string scaling_steps_words(const std::vector<ScalingStep>& steps);
