@@ -9,6 +9,7 @@
 #include "gdsb/cluster/mpi_exchange.hpp"
 #include "gdsb/cluster/node_identity.hpp"
 #include "gdsb/cluster/node_report.hpp"
+#include "gdsb/run_context.hpp"
 
 namespace gdsb::cluster_app {
 
@@ -55,7 +56,8 @@ int run_rank(const Options& o, int* argc, char*** argv);
 cluster::AggregateOptions aggregate_options(const Options& o, int expected_ranks);
 cluster::StorageJudgement storage_judgement(const Options& o);
 void check_cluster_outputs(const Options& o);
-int write_cluster_outputs(const Options& o, const cluster::ClusterResult& r);
+// context: collected when the run began (its started_at); ended_at is set here.
+int write_cluster_outputs(const Options& o, RunContext context, const cluster::ClusterResult& r);
 // The shared-storage phase's plan, checked before anything runs (UsageError naming the
 // option): the node counts of --scale for a world of `ranks`, the ops, the demand.
 struct StoragePlan {

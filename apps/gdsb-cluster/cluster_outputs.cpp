@@ -45,8 +45,9 @@ std::vector<std::string> write_reference_fingerprints(const Options& o, const cl
     origin.host = ref.host;
     origin.source = "gdsb-cluster node report of " + ref.node;
     origin.created = utc_now_iso8601();
-    origin.note = "reference of hardware class " + cls.key + ": node " + ref.node + ", the member most like the " +
-                  std::to_string(cls.members.size()) + " node(s) of its class";
+    origin.note = "reference of hardware class " + std::to_string(c + 1) + ": " + cluster::class_words(cls) +
+                  "; node " + ref.node + ", the member most like the " + std::to_string(cls.members.size()) +
+                  " node(s) of its class";
     const std::string name = "fingerprint-class" + std::to_string(c + 1) + ".json";
     report::write_output_atomic({path_in(o, name.c_str()), "--out", topo::kFingerprintSchema},
                                 topo::fingerprint_document(topo::facts_from_texts(ref.fingerprint.texts(), "node " + ref.node + ": fingerprint"), origin).dump(1) + "\n",
@@ -156,7 +157,7 @@ void setup_cluster(CLI::App& app, Options& o) {
                  "Seconds a point runs before every rank stops (stonewalling); 0: until the first rank "
                  "has moved its --io-size; default --io-time")->group(g)->check(CLI::Range(0.0, 86400.0));
   app.add_option("--demand-per-gpu", o.demand_per_gpu,
-                 "What one GPU reads: a rate (2GB/s, 500MB/s), dataset:SAMPLES_PER_S[xSIZE] or "
+                 "What one GPU reads: a rate (2GB/s, 500MB/s; bits as 100Gb/s = 12.5 GB/s), dataset:SAMPLES_PER_S[xSIZE] or "
                  "checkpoint-load:SECONDS (with --model-bytes): how many GPUs the storage feeds")->group(g);
   app.add_option("--model-bytes", o.model_bytes,
                  "A cluster-wide checkpoint save and restore of this model, a shard per rank: a size "
@@ -194,8 +195,9 @@ void check_cluster_outputs(const Options& o) {
   for (const char* name : kOutputs) report::check_output_path(path_in(o, name), o.allow_overwrite);
 }
 
-int write_cluster_outputs(const Options& o, const cluster::ClusterResult& r) {
-  const nlohmann::json doc = cluster::cluster_document(r, o.argv, collect_context(), std::string(version()));
+int write_cluster_outputs(const Options& o, RunContext context, const cluster::ClusterResult& r) {
+  context.ended_at = utc_now_iso8601();
+  const nlohmann::json doc = cluster::cluster_document(r, o.argv, context, std::string(version()));
   // The page is the largest writer (a third of writing 10,000 nodes): made on a second CPU
   // while this one writes the rest; both only read doc and r.
   std::future<void> html = std::async(std::launch::async, [&] {
@@ -224,6 +226,7 @@ int write_cluster_outputs(const Options& o, const cluster::ClusterResult& r) {
 }
 
 int run_from(const Options& o) {
+  const RunContext context = collect_context();
   try {
     check_cluster_outputs(o);
     // Wall and CPU (all threads) of each stage: on a shared machine the CPU figure is the
@@ -233,7 +236,7 @@ int run_from(const Options& o) {
     marks.push_back(mark());
     const cluster::ClusterResult r = cluster::aggregate(std::move(nodes), aggregate_options(o, 0), storage_judgement(o));
     marks.push_back(mark());
-    const int rc = write_cluster_outputs(o, r);
+    const int rc = write_cluster_outputs(o, context, r);
     marks.push_back(mark());
     if (o.timing) {
       std::cerr << "gdsb-cluster timing (" << o.from.size() << " reports):";

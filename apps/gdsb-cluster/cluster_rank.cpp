@@ -126,6 +126,7 @@ cluster::RankLayout exchange_layout(const Options& o, cluster::mpi::Session& mpi
 
 int run_rank(const Options& o, int* argc, char*** argv) {
   StopSignals signals("gdsb-cluster", "stopping after the current case");
+  const RunContext context = collect_context();  // the run's start: cluster.json's started_at
   cluster::mpi::Session mpi(argc, argv);
   const int rank = mpi.rank();
   bool leaked = false;
@@ -204,7 +205,7 @@ int run_rank(const Options& o, int* argc, char*** argv) {
         nodes.push_back(cluster::summary_from_text(*all[r], "rank " + std::to_string(r), table));
         nodes.back().origin = "rank " + std::to_string(r);
       }
-      rc = write_cluster_outputs(o, cluster::aggregate(std::move(nodes), aggregate_options(o, mpi.size()), storage_judgement(o)));
+      rc = write_cluster_outputs(o, context, cluster::aggregate(std::move(nodes), aggregate_options(o, mpi.size()), storage_judgement(o)));
     } else if (!o.quiet) {
       std::cerr << "gdsb-cluster rank " << rank << ": " << node_path << '\n';
     }

@@ -194,7 +194,7 @@ void check_findings(ClusterResult& r) {
       const std::string what = first->title.empty() ? first->id : first->id + ": " + first->title;
       Finding f = said(FindingKind::FleetWide, "", what,
                        "check " + check_words(*first) + " failed on " + std::to_string(n) + " of " +
-                           std::to_string(members) + " nodes of class " + cls.key +
+                           std::to_string(members) + " nodes of class " + std::to_string(c + 1) +
                            " (fleet-wide: no node is odd for it): " + first->summary);
       f.count = n;
       r.findings.push_back(std::move(f));
@@ -225,6 +225,21 @@ std::string_view finding_kind_name(FindingKind k) {
     case FindingKind::Clock: return "clock";
   }
   return "?";
+}
+
+namespace {
+
+// "8 GPUs (NVIDIA H100 80GB HBM3)", "1 data NIC", "no NVMe drive".
+std::string count_words(int count, const std::string& model, const std::string& noun) {
+  if (count <= 0) return "no " + noun;
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s") + (model.empty() ? "" : " (" + model + ")");
+}
+
+}  // namespace
+
+std::string class_words(const NodeClass& c) {
+  return count_words(c.gpus, c.gpu_model, "GPU") + ", " + count_words(c.drives, c.drive_model, "NVMe drive") +
+         ", " + count_words(c.nics, c.nic_model, "data NIC");
 }
 
 std::string_view class_comparison(const NodeClass& c) {
@@ -276,7 +291,10 @@ ClusterResult aggregate(std::vector<NodeSummary> nodes, const AggregateOptions& 
     if (r.nodes[i].status == NodeStatus::Missing) continue;
     const std::string key = r.nodes[i].class_key();
     auto [it, added] = class_of.emplace(key, r.classes.size());
-    if (added) r.classes.push_back({key, {}, 0, 0, 0, 0, ""});
+    if (added) {
+      const NodeSummary& n = r.nodes[i];
+      r.classes.push_back({key, n.gpu_model, n.drive_model, n.nic_model, {}, 0, 0, 0, 0, ""});
+    }
     r.classes[it->second].members.push_back(i);
   }
   for (NodeClass& c : r.classes) {

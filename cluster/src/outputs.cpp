@@ -52,7 +52,7 @@ json cluster_document(const ClusterResult& r, const std::vector<std::string>& ar
   for (const auto& c : r.classes) {
     json members = json::array();
     for (std::size_t i : c.members) members.push_back(r.nodes[i].node);
-    j["classes"].push_back({{"key", c.key}, {"nodes", members}, {"gpus", c.gpus},
+    j["classes"].push_back({{"key", c.key}, {"text", class_words(c)}, {"nodes", members}, {"gpus", c.gpus},
                             {"drives", c.drives}, {"nics", c.nics},
                             {"management_nics", c.management_nics},
                             {"management_nic_model", c.management_nic_model},
@@ -87,14 +87,15 @@ std::string cluster_text(const ClusterResult& r) {
     << " hardware class(es), " << r.odd_nodes.size() << " odd node(s)";
   if (r.fleet_wide > 0) o << ", " << r.fleet_wide << " fleet-wide finding(s)";
   o << '\n';
-  for (const auto& c : r.classes)
-    o << "  class " << c.key << ": " << c.members.size() << " node(s), " << c.gpus << " GPUs, "
-      << c.drives << " drives, " << c.nics << " NICs"
+  for (std::size_t k = 0; k < r.classes.size(); ++k) {
+    const NodeClass& c = r.classes[k];
+    o << "  class " << k + 1 << ": " << c.members.size() << " node(s), " << class_words(c)
       << (c.management_nics > 0 ? "; management NICs apart: " + std::to_string(c.management_nics) +
                                       " x " + c.management_nic_model
                                 : "")
       << (c.applicability.empty() ? "" : "; " + c.applicability)
       << (class_comparison(c).empty() ? "" : "; ") << class_comparison(c) << '\n';
+  }
   if (r.findings.empty()) o << "  every node alike; no check failed\n";
   for (const auto& f : r.findings) o << "  [" << finding_kind_name(f.kind) << "] " << f.text << '\n';
   if (r.storage) o << storage_text(*r.storage);

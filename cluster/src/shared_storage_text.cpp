@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "gdsb/cluster/shared_storage.hpp"
+#include "gdsb/report/scaling_words.hpp"
 #include "gdsb/units.hpp"
 #include "shared_storage_words.hpp"
 
@@ -35,15 +36,11 @@ std::string storage_text(const SharedStorageResult& r) {
   }
   for (const ScalingCurve& c : r.curves) {
     if (c.nodes.size() < 2 && c.bound == "unknown") continue;
-    o << "  Scaling of " << c.op << ' ' << mode_words(c.mode) << ": ";
-    for (std::size_t i = 0; i < c.nodes.size(); ++i) {
-      o << (i ? ", " : "") << c.nodes[i] << " -> " << gbs(c.aggregate_gb_s[i]);
-      if (c.gain_percent[i]) o << " (" << signed_fixed(*c.gain_percent[i], 0) + "%" << " of linear)";
-    }
-    o << ". ";
-    if (c.scaling_stops_at)
-      o << "Scaling stops at " << *c.scaling_stops_at << " nodes (the added nodes add less than "
-        << fixed(r.scale_gain_percent, 0) + "%" << " of the first point's per-node figure). ";
+    std::vector<report::ScalingStep> steps;
+    for (std::size_t i = 0; i < c.nodes.size(); ++i)
+      steps.push_back({c.nodes[i], c.aggregate_gb_s[i], c.linear_gb_s[i], c.gain_percent[i]});
+    o << "  Scaling of " << c.op << ' ' << mode_words(c.mode) << ": " << report::scaling_steps_words(steps) << ". ";
+    if (c.scaling_stops_at) o << report::scaling_stop_words(*c.scaling_stops_at, r.scale_gain_percent) << ". ";
     o << "Bound: " << c.bound << ": " << c.bound_text << ".\n";
   }
   if (r.interrupted) o << "  Interrupted (SIGINT): the points after the one stopped were not run; the stopped one is off the curves.\n";

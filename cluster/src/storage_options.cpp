@@ -8,32 +8,6 @@
 
 namespace gdsb::cluster {
 
-std::optional<double> parse_rate_gb_s(std::string_view text) {
-  std::string t(text);
-  t.erase(std::remove(t.begin(), t.end(), ' '), t.end());
-  if (t.empty()) return std::nullopt;
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(t, &used);
-  } catch (...) {
-    return std::nullopt;
-  }
-  std::string unit = t.substr(used);
-  std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return std::tolower(c); });
-  static const std::pair<const char*, double> units[] = {
-      {"", 1e-9},          {"b/s", 1e-9},       {"kb/s", 1e-6},  {"mb/s", 1e-3},
-      {"gb/s", 1},         {"tb/s", 1e3},       {"kib/s", 1024 / 1e9},
-      {"mib/s", 1048576 / 1e9}, {"gib/s", 1073741824 / 1e9}, {"tib/s", 1099511627776 / 1e9}};
-  for (const auto& [name, factor] : units)
-    if (unit == name) {
-      const double gb = v * factor;
-      if (!std::isfinite(gb)) return std::nullopt;
-      return gb;
-    }
-  return std::nullopt;
-}
-
 Demand parse_demand(std::string_view text, std::string_view option) {
   const std::string t(text);
   const std::string opt(option);
@@ -65,11 +39,14 @@ Demand parse_demand(std::string_view text, std::string_view option) {
     d.restore_s = number(t.substr(16));
     return d;
   }
-  d.gb_s = parse_rate_gb_s(t);
-  if (!d.gb_s || !(*d.gb_s > 0))
-    throw UsageError(opt + " " + t +
-                     ": expected a rate above 0 such as 2GB/s, 500MB/s or 1.5GiB/s, or a preset: "
-                     "dataset:SAMPLES_PER_S[xSIZE] or checkpoint-load:SECONDS");
+  const std::string presets = "or a preset: dataset:SAMPLES_PER_S[xSIZE] or checkpoint-load:SECONDS";
+  try {
+    d.gb_s = parse_rate(t, opt) / 1e9;  // bits are bits: 100Gb/s is 12.5 GB/s
+  } catch (const UsageError& e) {
+    throw UsageError(std::string(e.what()) + "; " + presets);
+  }
+  if (!(*d.gb_s > 0))
+    throw UsageError(opt + " " + t + ": expected a rate above 0 such as 2GB/s, 500MB/s or 100Gb/s, " + presets);
   return d;
 }
 

@@ -1,6 +1,11 @@
 #include "gdsb/units.hpp"
 
 #include <array>
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
 #include <cctype>
 #include <cstdio>
 #include <limits>
@@ -110,6 +115,70 @@ std::vector<uint64_t> expand_size_range(const SizeRange& range) {
     if (range.max - v < range.step) break;  // next step would pass max (or overflow)
   }
   return out;
+}
+
+double parse_rate(std::string_view text, std::string_view what) {
+  std::string t;
+  for (const char c : text)
+    if (c != ' ' && c != '\t') t += c;
+  const std::string shown = std::string(what) + ": '" + std::string(text) + "'";
+  const std::string forms =
+      "; expected a number and a unit of bytes (GB/s, MB/s, GiB/s, ...) or of bits (Gb/s, Mb/s, "
+      "Gbit/s, ...), e.g. 2GB/s or 100Gb/s (= 12.5 GB/s)";
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(t, &used);
+  } catch (const std::exception&) {
+    throw UsageError(shown + " does not start with a number" + forms);
+  }
+  if (!std::isfinite(v)) throw UsageError(shown + " is not a finite number" + forms);
+  const std::string unit = t.substr(used);
+  if (unit.empty()) return v;  // bytes per second
+  const bool per_second = unit.size() > 2 && unit.compare(unit.size() - 2, 2, "/s") == 0;
+  const std::string base = per_second ? unit.substr(0, unit.size() - 2) : "";
+  // The quantity (B, b or "bit") and the prefix before it.
+  enum class Quantity { None, Bytes, Bits, BitWord } q = Quantity::None;
+  std::string prefix;
+  if (base.size() >= 3 && lower(base[base.size() - 3]) == 'b' && lower(base[base.size() - 2]) == 'i' &&
+      lower(base.back()) == 't') {
+    q = Quantity::BitWord;
+    prefix = base.substr(0, base.size() - 3);
+  } else if (!base.empty() && (base.back() == 'B' || base.back() == 'b')) {
+    q = base.back() == 'B' ? Quantity::Bytes : Quantity::Bits;
+    prefix = base.substr(0, base.size() - 1);
+  }
+  std::string lower_prefix;
+  for (const char c : prefix) lower_prefix += lower(c);
+  constexpr std::array<std::pair<std::string_view, double>, 5> kDecimal{
+      {{"", 1}, {"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"t", 1e12}}};
+  constexpr std::array<std::pair<std::string_view, double>, 4> kBinary{
+      {{"ki", 1024.0}, {"mi", 1048576.0}, {"gi", 1073741824.0}, {"ti", 1099511627776.0}}};
+  const auto factor = [](const auto& table, std::string_view p) -> std::optional<double> {
+    for (const auto& [name, f] : table)
+      if (p == name) return f;
+    return std::nullopt;
+  };
+  std::optional<double> f;
+  if (q == Quantity::Bytes) {
+    f = factor(kDecimal, lower_prefix);
+    if (!f) f = factor(kBinary, lower_prefix);
+  } else if (q == Quantity::BitWord) {
+    if (const auto d = factor(kDecimal, lower_prefix)) f = *d / 8;
+  } else if (q == Quantity::Bits) {
+    // SI's k, M, G, T (and K) before a lowercase b: bits. A lowercase m, g or t (no SI prefix
+    // of a rate) or a binary prefix says neither.
+    if (prefix == "m" || prefix == "g" || prefix == "t" || factor(kBinary, lower_prefix)) {
+      const std::string upper(1, static_cast<char>(std::toupper(static_cast<unsigned char>(prefix[0]))));
+      throw UsageError(shown + ": '" + unit + "' could be bytes or bits; write " + upper + lower_prefix.substr(1) +
+                       "B/s for bytes or " + upper + "b/s for bits (100 Gb/s = 12.5 GB/s)");
+    }
+    if (const auto d = factor(kDecimal, lower_prefix)) f = *d / 8;
+  }
+  if (!f) throw UsageError(shown + ": unknown unit '" + unit + "'" + forms);
+  const double bytes = v * *f;
+  if (!std::isfinite(bytes)) throw UsageError(shown + " is too large");
+  return bytes;
 }
 
 std::string format_size(uint64_t bytes) {

@@ -19,6 +19,13 @@ std::string fixed(const json& v) {
   return b;
 }
 
+// A node's GPUs: "8 x NVIDIA H100 80GB HBM3", "8", or "none" (not "0 x ").
+std::string gpus_words(const json& hw) {
+  const json n = hw.value("gpus", json());
+  if (n.is_number() && n.get<double>() == 0) return "none";
+  return str(hw, "gpu_model").empty() ? text_of(n) : text_of(n) + " x " + str(hw, "gpu_model");
+}
+
 // Up to this many nodes, every node is a row of the heat maps; beyond it (a fleet of
 // 10,000 would draw an SVG of 10,000 rows), the maps summarise: one row per hardware class
 // (its medians, from the document's stats) and then the odd nodes, at most kOddRows of
@@ -150,7 +157,7 @@ std::string render_cluster(const json& doc) {
       h2d += (h2d.empty() ? "" : " ") + fixed(v);
     const bool is_odd = odd.contains(str(n, "node"));
     rows.push_back({is_odd ? "<tr class=\"bad\">" : "<tr>", esc(str(n, "node")),
-                    esc(text_of(hw.value("gpus", json())) + " x " + str(hw, "gpu_model")),
+                    esc(gpus_words(hw)),
                     esc(str(n, "driver")), esc(str(n, "kernel")),
                     esc(str(n, "topology_verdict")) + (checks.empty() ? "" : ": " + esc(checks)),
                     esc(h2d), esc(io),
@@ -161,17 +168,22 @@ std::string render_cluster(const json& doc) {
                          "io GB/s", "status"},
                         rows));
   std::vector<std::vector<std::string>> classes;
-  for (const auto& c : doc.at("classes"))
-    classes.push_back({esc(str(c, "key")), esc(std::to_string(c.at("nodes").size())),
-                       esc(text_of(c.at("gpus")) + " GPUs, " + text_of(c.at("drives")) +
-                           " drives, " + text_of(c.at("nics")) + " NICs" +
-                           (c.value("management_nics", 0) > 0
-                                ? "; management NICs apart: " + text_of(c.at("management_nics")) +
-                                      " x " + str(c, "management_nic_model")
-                                : "") +
-                           (str(c, "applicability").empty() ? "" : "; " + str(c, "applicability")) +
-                           (str(c, "comparison").empty() ? "" : "; " + str(c, "comparison")))});
-  body << section("classes", "Hardware classes", table({"class", "nodes", "majority"}, classes));
+  for (const auto& c : doc.at("classes")) {
+    // gdsb-cluster's words for the class ("8 GPUs (NVIDIA H100 80GB HBM3), ..."; "no GPU, no
+    // NVMe drive, no data NIC"); documents of older versions carry the key and the counts.
+    std::string hardware = str(c, "text");
+    if (hardware.empty())
+      hardware = str(c, "key") + ": " + text_of(c.at("gpus")) + " GPUs, " + text_of(c.at("drives")) + " drives, " +
+                 text_of(c.at("nics")) + " NICs";
+    if (c.value("management_nics", 0) > 0)
+      hardware += "; management NICs apart: " + text_of(c.at("management_nics")) + " x " +
+                  str(c, "management_nic_model");
+    if (!str(c, "applicability").empty()) hardware += "; " + str(c, "applicability");
+    if (!str(c, "comparison").empty()) hardware += "; " + str(c, "comparison");
+    classes.push_back({esc("class " + std::to_string(classes.size() + 1)), esc(std::to_string(c.at("nodes").size())),
+                       esc(hardware)});
+  }
+  body << section("classes", "Hardware classes", table({"class", "nodes", "hardware (the majority)"}, classes));
   const std::string storage = shared_storage_section(doc);
   body << storage;
   body << context_section(doc);

@@ -9,6 +9,7 @@
 
 #include "gdsb/report/io_table.hpp"
 #include "gdsb/report/metrics.hpp"
+#include "gdsb/report/scaling_words.hpp"
 #include "html_parts.hpp"
 #include "svg.hpp"
 
@@ -102,28 +103,37 @@ std::string scaling_chart(const json& ss) {
                 "dashed: each curve's linear reference");
 }
 
+// The curve's points in cluster.txt's words (gdsb/report/scaling_words.hpp).
+std::string steps_text(const json& c) {
+  const json nodes = c.value("nodes", json::array()), agg = c.value("aggregate_gb_s", json::array()),
+             lin = c.value("linear_gb_s", json::array()), gains = c.value("gain_percent", json::array());
+  std::vector<ScalingStep> steps;
+  for (std::size_t i = 0; i < nodes.size() && i < agg.size(); ++i) {
+    if (!nodes.at(i).is_number() || !agg.at(i).is_number()) return "-";
+    ScalingStep s{nodes.at(i).get<int>(), agg.at(i).get<double>(), 0, std::nullopt};
+    if (i < lin.size() && lin.at(i).is_number()) s.linear_gb_s = lin.at(i).get<double>();
+    if (i < gains.size() && gains.at(i).is_number()) s.gain_percent = gains.at(i).get<double>();
+    steps.push_back(s);
+  }
+  return steps.empty() ? "-" : scaling_steps_words(steps);
+}
+
 std::string curves_text(const json& ss) {
   const json curves = ss.value("curves", json::array());
   if (curves.empty()) return "";
   std::vector<std::vector<std::string>> rows;
   for (const auto& c : curves) {
     const json stops = c.value("scaling_stops_at", json());
-    std::string at = "scales to the last point";
-    if (stops.is_number()) {
-      at = text_of(stops) + " nodes";
-      // The gain there: what the added nodes added, in percent of linear.
-      const json nodes = c.value("nodes", json::array()), gains = c.value("gain_percent", json::array());
-      for (std::size_t i = 0; i < nodes.size() && i < gains.size(); ++i)
-        if (nodes.at(i) == stops && gains.at(i).is_number())
-          at += " (added " + format_number(gains.at(i).get<double>(), 3) + "% of linear)";
-    }
-    rows.push_back({esc(mode_name(c) + " " + str(c, "op")), esc(at),
-                    esc(str(c, "bound").empty() ? "-" : str(c, "bound")),
+    const std::string at = stops.is_number_integer() ? std::to_string(stops.get<int>()) + " nodes"
+                                                     : "scales to the last point";
+    rows.push_back({esc(mode_name(c) + " " + str(c, "op")), "<td class=\"wrap\">" + esc(steps_text(c)) + "</td>",
+                    esc(at), esc(str(c, "bound").empty() ? "-" : str(c, "bound")),
                     num_cell(c, "node_ceiling_gb_s"),
                     "<td class=\"wrap\">" + esc(str(c, "bound_text")) + "</td>"});
   }
   return "<h3>Where scaling stops</h3>" +
-         table({"curve", "scaling stops at", "bound", "node ceiling GB/s", "why"}, rows);
+         table({"curve", "aggregate at each node count", "scaling stops at", "bound", "node ceiling GB/s", "why"},
+               rows);
 }
 
 std::string points_table(const json& ss) {
@@ -195,9 +205,8 @@ std::string shared_storage_section(const json& doc) {
     << ", at most " << esc(bytes_text(ss, "limit_bytes_per_rank")) << " per rank"
     << (limit > 0 ? ", stonewalled at " + plain_number(ss, "time_limit_s") + " s"
                   : std::string(", no time limit"))
-    << ". Scaling stops at the first node count whose added nodes add less than "
-    << esc(plain_number(ss, "scale_gain_percent"))
-    << "% of linear.</p>";
+    << ". Scaling stops at the first node count whose added nodes added less than "
+    << esc(plain_number(ss, "scale_gain_percent")) << "% of a node's figure each (the first point's aggregate per node).</p>";
   if (ss.contains("points") && ss.at("points").is_array()) {
     o << scaling_chart(ss) << curves_text(ss);
     if (!ss.at("points").empty()) o << points_table(ss);

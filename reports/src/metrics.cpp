@@ -100,6 +100,12 @@ std::string format_number(double v, int significant) {
   return buf;
 }
 
+std::string format_three_digits(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, std::fabs(v) >= 100 ? "%.0f" : "%.3g", v);
+  return buf;
+}
+
 std::string format_percent(double v) {
   if (std::isnan(v)) return "n/a";
   char buf[32];

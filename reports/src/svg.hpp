@@ -80,7 +80,8 @@ std::string heatmap_codes(const std::string& title, const std::vector<std::strin
                           const std::vector<std::string>& cols,
                           const std::vector<std::vector<std::string>>& cells,
                           const std::vector<CodeLegend>& legend);
-// Cells hold numbers (nullopt = not measured); a sequential scale from min to max.
+// Cells hold numbers (nullopt = not measured); a sequential scale from zero to the highest
+// cell (a cell's shade is its share of the highest), the legend states the cells' spread.
 std::string heatmap_values(const std::string& title, const std::vector<std::string>& rows,
                            const std::vector<std::string>& cols,
                            const std::vector<std::vector<std::optional<double>>>& cells,

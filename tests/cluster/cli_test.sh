@@ -29,6 +29,20 @@ topo=(--topo-input "sysfs-root=$work/fx/node0/root" --fake-gpu "$work/fx/node0/f
 expect 0 "PASS: no odd node" -- --out "$work/one" "${topo[@]}"
 [ -s "$work/one/cluster.html" ] && [ -s "$work/one/nodes/$(hostname).json" ] \
   || { echo "FAIL: singleton reports missing"; ls -R "$work/one"; failures=$((failures + 1)); }
+# cluster.json's context says when the run began and when it ended, by MPI and by --from
+# (issue 34: ended_at was empty).
+"$bin" --from "$work/one/nodes/"*.json --out "$work/one-from" -q >/dev/null
+for d in one one-from; do
+  python3 - "$work/$d/cluster.json" <<'PY' || { echo "FAIL: $d/cluster.json: context times"; failures=$((failures + 1)); }
+import json, re, sys
+c = json.load(open(sys.argv[1]))["context"]
+iso = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
+ok = re.fullmatch(iso, c.get("started_at", "")) and re.fullmatch(iso, c.get("ended_at", "")) \
+    and c["started_at"] <= c["ended_at"]
+print(("ok:   " if ok else "FAIL: ") + sys.argv[1] + ": started_at " + repr(c.get("started_at")) + ", ended_at " + repr(c.get("ended_at")))
+sys.exit(0 if ok else 1)
+PY
+done
 # Again into the same directory: its own earlier reports may be replaced.
 expect 0 "PASS" -- --out "$work/one" "${topo[@]}"
 # The class's known-good fingerprint, and the health check of the same node against it.
@@ -58,6 +72,9 @@ expect 2 "fake-gpu .*cannot open" -- --out "$work/bad3" --fake-gpu "$work/none.j
 echo '{"devices": "two"}' >"$work/bad.json"
 expect 2 "expected a JSON object such as" -- --out "$work/bad4" --fake-gpu "$work/bad.json" -q
 expect 2 "--io-modes '1,9'" -- --out "$work/bad5" "${topo[@]}" --io-modes 1,9
+# A demand in "gb/s" could be bytes or bits (the project writes Gb/s for bits): refused.
+expect 2 "100gb/s.*could be bytes or bits; write GB/s for bytes or Gb/s for bits" -- \
+  --from "$work/one/nodes/"*.json --out "$work/bad-demand" --demand-per-gpu 100gb/s -q
 expect 2 "--p2p-size" -- --out "$work/bad6" "${topo[@]}" --p2p-size 12Q
 expect 2 "phase-timeout" -- --out "$work/bad7" "${topo[@]}" --phase-timeout 0
 expect 2 "--from .*cannot open" -- --from "$work/missing.json" --out "$work/bad8"

@@ -61,7 +61,7 @@ TEST(Fleet, ACheckEveryNodeFailsIsOneFleetWideLineAndNoOddNode) {
   EXPECT_EQ(r.findings[0].node, "");
   EXPECT_EQ(r.findings[0].count, 1000);
   EXPECT_EQ(r.findings[0].text,
-            "check nvidia-fs failed on 1000 of 1000 nodes of class H100 |  |  (fleet-wide: no node is "
+            "check nvidia-fs failed on 1000 of 1000 nodes of class 1 (fleet-wide: no node is "
             "odd for it): nvidia_fs is not loaded");
   EXPECT_TRUE(r.odd_nodes.empty());
   EXPECT_TRUE(r.failed());  // the check still failed: exit 3, but no node is blamed
@@ -107,7 +107,7 @@ TEST(Fleet, ANodeAloneInItsClassFailsOnItsOwn) {
   EXPECT_EQ(r.odd_nodes, std::vector<std::string>{"a"});
   EXPECT_TRUE(r.failed());
   const std::string text = cluster_text(r);
-  EXPECT_NE(text.find("  class H100 |  | : 1 node(s), 1 GPUs, 0 drives, 0 NICs; the only node of its "
+  EXPECT_NE(text.find("  class 1: 1 node(s), 1 GPU (H100), no NVMe drive, no data NIC; the only node of its "
                       "class: nothing to compare it with, so its failures are its own\n"),
             std::string::npos)
       << text;
@@ -115,7 +115,7 @@ TEST(Fleet, ANodeAloneInItsClassFailsOnItsOwn) {
   const auto doc = cluster_document(r, {}, {}, "0");
   EXPECT_EQ(doc.at("classes").at(0).at("comparison"),
             "the only node of its class: nothing to compare it with, so its failures are its own");
-  EXPECT_NE(gdsb::report::render_html(doc).find("0 NICs; the only node of its class: nothing to "
+  EXPECT_NE(gdsb::report::render_html(doc).find("no data NIC; the only node of its class: nothing to "
                                                 "compare it with, so its failures are its own"),
             std::string::npos);
   // The same node beside a node of another class: still alone in its own.
@@ -208,9 +208,8 @@ TEST(Fleet, DifferentGdsStackFailuresAreReportedApart) {
   EXPECT_EQ(fleet.count, 7);
   EXPECT_EQ(fleet.metric, "gds-stack: nvidia-fs driver");
   EXPECT_EQ(fleet.text,
-            "check gds-stack (nvidia-fs driver) failed on 7 of 10 nodes of class NVIDIA H100 80GB "
-            "HBM3 |  |  (fleet-wide: no node is odd for it): /proc/driver/nvidia-fs absent (module "
-            "not loaded)");
+            "check gds-stack (nvidia-fs driver) failed on 7 of 10 nodes of class 1 (fleet-wide: no "
+            "node is odd for it): /proc/driver/nvidia-fs absent (module not loaded)");
   EXPECT_EQ(r.odd_nodes, (std::vector<std::string>{name(7), name(8), name(9)}));
   ASSERT_EQ(r.findings.size(), 4u);
   for (std::size_t i = 1; i < 4; ++i) {
@@ -257,7 +256,7 @@ TEST(Fleet, ALoginNodeWithoutGpusIsItsOwnClassNotOdd) {
   EXPECT_EQ(std::find(r.odd_nodes.begin(), r.odd_nodes.end(), "login1"), r.odd_nodes.end());
   for (const auto& f : r.findings) EXPECT_NE(f.node, "login1") << f.text;
   const std::string text = cluster_text(r);
-  EXPECT_NE(text.find("0 GPUs, 0 drives, 0 NICs; GDS not applicable on this node: no NVIDIA GPU"),
+  EXPECT_NE(text.find("no GPU, no NVMe drive, no data NIC; GDS not applicable on this node: no NVIDIA GPU"),
             std::string::npos)
       << text;
 }

@@ -91,9 +91,7 @@ TEST(NodeClass, TheHgxNodeCountsItsDataNicsAndListsItsGigabitPortsApart) {
   EXPECT_TRUE(r.findings.empty()) << r.findings.front().text;
   const std::string text = cluster_text(r);
   EXPECT_NE(
-      text.find(std::string("[ConnectX-7]: 2 node(s), 8 GPUs, 8 drives, 12 NICs; management NICs "
-                            "apart: 2 x ") +
-                kBcm5720 + "\n"),
+      text.find(std::string("12 data NICs (") + kConnectX7 + "); management NICs apart: 2 x " + kBcm5720 + "\n"),
       std::string::npos)
       << text;
   const auto cls = cluster_document(r, {}, {}, "0").at("classes").at(0);
@@ -103,7 +101,7 @@ TEST(NodeClass, TheHgxNodeCountsItsDataNicsAndListsItsGigabitPortsApart) {
   // cluster.html's table of classes, a view of the same document.
   const std::string html = gdsb::report::render_html(cluster_document(r, {}, {}, "0"));
   EXPECT_NE(
-      html.find(std::string("8 GPUs, 8 drives, 12 NICs; management NICs apart: 2 x ") + kBcm5720),
+      html.find(std::string("12 data NICs (") + kConnectX7 + "); management NICs apart: 2 x " + kBcm5720),
       std::string::npos);
 }
 
@@ -154,5 +152,5 @@ TEST(NodeClass, AReportOfAnOlderVersionKeepsItsNicsAsWritten) {
   EXPECT_EQ(whole.nics, 14);
   EXPECT_EQ(whole.management_nics, 0);
   const std::string text = cluster_text(aggregate({s}, {}));
-  EXPECT_NE(text.find("8 GPUs, 8 drives, 14 NICs; the only node"), std::string::npos) << text;
+  EXPECT_NE(text.find(std::string("14 data NICs (") + kConnectX7 + "); the only node"), std::string::npos) << text;
 }

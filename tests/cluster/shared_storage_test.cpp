@@ -257,12 +257,12 @@ TEST(SharedStorage, AMalformedStorageObjectIsNamedWithItsField) {
 }
 
 TEST(SharedStorage, RatesAndModelSizesParse) {
-  EXPECT_NEAR(*parse_rate_gb_s("2GB/s"), 2, 1e-12);
-  EXPECT_NEAR(*parse_rate_gb_s("500MB/s"), 0.5, 1e-12);
-  EXPECT_NEAR(*parse_rate_gb_s("1GiB/s"), 1.073741824, 1e-12);
-  EXPECT_NEAR(*parse_rate_gb_s("2e9"), 2, 1e-12);
-  EXPECT_FALSE(parse_rate_gb_s("fast"));
-  EXPECT_FALSE(parse_rate_gb_s("2 furlongs"));
+  EXPECT_NEAR(*parse_demand("2GB/s", "--demand-per-gpu").gb_s, 2, 1e-12);
+  EXPECT_NEAR(*parse_demand("500MB/s", "--demand-per-gpu").gb_s, 0.5, 1e-12);
+  EXPECT_NEAR(*parse_demand("1GiB/s", "--demand-per-gpu").gb_s, 1.073741824, 1e-12);
+  EXPECT_NEAR(*parse_demand("2e9", "--demand-per-gpu").gb_s, 2, 1e-12);
+  EXPECT_THROW(parse_demand("fast", "--demand-per-gpu"), gdsb::UsageError);
+  EXPECT_THROW(parse_demand("2 furlongs", "--demand-per-gpu"), gdsb::UsageError);
   // 405e9 parameters x (2 + 12) bytes = 5.67e12 (ZeRO's 2 + 12 bytes a parameter of model and
   // optimizer state, without the gradients a checkpoint does not keep).
   EXPECT_EQ(parse_model_bytes("405B:bf16+adam", "--model-bytes").first, 5670000000000ull);
@@ -280,6 +280,22 @@ TEST(SharedStorage, DemandPresetsAreTheUsersOwnFigures) {
   EXPECT_THROW(parse_demand("0", "--demand-per-gpu"), gdsb::UsageError);
   EXPECT_THROW(parse_demand("dataset:0", "--demand-per-gpu"), gdsb::UsageError);
   EXPECT_THROW(parse_demand("checkpoint-load:soon", "--demand-per-gpu"), gdsb::UsageError);
+}
+
+// Issue 34: "100Gb/s" was read as 100 GB/s; the project writes Gb/s for bits (NIC rates).
+TEST(SharedStorage, ADemandInBitsIsBits) {
+  EXPECT_NEAR(*parse_demand("100Gb/s", "--demand-per-gpu").gb_s, 12.5, 1e-12);
+  EXPECT_NEAR(*parse_demand("400 Mb/s", "--demand-per-gpu").gb_s, 0.05, 1e-12);
+  EXPECT_NEAR(*parse_demand("200Gbit/s", "--demand-per-gpu").gb_s, 25, 1e-12);
+  EXPECT_NEAR(*parse_demand("2GB/s", "--demand-per-gpu").gb_s, 2, 1e-12);
+  // A lowercase prefix before a lowercase b could be either: refused, saying how to write both.
+  try {
+    parse_demand("100gb/s", "--demand-per-gpu");
+    ADD_FAILURE() << "100gb/s was accepted";
+  } catch (const gdsb::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("write GB/s for bytes or Gb/s for bits"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--demand-per-gpu"), std::string::npos) << e.what();
+  }
 }
 
 TEST(SharedStorage, CheckpointLoadDemandIsTheShardOfEachGpuInTheStatedTime) {

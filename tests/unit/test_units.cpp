@@ -33,6 +33,34 @@ TEST(ParseSize, RejectsWithMessageNamingTextAndOption) {
   }
 }
 
+// Rates: bytes with a B, bits with a b (NIC rates: 100 Gb/s = 12.5 GB/s), base 1000 unless
+// the prefix says Ki/Mi/Gi/Ti; a bare number is bytes per second.
+TEST(ParseRate, BytesAndBits) {
+  EXPECT_DOUBLE_EQ(parse_rate("2GB/s"), 2e9);
+  EXPECT_DOUBLE_EQ(parse_rate("2 GB/s"), 2e9);
+  EXPECT_DOUBLE_EQ(parse_rate("500MB/s"), 5e8);
+  EXPECT_DOUBLE_EQ(parse_rate("1GiB/s"), 1073741824.0);
+  EXPECT_DOUBLE_EQ(parse_rate("2e9"), 2e9);
+  EXPECT_DOUBLE_EQ(parse_rate("100Gb/s"), 12.5e9);
+  EXPECT_DOUBLE_EQ(parse_rate("25Gbit/s"), 3.125e9);
+  EXPECT_DOUBLE_EQ(parse_rate("800kb/s"), 1e5);
+  EXPECT_DOUBLE_EQ(parse_rate("8b/s"), 1);
+  EXPECT_DOUBLE_EQ(parse_rate("1TB/s"), 1e12);
+}
+
+TEST(ParseRate, RefusesWhatCouldBeEitherAndWhatIsNoRate) {
+  for (const char* t : {"100gb/s", "1mb/s", "1tb/s", "1Gib/s"}) {
+    try {
+      (void)parse_rate(t, "--demand-per-gpu");
+      ADD_FAILURE() << t << " was accepted";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("could be bytes or bits"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("--demand-per-gpu"), std::string::npos) << e.what();
+    }
+  }
+  for (const char* t : {"fast", "2 furlongs", "2GB", "", "inf GB/s"}) EXPECT_THROW((void)parse_rate(t), UsageError) << t;
+}
+
 TEST(SizeRange, ParsesAndExpands) {
   const auto r = parse_size_range("4K:16K:4K");
   EXPECT_EQ(r.min, 4096U);

@@ -31,6 +31,15 @@ SizeRange parse_size_range(std::string_view text, std::string_view what = "-i");
 bool is_size_range(std::string_view text);  // whether text has the min:max:step form
 std::vector<uint64_t> expand_size_range(const SizeRange& range);
 
+// Parses a rate as users type it, into bytes per second: a number and a unit of bytes (B/s;
+// kB/s, MB/s, GB/s, TB/s base 1000; KiB/s, MiB/s, GiB/s, TiB/s base 1024) or of bits, as
+// network rates are written (b/s, kb/s, Mb/s, Gb/s, Tb/s or Gbit/s..., base 1000: 100 Gb/s =
+// 12.5e9 B/s; docs/metrics.md). A bare number is bytes per second; spaces are ignored. The
+// case of the b decides: "GB/s" bytes, "Gb/s" bits; "gb/s", "mb/s" or "tb/s", whose prefix
+// is no SI prefix, could be either and are refused. Throws UsageError naming `what`, the text
+// and the units accepted.
+double parse_rate(std::string_view text, std::string_view what = "rate");
+
 // Short exact form with the largest suffix that divides the value: 1048576 -> "1M",
 // 6144 -> "6K", 1000 -> "1000". parse_size(format_size(x)) == x.
 std::string format_size(uint64_t bytes);

@@ -49,6 +49,7 @@ struct Finding {
 
 struct NodeClass {
   std::string key;  // gpu_model | drive_model | nic_model
+  std::string gpu_model, drive_model, nic_model;  // the key's parts, "" where the members have none
   std::vector<std::size_t> members;  // indices into ClusterResult::nodes
   int gpus = 0, drives = 0, nics = 0;  // the class majority's counts
   // The member whose fingerprint stands for the class (reference_member): the known-good
@@ -62,6 +63,11 @@ struct NodeClass {
   int management_nics{};
   std::string management_nic_model{};
 };
+
+// The class's hardware in words, its majority's counts with the models: "8 GPUs (NVIDIA H100
+// 80GB HBM3), 8 NVMe drives (Samsung PM1733), 8 data NICs (ConnectX-7)"; a login node's
+// "no GPU, no NVMe drive, no data NIC".
+std::string class_words(const NodeClass& c);
 
 // What a class of one node shows: "the only node of its class: nothing to compare it with,
 // so its failures are its own"; "" for a class of two nodes or more.

@@ -10,10 +10,7 @@
 
 namespace gdsb::cluster {
 
-// "2GB/s", "500MB/s", "1.5 GiB/s", "2e9" (bytes/s) -> GB/s (1e9 B/s); nullopt when unreadable.
-std::optional<double> parse_rate_gb_s(std::string_view text);
-
-// --demand-per-gpu: a rate ("2GB/s"), or a preset stated by the user's own figures:
+// --demand-per-gpu: a rate (gdsb::parse_rate: "2GB/s", "100Gb/s" = 12.5 GB/s), or a preset stated by the user's own figures:
 //   dataset:SAMPLES[xSIZE]  each GPU consumes SAMPLES samples a second of SIZE bytes (default
 //                           128K, gdsb-io's dataset preset's file size): SAMPLES x SIZE;
 //   checkpoint-load:SECONDS each GPU loads its shard of --model-bytes (the model over the

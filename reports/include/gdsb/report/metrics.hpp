@@ -39,6 +39,9 @@ nlohmann::json identity_json(const Workload& w);
 std::string run_label(const Workload& w);
 
 std::string format_number(double v, int significant = 4);  // compact, no exponent for usual sizes
+// Three significant digits, whole numbers from 100 on: 0.683, 25.3, 412, 1234 (heat map
+// cells and legends, scaling curves: close values stay apart; below 1e-4 an exponent).
+std::string format_three_digits(double v);
 std::string format_percent(double v);                      // "+5.2%", "-0.4%", "n/a" for NaN
 std::string format_limit_percent(double v);                // a gate's limit, unsigned: "5.0%"
 
