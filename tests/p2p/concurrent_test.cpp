@@ -107,6 +107,30 @@ TEST(P2pConcurrent, AllGpusBelowOneSwitchSayWhatTheyShare) {
   EXPECT_EQ(r.h2d_concurrent.grouping, "one group: all GPUs: they share a PCIe switch (NVML PIX/PXB)");
 }
 
+// Issue 35, 4 x H200 in a VM: NVML calls the GPUs' common ancestor a host bridge (PHB). There
+// that bridge is the hypervisor's: the note says so, not that a physical bridge costs the loss.
+TEST(P2pConcurrent, InAVmTheSharedBridgeIsTheHypervisorsVirtualOne) {
+  auto m = testing::pcie_cns_box();
+  for (auto& [pair, level] : m.level) level = nvml::TopologyLevel::HostBridge;
+  testing::FakeCopyTimer timer(m);
+  P2PDocument doc;
+  doc.caps = caps_of(m);
+  doc.caps.hypervisor_devices = "0000:00:01.0 virtio-blk disk (1af4:1042)";
+  doc.measurements = run_measurements(timer, doc.caps, concurrent());
+  std::ostringstream out;
+  write_text(out, doc);
+  EXPECT_NE(out.str().find("; all GPUs: they share a host bridge / root port (NVML PHB) of the VM's "
+                           "virtual PCIe topology\n"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("these GPUs are in a VM (0000:00:01.0 virtio-blk disk (1af4:1042) are a "
+                           "hypervisor's devices): the bridges and ports NVML reports are the "
+                           "hypervisor's virtual ones, so the physical cause of a shortfall is not "
+                           "visible from inside the VM"),
+            std::string::npos)
+      << out.str();
+}
+
 TEST(P2pConcurrent, WaivedWithOneGpuOrWhenNotAskedFor) {
   const auto one = testing::single_gpu_box();
   testing::FakeCopyTimer timer(one);
