@@ -8,6 +8,7 @@
 #include "gdsb/units.hpp"
 #include "gdsb/topo/pci_config.hpp"
 #include "attribution.hpp"
+#include "gpu_groups.hpp"
 #include "rules/rule_util.hpp"
 
 namespace gdsb::doctor {
@@ -64,9 +65,15 @@ void add_platform_hops(GpuDiagnosis& g, const Platform& p) {
       g.virtual_storage += (g.virtual_storage.empty() ? "" : ", ") + what + " (" +
                            (d ? topo::virtual_device_kind(*d) : std::string("virtual")) + ")";
     }
-  for (const auto& h : c.hops)
-    g.hops.push_back({h.kind, h.gb_s, h.what, false, h.device,
-                      std::string(topo::capacity_source_name(h.source))});
+  for (const auto& h : c.hops) {
+    Hop hop{h.kind, h.gb_s, h.what, false, h.device,
+            std::string(topo::capacity_source_name(h.source)), {}};
+    if (const topo::Device* d = h.device.empty() ? nullptr : p.snapshot->find(h.device)) {
+      hop.device_names = d->block_devices;
+      hop.device_names.insert(hop.device_names.end(), d->net_devices.begin(), d->net_devices.end());
+    }
+    g.hops.push_back(std::move(hop));
+  }
   if (c.gb_s) {
     g.ceiling_gb_s = g.topo_ceiling_gb_s = c.gb_s;
     g.binding = g.topo_binding = c.limited_by;
@@ -125,7 +132,7 @@ std::vector<GpuDiagnosis> gpu_hops(const Platform* platform, const Figures& figu
   for (auto& g : out) {
     if (x1) {
       Hop h{topo::HopKind::StorageAlone, run_gb_s(*x1),
-            detail::describe_run(*x1) + ", O_DIRECT, no GPU", true, "", "measured"};
+            detail::describe_run(*x1) + ", O_DIRECT, no GPU", true, "", "measured", {}};
       g.storage_gb_s = h.gb_s;
       bound_by(g, h);
       g.hops.push_back(std::move(h));
@@ -139,7 +146,7 @@ std::vector<GpuDiagnosis> gpu_hops(const Platform* platform, const Figures& figu
         g = &x;
     if (!g || !hl.h2d_gb_s) continue;
     Hop h{topo::HopKind::HostLink, hl.h2d_gb_s, "pinned H2D measured (cudaMemcpy)", true, g->bdf,
-          "measured"};
+          "measured", {}};
     bound_by(*g, h);
     g->hops.push_back(std::move(h));
   }
@@ -271,30 +278,42 @@ void cap_expected(Diagnosis& d) {
 }
 
 // Virtual storage, or a read already at storage speed, decides the diagnosis: say it first.
+// GPUs reading from the same virtual disks are one clause (issue 35: not one per GPU).
 void headline(Diagnosis& d) {
   for (auto& g : d.gpus) {
     if (g.measured_gb_s && g.storage_gb_s && *g.measured_gb_s >= 0.9 * *g.storage_gb_s)
       g.storage_bound = true;
   }
-  std::string text;
+  std::vector<std::string> clauses;
+  std::vector<std::string> said;  // virtual storage already named
   for (const auto& g : d.gpus) {
-    std::string line;
     if (g.source_kind == "virtual") {
-      line = "virtual storage: " + g.label + " reads from " + g.virtual_storage +
-             " through the hypervisor, so GDS peer-to-peer does not apply and cuFile's compat "
-             "path is the expected one";
+      if (std::find(said.begin(), said.end(), g.virtual_storage) != said.end()) continue;
+      said.push_back(g.virtual_storage);
+      std::vector<std::string> labels;
+      std::vector<const GpuDiagnosis*> alike;
+      for (const auto& x : d.gpus)
+        if (x.source_kind == "virtual" && x.virtual_storage == g.virtual_storage) {
+          labels.push_back(x.label);
+          alike.push_back(&x);
+        }
+      std::string line = "virtual storage: " + detail::gpu_set(labels) +
+                         (labels.size() == 1 ? " reads" : " read") + " from " + g.virtual_storage +
+                         " through the hypervisor, so GDS peer-to-peer does not apply and "
+                         "cuFile's compat path is the expected one";
       if (g.storage_gb_s) line += "; storage alone reads " + gb(*g.storage_gb_s);
-      if (g.measured_gb_s)
-        line += ", " + g.label + " " + gb(*g.measured_gb_s) +
-                (g.storage_bound ? " (storage-bound)" : "");
+      for (const GpuDiagnosis* x : alike)
+        if (x->measured_gb_s)
+          line += ", " + x->label + " " + gb(*x->measured_gb_s) +
+                  (x->storage_bound ? " (storage-bound)" : "");
+      clauses.push_back(std::move(line));
     } else if (g.storage_bound) {
-      line = "storage-bound: " + g.label + " reads at " + gb(*g.measured_gb_s) + ", " +
-             detail::pct(*g.measured_gb_s / *g.storage_gb_s) + " of storage alone (" +
-             gb(*g.storage_gb_s) + "): the storage, not the GPU path, sets the figure";
+      clauses.push_back("storage-bound: " + g.label + " reads at " + gb(*g.measured_gb_s) + ", " +
+                        detail::pct(*g.measured_gb_s / *g.storage_gb_s) + " of storage alone (" +
+                        gb(*g.storage_gb_s) + "): the storage, not the GPU path, sets the figure");
     }
-    if (!line.empty()) text += (text.empty() ? "" : "; ") + line;
   }
-  d.headline = text;
+  for (const auto& c : clauses) d.headline += (d.headline.empty() ? "" : "; ") + c;
 }
 
 }  // namespace

@@ -48,6 +48,7 @@ struct Hop {
   bool measured = false;  // storage alone (-x 1) or host link (pinned H2D)
   std::string device;     // BDF of the link's device ("" for a measurement)
   std::string source;     // where gb_s came from: "pcie-link", "recorded-link", "measured", ...
+  std::vector<std::string> device_names;  // the device's block and net names ("nvme0n1")
 };
 
 struct GpuDiagnosis {
