@@ -58,6 +58,9 @@ struct GpuDiagnosis {
   std::string measured_by;              // "cuFile -x 0 (compat), 4 threads, 1 MiB"
   // Run whose figure is measured_gb_s used GDS peer-to-peer (its path_used, not its text).
   bool measured_gds = false;
+  // That run's bytes may have come through the page cache (cuFile compat, the page-cache
+  // paths, -O 1): storage alone, read with O_DIRECT, bounds the direct paths only (issue 35).
+  bool measured_buffered = false;
   std::vector<Hop> hops;
   // Minimum over the topology ceiling of the best source and the measured hops; unknown
   // when neither is known (no fallback of the doctor's own).
