@@ -100,8 +100,14 @@ void render_text(std::ostream& out, const Diagnosis& d) {
   }
   if (!d.steps.empty()) {
     out << "Steps:\n";
-    for (const auto& s : d.steps) {
+    for (std::size_t i = 0; i < d.steps.size(); ++i) {
+      const Step& s = d.steps[i];
       out << "  " << (s.ran ? "ran     " : "not run ") << s.name;
+      // Steps not run for one reason (all storage steps without --io-dir): named together,
+      // the reason once.
+      while (!s.ran && i + 1 < d.steps.size() && !d.steps[i + 1].ran &&
+             d.steps[i + 1].reason == s.reason)
+        out << ", " << d.steps[++i].name;
       if (s.gb_s) out << ": " << gb(*s.gb_s);
       if (!s.detail.empty()) out << " (" << s.detail << ")";
       if (!s.ran) out << ": " << s.reason;

@@ -186,6 +186,27 @@ TEST(DoctorManyGpus, LiveLadderMeasuresEveryFakeGpusHostLink) {
   }
 }
 
+// gdsb-doctor without arguments on a machine without a driver: the host link's reason and
+// the storage steps' "needs --io-dir" are each said once.
+TEST(DoctorManyGpus, StepsNotRunForOneReasonSayItOnce) {
+  const auto timer = p2p::make_unavailable_copy_timer("no NVIDIA driver (test)");
+  const PathRegistry registry = make_default_registry();
+  fx::TempDir dir;
+  fx::write_sysfs(vm_with_gpus(4), dir.path() / "root");
+  LiveDeps deps{registry, *timer,
+                [&] { return topo::collect_sysfs_root(dir.path() / "root", {}); }, nullptr};
+  const LiveResult live = run_live(LiveOptions{}, deps);
+  Diagnosis d = diagnose(&*live.platform, live.figures);
+  d.steps = live.steps;
+  const std::string t = text_of(d);
+  EXPECT_EQ(count(t, "no NVIDIA driver (test)"), 1U) << t;
+  EXPECT_EQ(count(t, "needs --io-dir"), 1U) << t;
+  EXPECT_NE(t.find("  not run [3/6] scratch file, [4/6] storage alone (-x 1, O_DIRECT), [5/6] CPU "
+                   "bounce (-x 2), [6/6] cuFile (-x 0): needs --io-dir DIR"),
+            std::string::npos)
+      << t;
+}
+
 // Issue 35: "GPU0 reads at 1.8 GB/s, 149% of the ceiling ~1.2 GB/s set by storage alone"
 // on the 1-GPU VM: cuFile's compat path read through the page cache, storage alone with
 // O_DIRECT. No figure is more than 100% of a ceiling unless the text says why.
