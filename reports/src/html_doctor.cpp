@@ -111,12 +111,20 @@ std::string findings_section(const json& doc) {
 
 std::string steps_section(const json& doc) {
   std::vector<std::vector<std::string>> rows;
-  for (const auto& s : doc.value("steps", json::array()))
-    rows.push_back({"<tr>", "<td>" + esc(str(s, "name")) + "</td>",
+  const auto steps = doc.value("steps", json::array());
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const json& s = steps[i];
+    std::string name = str(s, "name");
+    // Steps not run for one reason: one row, the reason once (as in the text).
+    while (!flag(s, "ran") && i + 1 < steps.size() && !flag(steps[i + 1], "ran") &&
+           str(steps[i + 1], "reason") == str(s, "reason"))
+      name += ", " + str(steps[++i], "name");
+    rows.push_back({"<tr>", "<td>" + esc(name) + "</td>",
                     "<td>" + badge(flag(s, "ran") ? "ran" : "not run", flag(s, "ran") ? "ok" : "muted") +
                         "</td>",
                     "<td class=\"n\">" + esc(gb(s.value("gb_s", json()))) + "</td>",
                     "<td>" + esc(flag(s, "ran") ? str(s, "detail") : str(s, "reason")) + "</td>"});
+  }
   std::string notes;
   for (const auto& n : doc.value("notes", json::array())) notes += "<li>" + esc(text_of(n)) + "</li>";
   return section("steps", "Steps and notes",

@@ -10,6 +10,7 @@
 #include "gdsb/doctor/render.hpp"
 #include "gdsb/gpu/fake_gpu_service.hpp"
 #include "gdsb/p2p/measure.hpp"
+#include "gdsb/report/html.hpp"
 
 namespace gdsb::doctor::testing {
 namespace {
@@ -205,6 +206,11 @@ TEST(DoctorManyGpus, StepsNotRunForOneReasonSayItOnce) {
                    "bounce (-x 2), [6/6] cuFile (-x 0): needs --io-dir DIR"),
             std::string::npos)
       << t;
+  // The HTML view of the same document says it once too (before the embedded JSON, whose
+  // steps keep their reasons as data).
+  const std::string html = report::render_html(to_json(d, live.figures, DocumentMeta{}));
+  EXPECT_EQ(count(html.substr(0, html.find("<script type=\"application/json\"")), "needs --io-dir"),
+            1U);
 }
 
 // Issue 35: "GPU0 reads at 1.8 GB/s, 149% of the ceiling ~1.2 GB/s set by storage alone"
