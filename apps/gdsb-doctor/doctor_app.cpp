@@ -10,6 +10,7 @@
 #include "gdsb/doctor/topo_json_reader.hpp"
 #include "gdsb/cli/tool_flags.hpp"
 #include "gdsb/error.hpp"
+#include "gdsb/gpu/cuda_service.hpp"
 #include "gdsb/p2p/measure.hpp"
 #include "gdsb/run_context.hpp"
 #include "gdsb/report/document.hpp"
@@ -107,7 +108,8 @@ int run_live(const Options& o, const RunContext& ctx) {
   const PathRegistry registry = make_default_registry();
   const auto timer = p2p::make_cuda_copy_timer();
   const topo::CollectOptions co = collect_options(o);
-  doctor::LiveDeps deps{registry, *timer, [&] { return topo::collect_live(co); }};
+  const auto gpus = gpu::make_cuda_service();  // lists the GPUs whose host links are measured
+  doctor::LiveDeps deps{registry, *timer, [&] { return topo::collect_live(co); }, gpus.get()};
   doctor::LiveOptions lo;
   lo.io_dir = o.io_dir;
   lo.budget_s = o.budget_s;

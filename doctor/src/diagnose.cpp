@@ -8,6 +8,7 @@
 #include "gdsb/units.hpp"
 #include "gdsb/topo/pci_config.hpp"
 #include "attribution.hpp"
+#include "gpu_groups.hpp"
 #include "rules/rule_util.hpp"
 
 namespace gdsb::doctor {
@@ -64,9 +65,15 @@ void add_platform_hops(GpuDiagnosis& g, const Platform& p) {
       g.virtual_storage += (g.virtual_storage.empty() ? "" : ", ") + what + " (" +
                            (d ? topo::virtual_device_kind(*d) : std::string("virtual")) + ")";
     }
-  for (const auto& h : c.hops)
-    g.hops.push_back({h.kind, h.gb_s, h.what, false, h.device,
-                      std::string(topo::capacity_source_name(h.source))});
+  for (const auto& h : c.hops) {
+    Hop hop{h.kind, h.gb_s, h.what, false, h.device,
+            std::string(topo::capacity_source_name(h.source)), {}};
+    if (const topo::Device* d = h.device.empty() ? nullptr : p.snapshot->find(h.device)) {
+      hop.device_names = d->block_devices;
+      hop.device_names.insert(hop.device_names.end(), d->net_devices.begin(), d->net_devices.end());
+    }
+    g.hops.push_back(std::move(hop));
+  }
   if (c.gb_s) {
     g.ceiling_gb_s = g.topo_ceiling_gb_s = c.gb_s;
     g.binding = g.topo_binding = c.limited_by;
@@ -85,6 +92,14 @@ void bound_by(GpuDiagnosis& g, const Hop& h) {
 }
 
 bool is_gpu_run(const RunResult& r) { return r.workload.xfer != XferType::CpuOnly; }
+
+// A direct read: O_DIRECT storage I/O or GDS peer-to-peer, never the page cache. cuFile's
+// compat path may read through the page cache with read-ahead (its batch API does), so only
+// these are bounded by storage alone, which is read with O_DIRECT.
+bool reads_direct(const RunResult& r) {
+  const PathUsed p = path_used_of(r.path.path_used);
+  return r.workload.odirect && (p == PathUsed::Posix || path_is_gds(p));
+}
 
 }  // namespace
 
@@ -125,7 +140,7 @@ std::vector<GpuDiagnosis> gpu_hops(const Platform* platform, const Figures& figu
   for (auto& g : out) {
     if (x1) {
       Hop h{topo::HopKind::StorageAlone, run_gb_s(*x1),
-            detail::describe_run(*x1) + ", O_DIRECT, no GPU", true, "", "measured"};
+            detail::describe_run(*x1) + ", O_DIRECT, no GPU", true, "", "measured", {}};
       g.storage_gb_s = h.gb_s;
       bound_by(g, h);
       g.hops.push_back(std::move(h));
@@ -139,7 +154,7 @@ std::vector<GpuDiagnosis> gpu_hops(const Platform* platform, const Figures& figu
         g = &x;
     if (!g || !hl.h2d_gb_s) continue;
     Hop h{topo::HopKind::HostLink, hl.h2d_gb_s, "pinned H2D measured (cudaMemcpy)", true, g->bdf,
-          "measured"};
+          "measured", {}};
     bound_by(*g, h);
     g->hops.push_back(std::move(h));
   }
@@ -168,6 +183,7 @@ std::vector<GpuDiagnosis> gpu_hops(const Platform* platform, const Figures& figu
           g.measured_gb_s = v;
           g.measured_by = detail::describe_run(r);
           g.measured_gds = detail::ran_gds(r);
+          g.measured_buffered = !reads_direct(r);
         }
       }
     }
@@ -226,6 +242,12 @@ void rank(std::vector<Finding>& findings) {
 
 namespace {
 
+// A buffered read above storage alone with O_DIRECT: that figure does not bound it.
+bool beats_direct_storage(const GpuDiagnosis& g) {
+  return g.measured_buffered && g.measured_gb_s && g.storage_gb_s &&
+         *g.measured_gb_s > *g.storage_gb_s;
+}
+
 // The GPUs a finding names (by label or BDF, alone or as "GPU0 0000:..").
 std::vector<const GpuDiagnosis*> named_gpus(const Diagnosis& d, const Finding& f) {
   std::vector<const GpuDiagnosis*> out;
@@ -271,30 +293,43 @@ void cap_expected(Diagnosis& d) {
 }
 
 // Virtual storage, or a read already at storage speed, decides the diagnosis: say it first.
+// GPUs reading from the same virtual disks are one clause (issue 35: not one per GPU).
 void headline(Diagnosis& d) {
   for (auto& g : d.gpus) {
-    if (g.measured_gb_s && g.storage_gb_s && *g.measured_gb_s >= 0.9 * *g.storage_gb_s)
+    if (g.measured_gb_s && g.storage_gb_s && *g.measured_gb_s >= 0.9 * *g.storage_gb_s &&
+        !beats_direct_storage(g))
       g.storage_bound = true;
   }
-  std::string text;
+  std::vector<std::string> clauses;
+  std::vector<std::string> said;  // virtual storage already named
   for (const auto& g : d.gpus) {
-    std::string line;
     if (g.source_kind == "virtual") {
-      line = "virtual storage: " + g.label + " reads from " + g.virtual_storage +
-             " through the hypervisor, so GDS peer-to-peer does not apply and cuFile's compat "
-             "path is the expected one";
+      if (std::find(said.begin(), said.end(), g.virtual_storage) != said.end()) continue;
+      said.push_back(g.virtual_storage);
+      std::vector<std::string> labels;
+      std::vector<const GpuDiagnosis*> alike;
+      for (const auto& x : d.gpus)
+        if (x.source_kind == "virtual" && x.virtual_storage == g.virtual_storage) {
+          labels.push_back(x.label);
+          alike.push_back(&x);
+        }
+      std::string line = "virtual storage: " + detail::gpu_set(labels) +
+                         (labels.size() == 1 ? " reads" : " read") + " from " + g.virtual_storage +
+                         " through the hypervisor, so GDS peer-to-peer does not apply and "
+                         "cuFile's compat path is the expected one";
       if (g.storage_gb_s) line += "; storage alone reads " + gb(*g.storage_gb_s);
-      if (g.measured_gb_s)
-        line += ", " + g.label + " " + gb(*g.measured_gb_s) +
-                (g.storage_bound ? " (storage-bound)" : "");
+      for (const GpuDiagnosis* x : alike)
+        if (x->measured_gb_s)
+          line += ", " + x->label + " " + gb(*x->measured_gb_s) +
+                  (x->storage_bound ? " (storage-bound)" : "");
+      clauses.push_back(std::move(line));
     } else if (g.storage_bound) {
-      line = "storage-bound: " + g.label + " reads at " + gb(*g.measured_gb_s) + ", " +
-             detail::pct(*g.measured_gb_s / *g.storage_gb_s) + " of storage alone (" +
-             gb(*g.storage_gb_s) + "): the storage, not the GPU path, sets the figure";
+      clauses.push_back("storage-bound: " + g.label + " reads at " + gb(*g.measured_gb_s) + ", " +
+                        detail::pct(*g.measured_gb_s / *g.storage_gb_s) + " of storage alone (" +
+                        gb(*g.storage_gb_s) + "): the storage, not the GPU path, sets the figure");
     }
-    if (!line.empty()) text += (text.empty() ? "" : "; ") + line;
   }
-  d.headline = text;
+  for (const auto& c : clauses) d.headline += (d.headline.empty() ? "" : "; ") + c;
 }
 
 }  // namespace
@@ -330,16 +365,27 @@ Diagnosis diagnose(const Platform* platform, const Figures& figures) {
   if (d.has_problem()) return d;
   for (const auto& g : d.gpus) {
     if (!g.measured_gb_s || !g.ceiling_gb_s) continue;
+    const auto add = [&](const std::string& s) {
+      d.nothing_wrong += (d.nothing_wrong.empty() ? "" : "; ") + s;
+    };
+    const std::string reads = g.label + " reads at " + gb(*g.measured_gb_s);
+    if (beats_direct_storage(g)) {
+      // Like with like: the O_DIRECT figure bounds the direct paths, not this one.
+      add(reads + " by " + g.measured_by + ", above storage alone read with O_DIRECT (" +
+          gb(*g.storage_gb_s) + "), which bounds the direct paths only: this path may read "
+          "through the page cache with read-ahead, and no buffered storage figure was measured");
+      continue;
+    }
     const double ratio = *g.measured_gb_s / *g.ceiling_gb_s;
+    // Never more than 100% of a ceiling without saying why it does not bound the figure.
+    const std::string above =
+        ratio > 1.0 ? " (above it: " + g.binding + " does not bound this read as measured)" : "";
     if (ratio >= 0.9 || g.storage_bound) {
-      if (!d.nothing_wrong.empty()) d.nothing_wrong += "; ";
-      d.nothing_wrong += g.label + " reads at " + gb(*g.measured_gb_s) + ", " +
-                         detail::pct(ratio) + " of the ceiling ~" + gb(*g.ceiling_gb_s) +
-                         " set by " + g.binding;
+      add(reads + ", " + detail::pct(ratio) + " of the ceiling ~" + gb(*g.ceiling_gb_s) +
+          " set by " + g.binding + above);
     } else {
-      d.notes.push_back(g.label + " reads at " + gb(*g.measured_gb_s) + ", " + detail::pct(ratio) +
-                        " of its ceiling ~" + gb(*g.ceiling_gb_s) +
-                        "; no rule found a certain or likely cause");
+      d.notes.push_back(reads + ", " + detail::pct(ratio) + " of its ceiling ~" +
+                        gb(*g.ceiling_gb_s) + "; no rule found a certain or likely cause");
     }
   }
   if (d.nothing_wrong.empty() && d.findings.empty() && figures.runs.empty())

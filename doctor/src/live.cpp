@@ -11,6 +11,7 @@
 #include "gdsb/error.hpp"
 #include "gdsb/run_context.hpp"
 #include "gdsb/units.hpp"
+#include "gpu_groups.hpp"
 #include "rules/rule_util.hpp"
 
 namespace gdsb::doctor {
@@ -68,33 +69,78 @@ Workload read_job(const std::string& file, uint64_t size, XferType x, double sec
   return w;
 }
 
+// The GPUs whose host links are measured: every CUDA device when the service lists them,
+// by CUDA ordinal with its PCI bus id; else --gpu's alone.
+std::vector<std::pair<int, std::string>> host_link_gpus(const LiveOptions& o, const LiveDeps& deps) {
+  std::vector<std::pair<int, std::string>> out;
+  if (deps.gpus && deps.gpus->probe().ok)
+    for (int i = 0; i < deps.gpus->device_count(); ++i) {
+      std::string bdf;
+      try {
+        bdf = deps.gpus->properties(i).pci_bus_id;
+      } catch (const Error&) {  // placed by its ordinal, as --gpu's is
+      }
+      out.emplace_back(i, bdf);
+    }
+  if (out.empty()) out.emplace_back(o.gpu, "");
+  return out;
+}
+
+// "54.6 GB/s", or "54.1-54.9 GB/s" over several GPUs.
+std::string span(const std::vector<double>& v) {
+  if (v.empty()) return "-";
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  const std::string a = detail::gb(*lo), b = detail::gb(*hi);
+  return a == b ? a : a.substr(0, a.find(' ')) + "-" + b;
+}
+
+// A short pinned copy each way on every GPU: each GPU's host link bounds its own ceiling.
 void host_link_step(const LiveOptions& o, const LiveDeps& deps, LiveResult& out) {
   Step s{"[2/6] pinned H2D/D2H (host link)", false, "", std::nullopt, ""};
   const Availability a = deps.timer.probe();
-  if (!a.ok) {
+  if (!a.ok) {  // the step says why, once (no note repeats it)
     s.reason = a.reason;
-    out.figures.host_link_waived = "pinned H2D/D2H not measured: " + a.reason;
     out.steps.push_back(s);
     return;
   }
-  HostLink hl{o.gpu, "", std::nullopt, std::nullopt};
-  for (auto kind : {p2p::CopyKind::HostToDevice, p2p::CopyKind::DeviceToHost}) {
-    p2p::CopyCase c;
-    c.kind = kind;
-    c.src = c.dst = o.gpu;
-    c.bytes = kCopyBytes;
-    c.loops = 4;
-    const auto secs = deps.timer.time_case(c, 1, 3);
-    if (secs.empty()) continue;
-    const double gb_s = static_cast<double>(c.bytes) * c.loops / p2p::median(secs) / 1e9;
-    (kind == p2p::CopyKind::HostToDevice ? hl.h2d_gb_s : hl.d2h_gb_s) = gb_s;
+  std::vector<std::string> measured;
+  std::vector<std::pair<std::string, std::vector<std::string>>> failed;  // reason -> GPUs
+  std::vector<double> h2d, d2h;
+  for (const auto& [gpu, bdf] : host_link_gpus(o, deps)) {
+    HostLink hl{gpu, bdf, std::nullopt, std::nullopt};
+    try {
+      for (auto kind : {p2p::CopyKind::HostToDevice, p2p::CopyKind::DeviceToHost}) {
+        p2p::CopyCase c;
+        c.kind = kind;
+        c.src = c.dst = gpu;
+        c.bytes = kCopyBytes;
+        c.loops = 4;
+        const auto secs = deps.timer.time_case(c, 1, 3);
+        if (secs.empty()) continue;
+        const double gb_s = static_cast<double>(c.bytes) * c.loops / p2p::median(secs) / 1e9;
+        const bool to_gpu = kind == p2p::CopyKind::HostToDevice;
+        (to_gpu ? hl.h2d_gb_s : hl.d2h_gb_s) = gb_s;
+        (to_gpu ? h2d : d2h).push_back(gb_s);
+      }
+    } catch (const Error& e) {
+      auto it = std::find_if(failed.begin(), failed.end(),
+                             [&](const auto& f) { return f.first == e.what(); });
+      if (it == failed.end()) it = failed.insert(failed.end(), {e.what(), {}});
+      it->second.push_back("GPU" + std::to_string(gpu));
+      continue;
+    }
+    measured.push_back("GPU" + std::to_string(gpu));
+    if (gpu == o.gpu || !s.gb_s) s.gb_s = hl.h2d_gb_s;
+    out.figures.host_links.push_back(hl);
   }
-  s.ran = true;
-  s.gb_s = hl.h2d_gb_s;
-  s.detail = "H2D " + (hl.h2d_gb_s ? detail::gb(*hl.h2d_gb_s) : std::string("-")) + ", D2H " +
-             (hl.d2h_gb_s ? detail::gb(*hl.d2h_gb_s) : std::string("-")) + " on GPU" +
-             std::to_string(o.gpu);
-  out.figures.host_links.push_back(hl);
+  // Each reason once, with the GPUs it applies to.
+  for (const auto& [why, gpus] : failed)
+    out.figures.host_link_waived += (out.figures.host_link_waived.empty() ? "" : "; ") +
+                                    std::string("pinned H2D/D2H not measured on ") +
+                                    detail::gpu_set(gpus) + ": " + why;
+  s.ran = !measured.empty();
+  if (!s.ran) s.reason = std::move(out.figures.host_link_waived);  // said by the step alone
+  else s.detail = "H2D " + span(h2d) + ", D2H " + span(d2h) + " on " + detail::gpu_set(measured);
   out.steps.push_back(s);
 }
 

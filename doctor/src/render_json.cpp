@@ -1,5 +1,7 @@
 #include "gdsb/doctor/render.hpp"
 
+#include "gpu_groups.hpp"
+
 namespace gdsb::doctor {
 namespace {
 
@@ -39,6 +41,26 @@ json to_json(const Diagnosis& d, const Figures& f, const DocumentMeta& meta) {
                          {"storage_gb_s", opt(g.storage_gb_s)},
                          {"storage_bound", g.storage_bound},
                          {"hops", hops}});
+  }
+  // What GPUs alike share, once (issue 35): the HTML view draws a group once, not per GPU.
+  j["gpu_groups"] = json::array();
+  for (const auto& grp : detail::gpu_groups(d.gpus)) {
+    json gpus = json::array(), rows = json::array(), lines = json::array();
+    for (const GpuDiagnosis* g : grp.gpus) gpus.push_back(g->label);
+    for (const auto& r : grp.rows)
+      rows.push_back({{"name", topo::hop_kind_name(r.kind)},
+                      {"figure", r.figure.empty() ? json(nullptr) : json(r.figure)},
+                      {"what", r.what},
+                      {"own_devices", r.own_devices}});
+    for (const auto& l : grp.lines)
+      lines.push_back({{"gpu", l.gpu->label},
+                       {"own", l.own},
+                       {"ceiling", l.ceiling.empty() ? json(nullptr) : json(l.ceiling)}});
+    j["gpu_groups"].push_back({{"gpus", gpus},
+                               {"label", grp.label},
+                               {"ceiling", grp.ceiling.empty() ? json(nullptr) : json(grp.ceiling)},
+                               {"rows", rows},
+                               {"lines", lines}});
   }
   j["findings"] = json::array();
   int rank = 0;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gdsb/doctor/render.hpp"
+#include "gpu_groups.hpp"
 #include "rules/rule_util.hpp"
 
 namespace gdsb::doctor {
@@ -13,79 +14,64 @@ using detail::gb;
 
 namespace {
 
-// Where a hop sits on the way data flows: storage (the drive, the virtual disk, the network,
-// storage measured alone), its link, switches and bridges, the host, the GPU's link.
-int flow_rank(topo::HopKind k) {
-  switch (k) {
-    case topo::HopKind::Hypervisor:
-    case topo::HopKind::Network:
-      return 0;
-    case topo::HopKind::StorageAlone:
-      return 1;
-    case topo::HopKind::DriveLink:
-    case topo::HopKind::NicLink:
-      return 2;
-    case topo::HopKind::SwitchUplink:
-      return 3;
-    case topo::HopKind::BridgeLink:
-      return 4;
-    case topo::HopKind::HostLink:
-      return 5;
-    case topo::HopKind::GpuLink:
-      return 6;
+// One line per hop row. A row an earlier GPU (group) listed (a NIC two GPUs share) is
+// referred to by that GPU.
+void render_row(std::ostream& out, topo::HopKind kind, const std::string& figure,
+                const std::string& what, const std::string& device, const std::string& who,
+                std::map<std::string, std::string>& listed) {
+  const std::string line = std::string(topo::hop_kind_name(kind)) + ": " + figure + " - " + what;
+  const auto [it, first] = listed.emplace(line, who);
+  if (first)
+    out << "  hop " << line << '\n';
+  else
+    out << "  hop " << topo::hop_kind_name(kind) << ": as for " << it->second
+        << (device.empty() ? "" : " (" + device + ")") << '\n';
+}
+
+void render_gpu(std::ostream& out, const GpuDiagnosis& g,
+                std::map<std::string, std::string>& listed) {
+  out << g.label << (g.bdf.empty() ? "" : " (" + g.bdf + ")");
+  if (g.measured_gb_s)
+    out << " reads at " << gb(*g.measured_gb_s) << " (" << g.measured_by << ")";
+  else
+    out << " has no measured read";
+  if (g.ceiling_gb_s)
+    out << "; the platform allows ~" << gb(*g.ceiling_gb_s) << " (" << g.binding << ")";
+  else
+    out << "; ceiling unknown from these inputs";
+  out << ".\n";
+  for (const auto& r : detail::hop_rows(g)) {
+    const std::string device = r.devices.empty() ? "" : r.devices.front();
+    render_row(out, r.kind, detail::hop_figure(r), r.what, device, g.label, listed);
   }
-  return 7;
 }
 
-std::string hop_figure(const Hop& h) {
-  return (h.gb_s ? gb(*h.gb_s) : std::string("unknown")) + (h.measured ? " measured" : "") +
-         (h.source.empty() || h.measured || !h.gb_s ? "" : " (" + h.source + ")");
-}
-
-// One line per hop in flow order. Hops of one kind and figure (two virtual disks behind
-// one hypervisor) are one hop naming each device: each hop is listed once (issue 27).
-// A hop an earlier GPU's list gave (a NIC two GPUs share) is referred to by that GPU.
-void render_hops(std::ostream& out, const GpuDiagnosis& g,
-                 std::map<std::string, std::string>& listed) {
-  std::vector<const Hop*> hops;
-  for (const auto& h : g.hops) hops.push_back(&h);
-  std::stable_sort(hops.begin(), hops.end(), [](const Hop* a, const Hop* b) {
-    return flow_rank(a->kind) < flow_rank(b->kind);
-  });
-  for (std::size_t i = 0; i < hops.size();) {
-    const Hop& h = *hops[i];
-    // "DEVICE: why": the devices are joined, a why they share is said once.
-    std::vector<std::string> devices;
-    std::string why;
-    bool one_why = true;
-    std::size_t j = i;
-    for (; j < hops.size() && hops[j]->kind == h.kind && hops[j]->gb_s == h.gb_s &&
-           hops[j]->measured == h.measured;
-         ++j) {
-      const std::string& w = hops[j]->what;
-      const std::size_t colon = w.find(": ");
-      const std::string dev = colon == std::string::npos ? w : w.substr(0, colon);
-      const std::string rest = colon == std::string::npos ? "" : w.substr(colon + 2);
-      if (j == i) why = rest;
-      one_why = one_why && rest == why;
-      if (std::find(devices.begin(), devices.end(), w) == devices.end()) devices.push_back(w);
-    }
-    std::string what;
-    for (const auto& w : devices) {
-      const std::size_t colon = w.find(": ");
-      what += (what.empty() ? "" : one_why ? ", " : "; ") +
-              (one_why && colon != std::string::npos ? w.substr(0, colon) : w);
-    }
-    if (one_why && !why.empty()) what += ": " + why;
-    const std::string line = std::string(topo::hop_kind_name(h.kind)) + ": " + hop_figure(h) +
-                             " - " + what;
-    const auto [it, first] = listed.emplace(line, g.label);
-    if (first)
-      out << "  hop " << line << '\n';
-    else
-      out << "  hop " << topo::hop_kind_name(h.kind) << ": as for " << it->second
-          << (h.device.empty() ? "" : " (" + h.device + ")") << '\n';
-    i = j;
+// GPUs alike (gpu_groups.hpp): what they share once, then one line per GPU for its own.
+void render_group(std::ostream& out, const detail::GpuGroup& grp,
+                  std::map<std::string, std::string>& listed) {
+  const bool any_read = std::any_of(grp.gpus.begin(), grp.gpus.end(),
+                                    [](const GpuDiagnosis* g) { return g->measured_gb_s.has_value(); });
+  out << grp.label << (any_read ? ":" : " have no measured read;");
+  if (grp.ceiling == "unknown")
+    out << " ceiling unknown from these inputs";
+  else if (!grp.ceiling.empty())
+    out << " the platform allows " << grp.ceiling;
+  else
+    out << " each GPU's ceiling on its line below";
+  out << ".\n";
+  for (const auto& r : grp.rows)
+    render_row(out, r.kind, r.figure.empty() ? "per GPU below" : r.figure,
+               r.what + (r.own_devices ? ", each GPU's own" : ""), "", grp.label, listed);
+  for (const auto& line : grp.lines) {
+    const GpuDiagnosis& g = *line.gpu;
+    out << "  " << g.label << (g.bdf.empty() ? "" : " (" + g.bdf + ")");
+    if (g.measured_gb_s) out << " reads at " << gb(*g.measured_gb_s) << " (" << g.measured_by << ")";
+    std::string own;
+    for (const auto& o : line.own) own += (own.empty() ? "" : "; ") + o;
+    if (!line.ceiling.empty())
+      own += std::string(own.empty() ? "" : "; ") + "the platform allows " + line.ceiling;
+    if (!own.empty()) out << (g.measured_gb_s ? "; " : ": ") << own;
+    out << '\n';
   }
 }
 
@@ -105,24 +91,23 @@ std::string headline_text(const Diagnosis& d) {
 void render_text(std::ostream& out, const Diagnosis& d) {
   out << "Diagnosis: " << headline_text(d) << ".\n";
   // With a GPU, storage alone is a hop of each GPU's list: said there, not here.
-  std::map<std::string, std::string> listed;  // hop line -> the GPU that listed it first
-  for (const auto& g : d.gpus) {
-    out << g.label << (g.bdf.empty() ? "" : " (" + g.bdf + ")");
-    if (g.measured_gb_s)
-      out << " reads at " << gb(*g.measured_gb_s) << " (" << g.measured_by << ")";
+  std::map<std::string, std::string> listed;  // hop line -> the GPU(s) that listed it first
+  for (const auto& grp : detail::gpu_groups(d.gpus)) {
+    if (grp.gpus.size() == 1)
+      render_gpu(out, *grp.gpus.front(), listed);
     else
-      out << " has no measured read";
-    if (g.ceiling_gb_s)
-      out << "; the platform allows ~" << gb(*g.ceiling_gb_s) << " (" << g.binding << ")";
-    else
-      out << "; ceiling unknown from these inputs";
-    out << ".\n";
-    render_hops(out, g, listed);
+      render_group(out, grp, listed);
   }
   if (!d.steps.empty()) {
     out << "Steps:\n";
-    for (const auto& s : d.steps) {
+    for (std::size_t i = 0; i < d.steps.size(); ++i) {
+      const Step& s = d.steps[i];
       out << "  " << (s.ran ? "ran     " : "not run ") << s.name;
+      // Steps not run for one reason (all storage steps without --io-dir): named together,
+      // the reason once.
+      while (!s.ran && i + 1 < d.steps.size() && !d.steps[i + 1].ran &&
+             d.steps[i + 1].reason == s.reason)
+        out << ", " << d.steps[++i].name;
       if (s.gb_s) out << ": " << gb(*s.gb_s);
       if (!s.detail.empty()) out << " (" << s.detail << ")";
       if (!s.ran) out << ": " << s.reason;

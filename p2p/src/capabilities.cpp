@@ -200,6 +200,7 @@ CapabilityReport collect_capabilities(CudaLayer& cuda, NvmlLayer& nvml, PcieTopo
   collect_gpus(cuda, nvml, r, have_cuda, cuda_reason, have_nvml, nvml_gpus);
   const GpuTree tree = pcie.gpu_tree();
   r.nvswitches = tree.nvswitches;
+  r.hypervisor_devices = tree.hypervisor_devices;
   r.gpu_source = have_cuda ? "cuda" : have_nvml ? "nvml" : "";
   if (r.gpus.empty() && tree.gpus.empty()) r.applicability = tree.applicability;
   if (r.gpus.empty() && !tree.gpus.empty()) {

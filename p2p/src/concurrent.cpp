@@ -53,6 +53,13 @@ std::vector<std::vector<int>> components(const CapabilityReport& caps, const Tie
   return out;
 }
 
+// In a VM, NVML's levels describe the hypervisor's virtual PCIe tree (issue 35): what the
+// GPUs share there is virtual, and the physical links behind it are not visible.
+std::string shared_text(const CapabilityReport& caps, const Tier& tier) {
+  return std::string(tier.shared) +
+         (caps.hypervisor_devices.empty() ? "" : " of the VM's virtual PCIe topology");
+}
+
 }  // namespace
 
 std::vector<ConcurrentGroup> upstream_groups(const CapabilityReport& caps) {
@@ -66,7 +73,7 @@ std::vector<ConcurrentGroup> upstream_groups(const CapabilityReport& caps) {
       if (seen) continue;
       ConcurrentGroup g;
       g.gpus = std::move(set);
-      g.shared = tier.shared;
+      g.shared = shared_text(caps, tier);
       out.push_back(std::move(g));
     }
   }
@@ -75,7 +82,7 @@ std::vector<ConcurrentGroup> upstream_groups(const CapabilityReport& caps) {
 
 std::string all_gpus_share(const CapabilityReport& caps) {
   for (const Tier& tier : kTiers) {
-    if (components(caps, tier).size() == 1) return std::string("all GPUs: they share ") + tier.shared;
+    if (components(caps, tier).size() == 1) return "all GPUs: they share " + shared_text(caps, tier);
   }
   return "all GPUs";
 }
@@ -100,6 +107,11 @@ ConcurrentSeries measure_concurrent(CopyTimer& timer, const CapabilityReport& ca
   else if (s.groups[0].shared != "all GPUs") s.grouping = "one group: " + s.groups[0].shared;
   else s.grouping = "one group: the topology does not group these GPUs";
   s.groups.insert(s.groups.end(), sub.begin(), sub.end());
+  if (!caps.hypervisor_devices.empty())
+    s.grouping += "; these GPUs are in a VM (" + caps.hypervisor_devices +
+                  " are a hypervisor's devices): the bridges and ports NVML reports are the "
+                  "hypervisor's virtual ones, so the physical cause of a shortfall is not "
+                  "visible from inside the VM";
   const std::uint64_t per_gpu = o.bytes * static_cast<std::uint64_t>(o.loops);
   for (ConcurrentGroup& g : s.groups) {
     std::vector<ConcurrentGpu> gpus;

@@ -1,5 +1,7 @@
 #include "gdsb/p2p/topo_source.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "gdsb/error.hpp"
@@ -85,9 +87,26 @@ void recorded_nvml(const topo::Snapshot& s, TreeGpuPair& p, bool& recorded) {
 
 }  // namespace
 
+// PCI vendors whose devices only a hypervisor presents (virtio, QEMU, VMware): their presence
+// makes the tree a VM's. Cloud disks (Amazon EBS, Google PD) are left out: bare-metal
+// instances show them too, on a physical tree.
+namespace {
+constexpr uint16_t kHypervisorVendors[] = {0x1af4, 0x1b36, 0x15ad};
+
+std::string hypervisor_devices(const topo::TopologyView& view) {
+  std::string out;
+  for (const topo::Device* d : view.virtual_devices())
+    if (std::find(std::begin(kHypervisorVendors), std::end(kHypervisorVendors), d->vendor) !=
+        std::end(kHypervisorVendors))
+      out += (out.empty() ? "" : ", ") + d->bdf + " " + topo::virtual_device_kind(*d);
+  return out;
+}
+}  // namespace
+
 GpuTree gpu_tree_from_topology(const topo::TopologyView& view) {
   const topo::Snapshot& s = view.snapshot();
   GpuTree t;
+  t.hypervisor_devices = hypervisor_devices(view);
   for (const topo::Device* sw : s.with_role(topo::Role::NvSwitch)) t.nvswitches.push_back(sw->bdf);
   for (const topo::Device* g : view.gpus()) {
     t.gpus.push_back(tree_gpu(view, *g));

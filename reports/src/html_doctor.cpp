@@ -18,23 +18,70 @@ std::string confidence_badge(const std::string& c) {
   return badge(c, c == "certain" ? "bad" : c == "likely" ? "warn" : "muted");
 }
 
+std::string gpu_block(const json& g) {
+  std::string inner = "<h3>" + esc(str(g, "gpu")) + " " + esc(text_of(g.value("bdf", json()))) + "</h3>";
+  inner += "<p>measured " + esc(gb(g.value("measured_gb_s", json()))) + " (" +
+           esc(str(g, "measured_by")) + "); ceiling " + esc(gb(g.value("ceiling_gb_s", json()))) +
+           " set by " + esc(str(g, "binding")) + "</p>";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& h : g.value("hops", json::array()))
+    rows.push_back({"<tr>", "<td>" + esc(str(h, "name")) + "</td>",
+                    "<td class=\"n\">" + esc(gb(h.value("gb_s", json()))) + "</td>",
+                    "<td>" + esc(flag(h, "measured") ? std::string("measured")
+                                 : str(h, "source").empty() ? std::string("link")
+                                                            : str(h, "source")) +
+                        "</td>",
+                    "<td>" + esc(str(h, "what")) + "</td>"});
+  return inner + table({"hop", "allows", "from", "what"}, rows);
+}
+
+// GPUs alike (gpu_groups): what they share once, then one row per GPU for its own.
+std::string group_block(const json& grp, const json& gpus) {
+  const std::string ceiling = str(grp, "ceiling");
+  std::string inner = "<h3>" + esc(str(grp, "label")) + "</h3><p>" +
+                      esc(ceiling.empty() ? std::string("each GPU's ceiling in its row below")
+                                          : "ceiling " + ceiling) +
+                      "</p>";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : grp.value("rows", json::array())) {
+    const std::string figure = str(r, "figure");
+    rows.push_back({"<tr>", "<td>" + esc(str(r, "name")) + "</td>",
+                    "<td>" + esc(figure.empty() ? std::string("per GPU below") : figure) + "</td>",
+                    "<td>" + esc(str(r, "what") + (flag(r, "own_devices") ? ", each GPU's own" : "")) +
+                        "</td>"});
+  }
+  inner += table({"hop", "allows", "what"}, rows);
+  std::vector<std::vector<std::string>> lines;
+  for (const auto& l : grp.value("lines", json::array())) {
+    json g = json::object();
+    for (const auto& x : gpus)
+      if (str(x, "gpu") == str(l, "gpu")) g = x;
+    std::string own;
+    for (const auto& o : l.value("own", json::array())) own += (own.empty() ? "" : "; ") + text_of(o);
+    lines.push_back({"<tr>", "<td>" + esc(str(l, "gpu")) + "</td>",
+                     "<td>" + esc(text_of(g.value("bdf", json()))) + "</td>",
+                     "<td class=\"n\">" + esc(gb(g.value("measured_gb_s", json()))) + "</td>",
+                     "<td>" + esc(own) + "</td>",
+                     "<td>" + esc(str(l, "ceiling")) + "</td>"});
+  }
+  return inner + table({"GPU", "bdf", "measured", "its own", "ceiling"}, lines);
+}
+
 std::string gpus_section(const json& doc) {
+  const json gpus = doc.value("gpus", json::array());
   std::string inner;
-  for (const auto& g : doc.value("gpus", json::array())) {
-    inner += "<h3>" + esc(str(g, "gpu")) + " " + esc(text_of(g.value("bdf", json()))) + "</h3>";
-    inner += "<p>measured " + esc(gb(g.value("measured_gb_s", json()))) + " (" +
-             esc(str(g, "measured_by")) + "); ceiling " + esc(gb(g.value("ceiling_gb_s", json()))) +
-             " set by " + esc(str(g, "binding")) + "</p>";
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& h : g.value("hops", json::array()))
-      rows.push_back({"<tr>", "<td>" + esc(str(h, "name")) + "</td>",
-                      "<td class=\"n\">" + esc(gb(h.value("gb_s", json()))) + "</td>",
-                      "<td>" + esc(flag(h, "measured") ? std::string("measured")
-                                   : str(h, "source").empty() ? std::string("link")
-                                                              : str(h, "source")) +
-                          "</td>",
-                      "<td>" + esc(str(h, "what")) + "</td>"});
-    inner += table({"hop", "allows", "from", "what"}, rows);
+  if (doc.contains("gpu_groups") && doc.at("gpu_groups").is_array()) {
+    for (const auto& grp : doc.at("gpu_groups")) {
+      const auto members = grp.value("gpus", json::array());
+      if (members.size() != 1) {
+        inner += group_block(grp, gpus);
+        continue;
+      }
+      for (const auto& g : gpus)
+        if (str(g, "gpu") == text_of(members.front())) inner += gpu_block(g);
+    }
+  } else {  // documents written before gpu_groups
+    for (const auto& g : gpus) inner += gpu_block(g);
   }
   return section("gpus", "Measured against each hop", inner);
 }
@@ -64,12 +111,20 @@ std::string findings_section(const json& doc) {
 
 std::string steps_section(const json& doc) {
   std::vector<std::vector<std::string>> rows;
-  for (const auto& s : doc.value("steps", json::array()))
-    rows.push_back({"<tr>", "<td>" + esc(str(s, "name")) + "</td>",
+  const auto steps = doc.value("steps", json::array());
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const json& s = steps[i];
+    std::string name = str(s, "name");
+    // Steps not run for one reason: one row, the reason once (as in the text).
+    while (!flag(s, "ran") && i + 1 < steps.size() && !flag(steps[i + 1], "ran") &&
+           str(steps[i + 1], "reason") == str(s, "reason"))
+      name += ", " + str(steps[++i], "name");
+    rows.push_back({"<tr>", "<td>" + esc(name) + "</td>",
                     "<td>" + badge(flag(s, "ran") ? "ran" : "not run", flag(s, "ran") ? "ok" : "muted") +
                         "</td>",
                     "<td class=\"n\">" + esc(gb(s.value("gb_s", json()))) + "</td>",
                     "<td>" + esc(flag(s, "ran") ? str(s, "detail") : str(s, "reason")) + "</td>"});
+  }
   std::string notes;
   for (const auto& n : doc.value("notes", json::array())) notes += "<li>" + esc(text_of(n)) + "</li>";
   return section("steps", "Steps and notes",

@@ -73,6 +73,20 @@ Row make_row(std::size_t index, const RunResult& r) {
   return row;
 }
 
+// "1,2", "1-4,7-16": runs of three or more rows as ranges.
+std::string row_ranges(const std::vector<std::size_t>& rows) {
+  std::string out;
+  for (std::size_t i = 0; i < rows.size();) {
+    std::size_t j = i + 1;
+    while (j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(rows[i]);
+    if (j - i == 2) out += "," + std::to_string(rows[i + 1]);
+    if (j - i > 2) out += "-" + std::to_string(rows[j - 1]);
+    i = j;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string format_bytes(uint64_t bytes) {
@@ -125,37 +139,39 @@ std::string io_table(std::span<const RunResult> runs) {
     }
   }
 
-  // Reasons under the table; identical ones (a type waived for every pattern) once,
-  // with the row numbers they apply to.
-  std::vector<std::pair<std::string, std::string>> notes;  // (rows, text)
-  const auto add_note = [&notes](std::size_t row, std::string text) {
-    for (auto& [row_list, t] : notes) {
-      if (t == text) {
-        row_list += ',';
-        row_list += std::to_string(row + 1);
-        return;
-      }
-    }
-    notes.emplace_back(std::to_string(row + 1), std::move(text));
+  // Reasons under the table, each once with the rows it applies to: a reason every GPU type
+  // shares (no NVIDIA driver) is one note, not one per type (issue 35). A note of one type
+  // names it; the table's xfer column names the types of a note that several share.
+  struct Note {
+    std::vector<std::size_t> rows;
+    std::vector<std::string> xfers;
+    std::string text;
+  };
+  std::vector<Note> notes;
+  const auto add_note = [&notes](std::size_t row, const std::string& xfer, std::string text) {
+    auto it = std::find_if(notes.begin(), notes.end(), [&](const Note& n) { return n.text == text; });
+    if (it == notes.end()) it = notes.insert(notes.end(), Note{{}, {}, std::move(text)});
+    it->rows.push_back(row + 1);
+    if (std::find(it->xfers.begin(), it->xfers.end(), xfer) == it->xfers.end())
+      it->xfers.push_back(xfer);
   };
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const RunResult& r = runs[i];
+    const std::string xfer(xfer_name(r.workload.xfer));
     if (r.status != RunStatus::Ok) {
-      add_note(i, std::string(xfer_name(r.workload.xfer)) + ": " +
-                      (r.status == RunStatus::Waived   ? std::string("not available: ")
-                       : r.status == RunStatus::Failed ? std::string("failed: ")
-                                                       : std::string(run_status_name(r.status)) + ": ") +
-                      r.reason);
+      add_note(i, xfer,
+               (r.status == RunStatus::Waived   ? std::string("not available: ")
+                : r.status == RunStatus::Failed ? std::string("failed: ")
+                                                : std::string(run_status_name(r.status)) + ": ") +
+                   r.reason);
     }
-    for (const auto& w : r.path.warnings) add_note(i, "warning: " + w);
+    for (const auto& w : r.path.warnings) add_note(i, "", "warning: " + w);
   }
   if (!notes.empty()) out += "\n";
-  for (const auto& [row_list, text] : notes) {
-    out += "  ";
-    out += row_list;
-    out += ' ';
-    out += text;
-    out += '\n';
+  for (const auto& n : notes) {
+    out += "  " + row_ranges(n.rows) + ' ';
+    if (n.xfers.size() == 1 && !n.xfers.front().empty()) out += n.xfers.front() + ": ";
+    out += n.text + '\n';
   }
   return out;
 }

@@ -155,6 +155,29 @@ TEST(IoTable, HasHeaderRowsAndReasons) {
   EXPECT_NE(t.find("2 gpu_direct: not available: no GPU"), std::string::npos);
 }
 
+// Issue 35: the survey on a machine without a driver printed the driver's absence seven
+// times, once per waived GPU type. Each -x (0..7) reads sequentially and randomly, as the
+// survey does; only -x 1 (CPU only, rows 3 and 4) runs.
+TEST(IoTable, AReasonEveryGpuTypeSharesIsOneNote) {
+  const std::string why = "no NVIDIA driver (libcuda.so.1 not found: test)";
+  std::vector<RunResult> runs;
+  for (int x = 0; x < 8; ++x)
+    for (IoPattern p : {IoPattern::Read, IoPattern::RandRead}) {
+      RunResult r = sample();
+      r.workload.xfer = static_cast<XferType>(x);
+      r.workload.pattern = p;
+      if (x != 1) {
+        r.status = RunStatus::Waived;
+        r.reason = why;
+        r.result = {};
+      }
+      runs.push_back(r);
+    }
+  const std::string t = io_table(runs);
+  EXPECT_NE(t.find("\n  1,2,5-16 not available: " + why + "\n"), std::string::npos) << t;
+  EXPECT_EQ(t.find(why), t.rfind(why)) << t;  // once
+}
+
 TEST(FormatBytes, ExactAndFractional) {
   EXPECT_EQ(format_bytes(4096), "4 KiB");
   EXPECT_EQ(format_bytes(1 << 20), "1 MiB");

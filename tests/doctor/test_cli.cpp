@@ -108,6 +108,29 @@ TEST_F(DoctorCli, RecordedH100VmNamesVirtualStorageAndExits0) {
   EXPECT_EQ(r.out.find("modprobe nvidia-fs"), std::string::npos) << r.out;
 }
 
+// Issue 35: the HGX recording's eight GPUs (hgx-h100-lspci-vvv.txt, each with one NVMe of its
+// own at Gen4 x4) share their hops' kinds and figures. The JSON holds them as one group of
+// eight, and the HTML view, drawn from it, says the shared drive link once, not per GPU.
+TEST_F(DoctorCli, EightGpusAlikeAreOneGroupInJsonAndHtml) {
+  const auto j = (dir.path() / "d.json").string();
+  const auto h = (dir.path() / "d.html").string();
+  const auto r = doctor({"--lspci-text", std::string(GDSB_DOCTOR_FIXTURES) + "/hgx-h100-lspci-vvv.txt",
+                         "--json", j, "--html", h});
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  const auto doc = report::load_document(j);
+  ASSERT_EQ(doc.json.at("gpu_groups").size(), 1U) << doc.json.dump(1);
+  const auto& grp = doc.json.at("gpu_groups").at(0);
+  EXPECT_EQ(grp.at("label"), "GPU0-7");
+  EXPECT_EQ(grp.at("lines").at(3).at("own"), nlohmann::json::array({"drive link 0000:5c:00.0"}));
+  const std::string html = slurp(h);
+  std::size_t n = 0;
+  for (auto at = html.find("Gen4 x4, each GPU"); at != std::string::npos;
+       at = html.find("Gen4 x4, each GPU", at + 1))
+    ++n;
+  EXPECT_EQ(n, 1U);
+  EXPECT_NE(html.find("0000:da:00.0"), std::string::npos);  // GPU7's own drive, on its row
+}
+
 // Issue 27 item 5: with no argument the doctor diagnoses this machine without a scratch
 // file (topology, stack, host link), says what --io-dir would add, and writes nothing.
 TEST_F(DoctorCli, WithoutArgumentsDiagnosesThisMachineAndWritesNothing) {
@@ -117,7 +140,10 @@ TEST_F(DoctorCli, WithoutArgumentsDiagnosesThisMachineAndWritesNothing) {
   fs::current_path(cwd);
   EXPECT_TRUE(r.rc == 0 || r.rc == 3) << r.rc << r.out << r.err;
   EXPECT_TRUE(contains(r.out, "[1/6] topology and stack")) << r.out;
-  EXPECT_TRUE(contains(r.out, "[4/6] storage alone (-x 1, O_DIRECT): needs --io-dir DIR")) << r.out;
+  // The storage steps' one reason, said once (issue 35).
+  EXPECT_TRUE(contains(r.out, "[4/6] storage alone (-x 1, O_DIRECT), [5/6] CPU bounce (-x 2), "
+                              "[6/6] cuFile (-x 0): needs --io-dir DIR"))
+      << r.out;
   EXPECT_TRUE(contains(r.out, "Verdict: ")) << r.out;
   EXPECT_TRUE(fs::is_empty(dir.path()));
 }

@@ -11,7 +11,7 @@ TEST(DoctorLive, LadderOnThisMachineRunsStorageAndSaysWhatItCouldNot) {
   fx::TempDir dir;
   const PathRegistry registry = make_default_registry();
   const auto timer = p2p::make_unavailable_copy_timer("no GPU on this machine (test)");
-  LiveDeps deps{registry, *timer, [] { return topo::collect_live({}); }};
+  LiveDeps deps{registry, *timer, [] { return topo::collect_live({}); }, nullptr};
   LiveOptions o;
   o.io_dir = dir.path().string();
   o.budget_s = 6;

@@ -210,6 +210,21 @@ TEST(P2pRealMachines, HgxH100LspciNamesTheNvSwitchesAndSaysNvLinkIsUnknown) {
   EXPECT_TRUE(said);
 }
 
+// Issue 35: gdsb-p2p knows when its GPUs sit in a VM. The H100 VM's snapshot
+// (tests/topo/fixtures/real/h100-vm, SOURCES.md there), read by hand: virtio-blk disks
+// 1af4:1042 at 00:01.0 (vda) and 00:02.0 (vdb), a virtio-net NIC 1af4:1041 at 00:03.0; the
+// HGX H100 is bare metal (no virtio, QEMU or VMware device).
+TEST(P2pRealMachines, TheVmsVirtualDevicesShowItsPcieTreeIsTheHypervisors) {
+  topo::InputSources vm;
+  vm.from_snapshot = GDSB_P2P_FIXTURES "/../../topo/fixtures/real/h100-vm/snapshot";
+  EXPECT_EQ(pipeline(vm).hypervisor_devices,
+            "0000:00:01.0 virtio-blk disk (1af4:1042), 0000:00:02.0 virtio-blk disk (1af4:1042), "
+            "0000:00:03.0 virtio-net NIC (1af4:1041)");
+  topo::InputSources hgx;
+  hgx.lspci_text = kReal + "hgx-h100-lspci-vvv-excerpt.txt";
+  EXPECT_EQ(pipeline(hgx).hypervisor_devices, "");
+}
+
 TEST(P2pRealMachines, HwlocLinkRateFollowsHwlocsTable) {
   EXPECT_EQ(topo::hwloc_link_rate_mbps(6 * 25000), 25000u);    // V100, NVLink 2
   EXPECT_EQ(topo::hwloc_link_rate_mbps(12 * 25000), 25000u);   // A100, NVLink 3

@@ -48,6 +48,7 @@ struct Hop {
   bool measured = false;  // storage alone (-x 1) or host link (pinned H2D)
   std::string device;     // BDF of the link's device ("" for a measurement)
   std::string source;     // where gb_s came from: "pcie-link", "recorded-link", "measured", ...
+  std::vector<std::string> device_names;  // the device's block and net names ("nvme0n1")
 };
 
 struct GpuDiagnosis {
@@ -57,6 +58,9 @@ struct GpuDiagnosis {
   std::string measured_by;              // "cuFile -x 0 (compat), 4 threads, 1 MiB"
   // Run whose figure is measured_gb_s used GDS peer-to-peer (its path_used, not its text).
   bool measured_gds = false;
+  // That run's bytes may have come through the page cache (cuFile compat, the page-cache
+  // paths, -O 1): storage alone, read with O_DIRECT, bounds the direct paths only (issue 35).
+  bool measured_buffered = false;
   std::vector<Hop> hops;
   // Minimum over the topology ceiling of the best source and the measured hops; unknown
   // when neither is known (no fallback of the doctor's own).

@@ -1,4 +1,4 @@
-// The live ladder: topology and stack, pinned H2D/D2H, storage alone (-x 1, O_DIRECT),
+// The live ladder: topology and stack, pinned H2D/D2H (every GPU), storage alone (-x 1, O_DIRECT),
 // CPU bounce (-x 2), cuFile (-x 0) with the path it really took, and -x 0 again with more
 // threads and larger I/O when no platform cause explains the first figures. Every step
 // goes through the libraries (topology collector, p2p copy timer, the engine's runner);
@@ -13,6 +13,7 @@
 
 #include "gdsb/doctor/diagnosis.hpp"
 #include "gdsb/doctor/inputs.hpp"
+#include "gdsb/gpu/gpu_service.hpp"
 #include "gdsb/p2p/measure.hpp"
 #include "gdsb/runner.hpp"
 
@@ -35,6 +36,9 @@ struct LiveDeps {
   // The topology snapshot of this machine (the live collector; a fixture in tests).
   // Throws gdsb::RuntimeError when it cannot be collected (the step is then not run).
   std::function<topo::Snapshot()> collect_topology;
+  // The CUDA devices (count and PCI bus ids): each one's host link is measured, so every
+  // GPU has a ceiling (issue 35). Null: only LiveOptions::gpu's.
+  gpu::GpuService* gpus = nullptr;
 };
 
 struct LiveResult {

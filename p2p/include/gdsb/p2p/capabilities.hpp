@@ -66,6 +66,9 @@ struct CapabilityReport {
   // Set when neither CUDA, NVML nor the PCIe input shows an NVIDIA GPU: gdsb-topo's
   // "GDS not applicable on this node: no NVIDIA GPU" (issue 29).
   std::string applicability;
+  // GpuTree::hypervisor_devices: the GPUs sit in a VM's virtual PCIe topology, so NVML's
+  // levels (PIX..SYS) are the hypervisor's and the physical links are not visible.
+  std::string hypervisor_devices;
 
   const PairCaps* pair(int a, int b) const;
   const Matrix* matrix(const std::string& name) const;

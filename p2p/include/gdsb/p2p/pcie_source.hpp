@@ -72,6 +72,9 @@ struct GpuTree {
   // The path model's "GDS not applicable on this node: no NVIDIA GPU" when the input lists
   // the node's PCI devices and no NVIDIA GPU among them; empty otherwise.
   std::string applicability;
+  // The devices only a hypervisor presents ("0000:00:01.0 virtio-blk disk (1af4:1042)"):
+  // this PCIe tree is a VM's virtual one. Empty on bare metal and for inputs without them.
+  std::string hypervisor_devices;
 };
 
 class PcieTopologySource {

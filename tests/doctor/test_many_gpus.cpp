@@ -1,0 +1,237 @@
+// The doctor on four and eight GPUs (issue 35, STYLE 18 and 20): a fact common to all GPUs is
+// said once, every GPU gets a ceiling (the live ladder measures each GPU's host link, here
+// on the fake GPU service with 4 and 8 devices), and the 8-GPU HGX recording says what its
+// GPUs share once and what each owns on its own line.
+#include <regex>
+#include <sstream>
+
+#include "doctor_test_util.hpp"
+#include "gdsb/doctor/live.hpp"
+#include "gdsb/doctor/render.hpp"
+#include "gdsb/gpu/fake_gpu_service.hpp"
+#include "gdsb/p2p/measure.hpp"
+#include "gdsb/report/html.hpp"
+
+namespace gdsb::doctor::testing {
+namespace {
+
+std::string bdf(int dev) {
+  char b[32];
+  std::snprintf(b, sizeof b, "0000:00:%02x.0", dev);
+  return b;
+}
+
+// A VM as the 4 x H200 machine of issue 35: its GPUs on the flat bus 00 at the addresses the
+// fake GPU service gives them (0000:00:0N.0 for device N), two virtio disks and a virtio NIC.
+fx::Machine vm_with_gpus(int gpus) {
+  fx::Machine m = fx::make_flat_vm();
+  fx::Dev gpu = *fx::find(m, "0000:00:06.0");
+  m.devs.clear();
+  auto add = [&](int dev, uint16_t device, uint32_t cls) -> fx::Dev& {
+    fx::Dev d;
+    d.bdf = bdf(dev);
+    d.vendor = 0x1af4;
+    d.device = device;
+    d.class_code = cls;
+    m.devs.push_back(d);
+    return m.devs.back();
+  };
+  add(0x10, 0x1042, 0x018000).block = {"vda"};
+  add(0x11, 0x1042, 0x018000).block = {"vdb"};
+  add(0x12, 0x1041, 0x020000).net = {"eth0"};
+  for (int i = 0; i < gpus; ++i) {
+    gpu.bdf = bdf(i);
+    m.devs.push_back(gpu);
+  }
+  return m;
+}
+
+nlohmann::json p2p_of(const std::vector<double>& h2d) {
+  nlohmann::json gpus = nlohmann::json::array(), m = nlohmann::json::array();
+  for (std::size_t i = 0; i < h2d.size(); ++i) {
+    gpus.push_back({{"index", i}, {"bdf", bdf(static_cast<int>(i))}});
+    m.push_back({{"gpu", i}, {"gb_s", h2d[i]}});
+  }
+  return {{"schema", "gdsbench.p2p/1"}, {"gpus", gpus}, {"measurements", {{"h2d", m}, {"d2h", m}}}};
+}
+
+double gib(double gb_s) { return gb_s * 1e9 / 1073741824.0; }
+
+std::string text_of(const Diagnosis& d) {
+  std::ostringstream out;
+  render_text(out, d);
+  return out.str();
+}
+
+std::size_t count(const std::string& hay, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// The storage alone and a compat read of GPU0, as the live ladder measures them.
+std::vector<RunResult> vm_runs(double storage_gb_s, double compat_gb_s) {
+  RunResult x1 = run(XferType::CpuOnly, gib(storage_gb_s), "posix", 2);
+  RunResult x0 = run(XferType::GpuDirect, gib(compat_gb_s), "compat", 2);
+  x0.path.gpu_pci_bus_id = bdf(0);
+  return {x1, x0};
+}
+
+TEST(DoctorManyGpus, VirtualStorageOfFourGpusIsOneClause) {
+  Platform p = platform_of(vm_with_gpus(4));
+  Figures f = figures_of(vm_runs(1.1, 1.0));
+  add_p2p_document(f, p2p_of({55.2, 55.0, 54.9, 55.3}), "p2p.json");
+  const Diagnosis d = diagnose(&p, f);
+  const std::string t = text_of(d);
+  EXPECT_EQ(d.headline,
+            "virtual storage: GPU0-3 read from 0000:00:10.0 vda (virtio-blk disk (1af4:1042)), "
+            "0000:00:11.0 vdb (virtio-blk disk (1af4:1042)) through the hypervisor, so GDS "
+            "peer-to-peer does not apply and cuFile's compat path is the expected one; storage "
+            "alone reads 1.1 GB/s, GPU0 1.0 GB/s (storage-bound)")
+      << t;
+  EXPECT_EQ(count(t, "through the hypervisor"), 1U) << t;
+  EXPECT_EQ(count(t, "hop hypervisor"), 1U) << t;  // the four GPUs' one hypervisor hop
+  // Every GPU has its ceiling: storage alone binds all four, said once for the group.
+  for (const auto& g : d.gpus) EXPECT_TRUE(g.ceiling_gb_s) << g.label;
+  EXPECT_EQ(count(t, "ceiling unknown"), 0U) << t;
+  EXPECT_NE(t.find("GPU0-3: the platform allows ~1.1 GB/s each (storage alone 1.1 GB/s measured)."),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("  GPU0 (0000:00:00.0) reads at 1.0 GB/s (cuFile -x 0 (compat), 2 threads x 1M); "
+                   "host link 55.2 GB/s measured\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("  GPU3 (0000:00:03.0): host link 55.3 GB/s measured\n"), std::string::npos) << t;
+}
+
+// The HGX H100 recording (tests/topo/fixtures/real/hgx-h100-lspci-vvv.txt), read by hand:
+// each GPU (Gen5 x16) has one NVMe of its own below its PCIe switch, a Gen4 x4 drive link
+// (7.88 GB/s); GPU i and its drive, in PCI order.
+TEST(DoctorManyGpus, HgxRecordingSaysWhatItsEightGpusShareOnce) {
+  const char* kHgx[][2] = {{"0000:19:00.0", "0000:18:00.0"}, {"0000:3b:00.0", "0000:3a:00.0"},
+                           {"0000:4c:00.0", "0000:4b:00.0"}, {"0000:5d:00.0", "0000:5c:00.0"},
+                           {"0000:9b:00.0", "0000:9a:00.0"}, {"0000:bb:00.0", "0000:ba:00.0"},
+                           {"0000:cb:00.0", "0000:ca:00.0"}, {"0000:db:00.0", "0000:da:00.0"}};
+  Platform p = platform_from_snapshot(
+      topo::collect_lspci_text(GDSB_DOCTOR_FIXTURES "/hgx-h100-lspci-vvv.txt"), "hgx");
+  const std::string t = text_of(diagnose(&p, Figures{}));
+  std::string expected =
+      "GPU0-7 have no measured read; the platform allows ~7.9 GB/s each (1 nearest NVMe (PIX): "
+      "drive link (nvme) Gen4 x4).\n"
+      "  hop drive link: 7.9 GB/s (pcie-link) - (nvme) Gen4 x4, each GPU's own\n"
+      "  hop GPU link: 63.0 GB/s (pcie-link) - (gpu) Gen5 x16, each GPU's own\n";
+  for (int i = 0; i < 8; ++i)
+    expected += "  GPU" + std::to_string(i) + " (" + kHgx[i][0] + "): drive link " + kHgx[i][1] + "\n";
+  EXPECT_NE(t.find(expected), std::string::npos) << t;
+  EXPECT_EQ(count(t, "Gen5 x16"), 1U) << t;
+}
+
+// A copy timer over the fake GPU service's devices: GPU i copies at 50 + i GB/s each way.
+class FakeHostLinks final : public p2p::CopyTimer {
+ public:
+  explicit FakeHostLinks(gpu::GpuService& s) : s_(s) {}
+  Availability probe() override { return s_.probe(); }
+  std::vector<double> time_case(const p2p::CopyCase& c, int, int repetitions) override {
+    const int gpu = c.kind == p2p::CopyKind::HostToDevice ? c.dst : c.src;
+    s_.use_device(gpu);  // throws for a device the service does not have
+    asked.push_back(gpu);
+    const double sec = static_cast<double>(c.bytes) * c.loops / ((50.0 + gpu) * 1e9);
+    return std::vector<double>(static_cast<std::size_t>(repetitions), sec);
+  }
+  std::vector<double> time_plain_memcpy(p2p::CopyKind, int, std::uint64_t, int) override {
+    throw RuntimeError("not used by the doctor");
+  }
+  p2p::ConcurrentSamples time_concurrent(p2p::CopyKind, const std::vector<p2p::ConcurrentGpu>&,
+                                         std::uint64_t, int, int, int) override {
+    throw RuntimeError("not used by the doctor");
+  }
+  std::vector<int> asked;
+
+ private:
+  gpu::GpuService& s_;
+};
+
+TEST(DoctorManyGpus, LiveLadderMeasuresEveryFakeGpusHostLink) {
+  for (int n : {4, 8}) {
+    gpu::FakeGpuOptions fake;
+    fake.devices = n;
+    gpu::FakeGpuService service(fake);
+    FakeHostLinks timer(service);
+    const PathRegistry registry = make_default_registry();
+    fx::TempDir dir;
+    fx::write_sysfs(vm_with_gpus(n), dir.path() / "root");
+    LiveDeps deps{registry, timer,
+                  [&] { return topo::collect_sysfs_root(dir.path() / "root", {}); }, &service};
+    const LiveResult live = run_live(LiveOptions{}, deps);
+    ASSERT_GE(live.steps.size(), 2U);
+    const Step& step = live.steps[1];
+    EXPECT_TRUE(step.ran) << step.reason;
+    EXPECT_EQ(step.detail, "H2D 50.0-" + std::to_string(49 + n) + ".0 GB/s, D2H 50.0-" +
+                               std::to_string(49 + n) + ".0 GB/s on GPU0-" + std::to_string(n - 1));
+    Diagnosis d = diagnose(&*live.platform, live.figures);
+    ASSERT_EQ(d.gpus.size(), static_cast<std::size_t>(n));
+    const std::string t = text_of(d);
+    EXPECT_EQ(count(t, "ceiling unknown"), 0U) << t;
+    EXPECT_NE(t.find("GPU0-" + std::to_string(n - 1) +
+                     " have no measured read; each GPU's ceiling on its line below.\n"),
+              std::string::npos)
+        << t;
+    for (int i = 0; i < n; ++i) {
+      ASSERT_TRUE(d.gpus[static_cast<std::size_t>(i)].ceiling_gb_s) << i << "\n" << t;
+      const std::string gb = std::to_string(50 + i) + ".0 GB/s";
+      EXPECT_NE(t.find("  GPU" + std::to_string(i) + " (" + bdf(i) + "): the platform allows ~" +
+                       gb + " (host link " + gb + " measured)\n"),
+                std::string::npos)
+          << t;
+    }
+  }
+}
+
+// gdsb-doctor without arguments on a machine without a driver: the host link's reason and
+// the storage steps' "needs --io-dir" are each said once.
+TEST(DoctorManyGpus, StepsNotRunForOneReasonSayItOnce) {
+  const auto timer = p2p::make_unavailable_copy_timer("no NVIDIA driver (test)");
+  const PathRegistry registry = make_default_registry();
+  fx::TempDir dir;
+  fx::write_sysfs(vm_with_gpus(4), dir.path() / "root");
+  LiveDeps deps{registry, *timer,
+                [&] { return topo::collect_sysfs_root(dir.path() / "root", {}); }, nullptr};
+  const LiveResult live = run_live(LiveOptions{}, deps);
+  Diagnosis d = diagnose(&*live.platform, live.figures);
+  d.steps = live.steps;
+  const std::string t = text_of(d);
+  EXPECT_EQ(count(t, "no NVIDIA driver (test)"), 1U) << t;
+  EXPECT_EQ(count(t, "needs --io-dir"), 1U) << t;
+  EXPECT_NE(t.find("  not run [3/6] scratch file, [4/6] storage alone (-x 1, O_DIRECT), [5/6] CPU "
+                   "bounce (-x 2), [6/6] cuFile (-x 0): needs --io-dir DIR"),
+            std::string::npos)
+      << t;
+  // The HTML view of the same document says it once too (before the embedded JSON, whose
+  // steps keep their reasons as data).
+  const std::string html = report::render_html(to_json(d, live.figures, DocumentMeta{}));
+  EXPECT_EQ(count(html.substr(0, html.find("<script type=\"application/json\"")), "needs --io-dir"),
+            1U);
+}
+
+// Issue 35: "GPU0 reads at 1.8 GB/s, 149% of the ceiling ~1.2 GB/s set by storage alone"
+// on the 1-GPU VM: cuFile's compat path read through the page cache, storage alone with
+// O_DIRECT. No figure is more than 100% of a ceiling unless the text says why.
+TEST(DoctorCeiling, ABufferedReadAboveDirectStorageIsNotAPercentOfIt) {
+  Platform p = platform_of(vm_with_gpus(1));
+  Figures f = figures_of(vm_runs(1.2, 1.8));
+  add_p2p_document(f, p2p_of({54.6}), "p2p.json");
+  const Diagnosis d = diagnose(&p, f);
+  const std::string t = text_of(d);
+  const std::regex percent("([0-9]+)% of");
+  for (auto it = std::sregex_iterator(t.begin(), t.end(), percent); it != std::sregex_iterator(); ++it)
+    EXPECT_LE(std::stoi((*it)[1]), 100) << t;
+  EXPECT_EQ(count(t, "storage-bound"), 0U) << t;
+  EXPECT_NE(t.find("Verdict: nothing wrong: GPU0 reads at 1.8 GB/s by cuFile -x 0 (compat), 2 "
+                   "threads x 1M, above storage alone read with O_DIRECT (1.2 GB/s), which bounds "
+                   "the direct paths only"),
+            std::string::npos)
+      << t;
+}
+
+}  // namespace
+}  // namespace gdsb::doctor::testing
