@@ -67,7 +67,7 @@ TEST(TopoNetworkStorage, HgxNfsOverTcpIsNotGdsCapable) {
   const Snapshot s = hgx({kNfsTcp});
   const NetworkMount nm = only(network_mounts(s));
   EXPECT_EQ(nm.kind, "NFS");
-  EXPECT_EQ(nm.transport, "tcp");
+  EXPECT_EQ(nm.transport.name, "tcp");
   EXPECT_EQ(nm.servers, std::vector<std::string>{"10.10.1.5"});
   EXPECT_EQ(nm.engage, Engage::No);
   EXPECT_NE(nm.why.find("GDS engages on NFS over RDMA only"), std::string::npos) << nm.why;
@@ -136,7 +136,7 @@ TEST(TopoNetworkStorage, TcpMountStillHasItsCarriersCeiling) {
 TEST(TopoNetworkStorage, HgxNfsOverRdmaOnAnActivePortIsCapableAndNamesItsNic) {
   const Snapshot s = hgx({kNfsRdma});
   const NetworkMount nm = only(network_mounts(s));
-  EXPECT_EQ(nm.transport, "rdma");
+  EXPECT_EQ(nm.transport.name, "rdma");
   EXPECT_EQ(nm.engage, Engage::Yes) << nm.why;
   ASSERT_EQ(nm.carriers.size(), 1U);
   const MountCarrier& c = nm.carriers[0];
@@ -206,7 +206,7 @@ TEST(TopoNetworkStorage, WithoutNetworkFactsAnRdmaMountIsUnknownWithTheCommandTo
   ASSERT_EQ(v.size(), 4U);
   for (const NetworkMount& nm : v) {
     EXPECT_EQ(nm.engage, Engage::Unknown) << nm.mount->target;
-    EXPECT_EQ(nm.transport, "rdma");
+    EXPECT_EQ(nm.transport.name, "rdma");
     EXPECT_EQ(nm.what_to_run, "ip route get " + nm.servers.at(0) + "; rdma link (or ibdev2netdev)");
     EXPECT_TRUE(nm.carriers.empty());
     EXPECT_EQ(nm.carriers_note, "this input does not show the node's network interfaces and routes");
@@ -268,13 +268,13 @@ TEST(TopoNetworkStorage, LongestPrefixPicksTheCarrierOfALustreNid) {
   const auto v = network_mounts(s);
   ASSERT_EQ(v.size(), 2U);
   EXPECT_EQ(v[0].kind, "Lustre");
-  EXPECT_EQ(v[0].transport, "o2ib");
+  EXPECT_EQ(v[0].transport.name, "o2ib");
   EXPECT_EQ(v[0].engage, Engage::Yes) << v[0].why;
   ASSERT_EQ(v[0].carriers.size(), 1U);
   EXPECT_EQ(v[0].carriers[0].netdev, "ib0");
   EXPECT_EQ(v[0].carriers[0].how, "route to 7.151.180.10 (7.151.176.0/21 dev ib0)");
   // LNet over TCP (ksocklnd) cannot RDMA: not capable, carried by the management port.
-  EXPECT_EQ(v[1].transport, "tcp");
+  EXPECT_EQ(v[1].transport.name, "tcp");
   EXPECT_EQ(v[1].engage, Engage::No);
   ASSERT_EQ(v[1].carriers.size(), 1U);
   EXPECT_EQ(v[1].carriers[0].netdev, "eno1");
