@@ -77,7 +77,9 @@ TEST(TopoInvariantsTransport, TcpTwinOfEveryRdmaMountRecordingFailsNoPlatformChe
     SCOPED_TRACE(r.name);
     std::vector<std::string> twin;
     for (const auto& l : r.mounts) twin.push_back(tcp_twin(l));
-    if (r.nvme_transport.empty()) ASSERT_NE(twin, r.mounts);  // NVMe-oF: the controller differs
+    if (r.nvme_transport.empty()) {  // NVMe-oF: the controller differs, not the line
+      ASSERT_NE(twin, r.mounts);
+    }
     // The twin on an Ethernet node (no RDMA device; neither nvidia-peermem nor DMA-BUF).
     Snapshot eth = hgx_ethernet_node(twin);
     add_nvme(eth, r.nvme_transport.empty() ? "" : "tcp");

@@ -7,6 +7,11 @@
 // device is its parent's PCI function). Expected values are worked out by hand from those.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
 #include "gdsb/topo/collect.hpp"
 #include "gdsb/topo/network_storage.hpp"
 #include "hgx_recording.hpp"
@@ -15,6 +20,15 @@
 
 namespace gdsb::topo::testing {
 namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
 
 // NVIDIA/nccl issue 489's node (mlx5_0 port 1 ACTIVE, 200 Gb/sec (4X HDR), GID 0
 // fe80::043f:7203:00f8:03ce; mlx5_1 DOWN) with IPoIB on mlx5_0: ib0 on the default partition
@@ -117,6 +131,53 @@ TEST(TopoNetworkCarriers, RdmaDevAddrListIsReadOneWay) {
       << r->consequence;
   EXPECT_EQ(r->consequence.find("ib2"), std::string::npos) << r->consequence;
   EXPECT_EQ(r->consequence.find("no interface"), std::string::npos) << r->consequence;
+}
+
+// Item 8: a multipath route, recorded in a network namespace of this project's VM with iproute2
+// as the oracle (fixtures/real/ecmp-netns: 10.50.0.0/16 and fd50::/64 over d0 and d1). The
+// expected next hops are read off `ip -j route show` there. IPv6: /proc/net/ipv6_route lists each
+// next hop, so both carry a mount of a server there. IPv4: /proc/net/route shows d0 alone, and
+// the carrier says that it is the first next hop only.
+TEST(TopoNetworkCarriers, EcmpRoutesGiveEveryNextHopOrSayTheFirstOnly) {
+  const fs::path rec = fs::path(GDSB_TOPO_REAL_FIXTURES) / "ecmp-netns";
+  const auto oracle4 = nlohmann::json::parse(read_text(rec / "ip-j-route.json"));
+  const auto oracle6 = nlohmann::json::parse(read_text(rec / "ip-j-6-route.json"));
+  auto nexthops = [](const nlohmann::json& routes, const std::string& dst) {
+    std::vector<std::string> out;
+    for (const auto& r : routes)
+      if (r.at("dst") == dst)
+        for (const auto& h : r.at("nexthops")) out.push_back(h.at("dev").get<std::string>());
+    return out;
+  };
+  ASSERT_EQ(nexthops(oracle4, "10.50.0.0/16"), (std::vector<std::string>{"d0", "d1"}));
+  ASSERT_EQ(nexthops(oracle6, "fd50::/64"), (std::vector<std::string>{"d0", "d1"}));
+
+  fixture::TempDir root;
+  for (const char* f : {"route", "ipv6_route", "fib_trie", "if_inet6"})
+    fixture::write_file(root.path() / "proc/net" / f,
+                        read_text(rec / (std::string("proc-net-") + f)));
+  for (const char* dev : {"d0", "d0p", "d1", "d1p"}) {
+    fixture::write_file(root.path() / "sys/class/net" / dev / "operstate", "up\n");
+    fixture::write_file(root.path() / "sys/class/net" / dev / "type", "1\n");
+  }
+  fixture::write_file(root.path() / "proc/mounts",
+                      "10.50.0.7:/export /mnt/v4 nfs4 rw,vers=4.1,proto=tcp,addr=10.50.0.7 0 0\n"
+                      "[fd50::7]:/export /mnt/v6 nfs4 rw,vers=4.1,proto=tcp6,addr=fd50::7 0 0\n");
+  Snapshot s;
+  s.machine = collect_machine(root.path(), false, offline());
+  const auto v = network_mounts(s);
+  ASSERT_EQ(v.size(), 2U);
+  ASSERT_EQ(v[0].carriers.size(), 1U);
+  EXPECT_EQ(v[0].carriers[0].netdev, "d0");
+  EXPECT_EQ(v[0].carriers[0].how,
+            "route to 10.50.0.7 (10.50.0.0/16 via 10.1.0.1 dev d0; /proc/net/route shows a "
+            "multipath route's first next hop only)");
+  std::vector<std::string> v6;
+  for (const auto& c : v[1].carriers) v6.push_back(c.netdev);
+  EXPECT_EQ(v6, nexthops(oracle6, "fd50::/64"));
+  ASSERT_EQ(v[1].carriers.size(), 2U);
+  EXPECT_EQ(v[1].carriers[1].how,
+            "route to fd50::7 (fd50::/64, next hop 2 of 2: via fd02::1 dev d1)");
 }
 
 }  // namespace

@@ -253,7 +253,8 @@ TEST(TopoNetworkStorage, RdmaMountRoutedThroughAPortWithoutRdmaIsUnknown) {
       << nm.why;
   EXPECT_EQ(nm.what_to_run, "ip route get 192.168.0.10; ip rule; rdma link (or ibdev2netdev)");
   ASSERT_EQ(nm.carriers.size(), 1U);
-  EXPECT_EQ(nm.carriers[0].how, "route to 192.168.0.10 (0.0.0.0/0 via 7.151.164.131 dev eno1)");
+  EXPECT_EQ(nm.carriers[0].how, "route to 192.168.0.10 (0.0.0.0/0 via 7.151.164.131 dev eno1; "
+                                "/proc/net/route shows a multipath route's first next hop only)");
 }
 
 // The real `ip r s` of a node with eno1 (management) and ib0 (IPoIB): a server inside ib0's

@@ -191,12 +191,33 @@ CufileEntry resolve_cufile_entry(const NetworkFacts& n, const std::string& entry
   return e;
 }
 
+// A multipath (ECMP) route spreads a server's traffic over its next hops. /proc/net/ipv6_route
+// lists each next hop as a line of its own (same prefix and metric, a gateway each: the
+// kernel's sibling routes), so every one carries the mount. /proc/net/route prints one line per
+// IPv4 route with its first next hop only (fib_route_seq_show), and the model has no other
+// source of IPv4 routes: a gatewayed IPv4 carrier says so, as `ip route show` would tell more.
 void CarrierFinder::by_route(const std::string& server) {
   const auto r = topo::route_to(net_, server);
-  if (r)
+  if (!r) return;
+  const bool v6 = r->destination.find(':') != std::string::npos;
+  std::vector<const Route*> hops;
+  if (v6 && !r->gateway.empty())
+    for (const Route& x : net_.routes)
+      if (x.destination == r->destination && x.metric == r->metric && !x.gateway.empty())
+        hops.push_back(&x);
+  if (hops.size() < 2) {
+    const std::string note = !v6 && !r->gateway.empty()
+                                 ? "; /proc/net/route shows a multipath route's first next hop only"
+                                 : "";
     add_netdev(r->dev, "route to " + server + " (" + r->destination +
                            (r->gateway.empty() ? "" : " via " + r->gateway) + " dev " + r->dev +
-                           ")");
+                           note + ")");
+    return;
+  }
+  for (size_t i = 0; i < hops.size(); ++i)
+    add_netdev(hops[i]->dev, "route to " + server + " (" + r->destination + ", next hop " +
+                                 std::to_string(i + 1) + " of " + std::to_string(hops.size()) +
+                                 ": via " + hops[i]->gateway + " dev " + hops[i]->dev + ")");
 }
 
 bool CarrierFinder::by_local_address(const std::string& addr, const std::string& how) {
