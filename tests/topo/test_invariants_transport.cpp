@@ -65,13 +65,6 @@ void add_nvme(Snapshot& s, const std::string& transport) {
                                 "nqn.2020-12.com.smartx:system:sub1", "", {"nvme11n1"}});
 }
 
-std::string fails(const Outcome& o) {
-  std::string out;
-  for (const auto& c : o.report.checks)
-    if (c.verdict == Verdict::Fail) out += c.id + " / " + c.title + ": " + c.consequence + "\n";
-  return out;
-}
-
 TEST(TopoInvariantsTransport, TcpTwinOfEveryRdmaMountRecordingFailsNoPlatformCheck) {
   for (const Recording& r : rdma_recordings()) {
     SCOPED_TRACE(r.name);
@@ -86,7 +79,7 @@ TEST(TopoInvariantsTransport, TcpTwinOfEveryRdmaMountRecordingFailsNoPlatformChe
     for (const NetworkMount& nm : network_mounts(eth))
       EXPECT_EQ(nm.transport.kind, TransportKind::Socket) << nm.mount->target;
     const Outcome o = evaluate_snapshot(std::move(eth));
-    EXPECT_EQ(fails(o), "");
+    EXPECT_EQ(failed_checks(o), "");
     EXPECT_NE(o.report.verdict, Verdict::Fail);
 
     // On the RDMA node (the HGX network, kernel 4.15 without nvidia-peermem: an RDMA mount
@@ -99,7 +92,7 @@ TEST(TopoInvariantsTransport, TcpTwinOfEveryRdmaMountRecordingFailsNoPlatformChe
       return evaluate_snapshot(std::move(s));
     };
     const Outcome twin_o = rdma_node(twin, r.nvme_transport.empty() ? "" : "tcp");
-    EXPECT_NE(twin_o.worst("rdma-stack"), Verdict::Fail) << fails(twin_o);
+    EXPECT_NE(twin_o.worst("rdma-stack"), Verdict::Fail) << failed_checks(twin_o);
     const Outcome orig = rdma_node(r.mounts, r.nvme_transport);
     EXPECT_EQ(orig.worst("rdma-stack"), Verdict::Fail) << "the RDMA original";
   }

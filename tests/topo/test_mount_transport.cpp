@@ -28,13 +28,6 @@ const std::vector<std::string> kChosenByClient = {
     "store04 /mnt/nobackup gpfs rw,relatime 0 0",
     "beegfs_nodev /fast beegfs rw,relatime,cfgFile=/etc/beegfs/beegfs-client.conf 0 0"};
 
-std::string failures(const Outcome& o) {
-  std::string out;
-  for (const auto& c : o.report.checks)
-    if (c.verdict == Verdict::Fail) out += c.id + " / " + c.title + ": " + c.consequence + "\n";
-  return out;
-}
-
 // Item 1: a node without RDMA reads its network storage over TCP. That is no RDMA verdict:
 // the rdma-stack results are facts, the file-system result says GDS reaches no network
 // storage here, and the platform does not fail (gdsb-topo's exit 0).
@@ -52,8 +45,8 @@ TEST(TopoMountTransport, EthernetNodeWithTcpStorageFailsNoPlatformCheck) {
       EXPECT_TRUE(nm.node_without_rdma);
     }
     const Outcome o = evaluate_snapshot(hgx_ethernet_node(mounts));
-    EXPECT_NE(o.report.verdict, Verdict::Fail) << failures(o);
-    EXPECT_EQ(failures(o), "");
+    EXPECT_NE(o.report.verdict, Verdict::Fail) << failed_checks(o);
+    EXPECT_EQ(failed_checks(o), "");
     const CheckResult* reg = o.titled("rdma-stack", "registration");
     const CheckResult* ports = o.titled("rdma-stack", "RDMA ports");
     ASSERT_TRUE(reg && ports);

@@ -25,22 +25,8 @@ Snapshot hgx(const std::vector<std::string>& mounts, bool nvidia_fs = true) {
   return hgx_with_network(mounts, nvidia_fs);
 }
 
-// The gigabit management port of the recording (BCM5720 at 01:00.0) with the `ip route`
-// of a real node whose management network is eno1 and whose IPoIB network is ib0.
-void add_management_nic(Snapshot& s) {
-  NetworkFacts& n = s.machine.network;
-  NetInterface eno1;
-  eno1.name = "eno1";
-  eno1.bdf = "0000:01:00.0";
-  eno1.operstate = "up";
-  eno1.speed_mbps = 1000;
-  eno1.type = 1;
-  eno1.addresses = {"7.151.164.166/25"};
-  n.interfaces.insert(n.interfaces.begin(), eno1);
-  n.routes.push_back({"0.0.0.0/0", "7.151.164.131", "eno1", 100});
-  n.routes.push_back({"7.0.0.0/8", "7.151.164.131", "eno1", 65024000});
-  n.routes.push_back({"7.151.164.128/25", "", "eno1", 100});
-}
+// The management port (hgx_recording.hpp) beside the IPoIB network of ib0.
+void add_management_nic(Snapshot& s) { add_management_port(s.machine.network); }
 
 NetworkMount only(const std::vector<NetworkMount>& v) {
   if (v.size() != 1) throw std::runtime_error("expected one network mount");
