@@ -139,5 +139,63 @@ TEST(DoctorNetworkStorage, NoPeermemNorDmaBufUnderAnRdmaMount) {
   EXPECT_TRUE(contains(f->fix, "modprobe nvidia-peermem")) << f->fix;
 }
 
+// Issue 34 item 2: NFS over RDMA on IPv6 is proto=rdma6 (nfs(5); RFC 5665's netid). Issue 25's
+// mount with its addresses moved to IPv6 (fd00::5 the server, fd00::21/64 on ib0). It reads
+// over RDMA: the doctor names the one rail it rides, never "GDS cannot engage".
+TEST(DoctorNetworkStorage, NfsOverRdmaOnIpv6IsRdma) {
+  topo::Snapshot s = node("rdma");
+  s.machine.mounts.clear();
+  s.machine.mounts.push_back(topo::testing::mount_line(
+      "[fd00::5]:/datasets /mnt/data nfs4 rw,relatime,vers=4.1,rsize=1048576,wsize=1048576,"
+      "namlen=255,hard,proto=rdma6,port=20049,timeo=600,retrans=2,sec=sys,clientaddr=fd00::21,"
+      "local_lock=none,addr=fd00::5 0 0"));
+  s.machine.network.interfaces[0].addresses.push_back("fd00::21/64");
+  s.machine.network.routes.push_back({"fd00::/64", "", "ib0", 256});
+  const Diagnosis d = diagnose_node(std::move(s), {alone_on_mount(11.8)});
+  for (const Finding& f : d.findings)
+    EXPECT_FALSE(contains(f.title, "GDS cannot engage")) << f.title;
+  const Finding* rail = find_rule(d, "network-storage");
+  ASSERT_NE(rail, nullptr);
+  EXPECT_TRUE(contains(rail->title, "/mnt/data rides 1 of 10 data NICs")) << rail->title;
+}
+
+// Issue 34 item 7: the mount holding the run's directory, from /proc/mounts as the kernel
+// writes it and the collector reads it. A systemd automount with the NFS mount on top of it at
+// the same target (aws/efs-utils issue 73's `mount` listing: autofs first, nfs4 after): the NFS
+// mount serves the path. A mount point with a space, "\040" in the file (issue 34's
+// "/mnt/my data"): found by the directory the run names.
+std::vector<topo::Mount> mounts_read_from(const std::string& proc_mounts) {
+  topo::fixture::TempDir root;
+  topo::fixture::write_file(root.path() / "proc/mounts", proc_mounts);
+  return topo::collect_machine(root.path(), false, topo::testing::offline()).mounts;
+}
+
+TEST(DoctorNetworkStorage, TheRunsMountIsTheOneOnTopAndItsNameIsDecoded) {
+  std::string nfs = kNfs;
+  nfs.replace(nfs.find("PROTO"), 5, "tcp");
+  const std::string autofs =
+      "systemd-1 /mnt/data autofs rw,relatime,fd=46,pgrp=1,timeout=0,minproto=5,maxproto=5,"
+      "direct,pipe_ino=17585 0 0\n";
+  std::string spaced = nfs;
+  spaced.replace(spaced.find("/mnt/data"), 9, "/mnt/my\\040data");
+  struct Case {
+    std::string proc_mounts, run_dir, title;
+  };
+  for (const Case& c : {Case{autofs + nfs + " 0 0\n", "/mnt/data",
+                             "GDS cannot engage on /mnt/data (NFS over tcp)"},
+                        Case{spaced + " 0 0\n", "/mnt/my data",
+                             "GDS cannot engage on /mnt/my data (NFS over tcp)"}}) {
+    SCOPED_TRACE(c.run_dir);
+    topo::Snapshot s = node("tcp");
+    s.machine.mounts = mounts_read_from(c.proc_mounts);
+    RunResult r = alone_on_mount(2.9);
+    r.workload.directory = c.run_dir;
+    const Diagnosis d = diagnose_node(std::move(s), {r});
+    const Finding* f = find_rule(d, "network-storage");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(contains(f->title, c.title)) << f->title;
+  }
+}
+
 }  // namespace
 }  // namespace gdsb::doctor::testing

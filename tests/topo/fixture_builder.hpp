@@ -49,6 +49,7 @@ struct NetDev {
   int mtu = 0, type = 0;                   // 0: not written
   std::optional<int> dev_port;             // the port of its PCI function, from 0
   std::vector<std::string> lower;          // lower_<if> links
+  std::string parent;                      // an IPoIB partition child's `parent` file
 };
 struct IbPort {
   int port = 1;

@@ -48,6 +48,7 @@ void write_network(const Machine& m, const fs::path& root) {
     if (d.type) write_if(dir / "type", std::to_string(d.type));
     if (d.dev_port) write_if(dir / "dev_port", std::to_string(*d.dev_port));
     for (const auto& l : d.lower) fs::create_directory_symlink(root / "sys/class/net" / l, dir / ("lower_" + l));
+    write_if(dir / "parent", d.parent);
   }
   for (const IbDev& d : n.ibdevs) {
     const fs::path dir = class_device(m, root, {"infiniband", d.name, d.bdf, ""});

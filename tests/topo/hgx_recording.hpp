@@ -101,6 +101,41 @@ inline Snapshot hgx_with_network(const std::vector<std::string>& mounts, bool nv
   s.machine.network = hgx_network();
   return s;
 }
+
+// The gigabit management port of the recording (BCM5720 at 01:00.0), first among the
+// interfaces, with the `ip route` of a real node whose management network is eno1 ("Kernel
+// Routing Tables" notes; SOURCES.md, "Network storage").
+inline void add_management_port(NetworkFacts& n) {
+  NetInterface eno1;
+  eno1.name = "eno1";
+  eno1.bdf = "0000:01:00.0";
+  eno1.operstate = "up";
+  eno1.speed_mbps = 1000;
+  eno1.type = 1;
+  eno1.addresses = {"7.151.164.166/25"};
+  n.interfaces.insert(n.interfaces.begin(), eno1);
+  n.routes.push_back({"0.0.0.0/0", "7.151.164.131", "eno1", 100});
+  n.routes.push_back({"7.0.0.0/8", "7.151.164.131", "eno1", 65024000});
+  n.routes.push_back({"7.151.164.128/25", "", "eno1", 100});
+}
+
+// An Ethernet GPU node: the HGX recording's PCI side and host facts, with the network of a node
+// whose NICs carry no RDMA (/sys/class/infiniband read and empty) and the management routing
+// table of the "Kernel Routing Tables" notes (eno1 on the board's BCM5720, 01:00.0; the default
+// route reaches every server). Mellanox/nv_peer_memory issue #46's kernel and lsmod: Linux
+// 4.15.0-46-generic, no peer-memory module; so neither nvidia-peermem nor DMA-BUF, the case
+// where an RDMA verdict would fail the node.
+inline Snapshot hgx_ethernet_node(const std::vector<std::string>& mounts) {
+  Snapshot s = hgx_with_host_facts(true, offline());
+  s.machine.kernel_release = "4.15.0-46-generic";
+  for (const auto& l : mounts) s.machine.mounts.push_back(mount_line(l));
+  NetworkFacts& n = s.machine.network;
+  n.net_known = n.rdma_known = n.modules_known = true;
+  add_management_port(n);
+  n.modules = {"ksocklnd", "lnet", "lustre", "nvidia"};
+  return s;
+}
+
 #endif
 
 }  // namespace gdsb::topo::testing

@@ -61,7 +61,7 @@ Machine imbue_h100_ibdev2netdev() {
     std::snprintf(bdf, sizeof bdf, "0000:%02x:%02x.%u", bus, slot, fn);
     // ConnectX-7 (15b3:1021) InfiniBand controller; ConnectX-6 Dx (15b3:101d) Ethernet.
     add_nic(m, bdf, r.ethernet ? 0x101d : 0x1021, r.ethernet ? 0x020000 : 0x020700);
-    m.host.network.netdevs.push_back({nd, bdf, r.up ? "up" : "down", "", "", 0, 0, 0, {}});
+    m.host.network.netdevs.push_back({nd, bdf, r.up ? "up" : "down", "", "", 0, 0, 0, {}, ""});
     IbPort port;
     port.link_layer = r.ethernet ? "Ethernet" : "InfiniBand";
     m.host.network.ibdevs.push_back({r.ibdev, bdf, "", "", {port}});
@@ -75,8 +75,8 @@ Machine stepmesh_two_roce_ports() {
   add_nic(m, "0000:0e:00.0", 0x1021, 0x020000);
   add_nic(m, "0000:47:00.0", 0x1021, 0x020000);
   Network& n = m.host.network;
-  n.netdevs = {{"ens108np0", "0000:0e:00.0", "up", "94:6d:ae:eb:f0:5e", "", 1500, 1, 0, {}},
-               {"ens110np0", "0000:47:00.0", "up", "94:6d:ae:ec:18:fe", "", 1500, 1, 0, {}}};
+  n.netdevs = {{"ens108np0", "0000:0e:00.0", "up", "94:6d:ae:eb:f0:5e", "", 1500, 1, 0, {}, ""},
+               {"ens110np0", "0000:47:00.0", "up", "94:6d:ae:ec:18:fe", "", 1500, 1, 0, {}, ""}};
   IbPort p0, p3;
   p0.link_layer = p3.link_layer = "Ethernet";
   p0.ndev = "ens108np0";

@@ -46,7 +46,7 @@ std::string text(const MountCarrier& c) {
 
 std::string text(const NetworkMount& nm) {
   std::string out = nm.mount->source + " " + nm.mount->target + " " + nm.mount->fstype + " " +
-                    nm.mount->options + "|" + nm.kind + "|" + nm.transport + "|" +
+                    nm.mount->options + "|" + nm.kind + "|" + nm.transport.name + "|" +
                     std::string(engage_name(nm.engage)) + "|" + nm.why + "|" + nm.what_to_run +
                     "|" + nm.carriers_note + "|servers";
   for (const auto& s : nm.servers) out += " " + s;
@@ -126,7 +126,7 @@ TEST(TopoInvariantsNetwork, FlippingOneMountToTcpChangesOnlyThatMountsVerdict) {
 
     EXPECT_EQ(mount_at(nb, flipped).engage, Engage::Yes) << mount_at(nb, flipped).why;
     EXPECT_EQ(mount_at(na, flipped).engage, Engage::No) << mount_at(na, flipped).why;
-    EXPECT_EQ(mount_at(na, flipped).transport, "tcp");
+    EXPECT_EQ(mount_at(na, flipped).transport.name, "tcp");
     EXPECT_EQ(text(mount_at(na, other)), text(mount_at(nb, other)));
     ASSERT_EQ(mount_at(na, flipped).carriers.size(), mount_at(nb, flipped).carriers.size());
     for (size_t i = 0; i < mount_at(nb, flipped).carriers.size(); ++i)

@@ -233,5 +233,58 @@ TEST(TopoMounts, SysfsLayoutIsReadAndKeptInSnapshots) {
   judge(evaluate_snapshot(load_snapshot(snap.path())));
 }
 
+// Issue 34 item 7: /proc/mounts as the kernel writes it, read once into the model. Stacked:
+// aws/efs-utils issue 73's `mount` of a systemd automount with the EFS mount on top ("systemd-1
+// on /efs type autofs", then "127.0.0.1:/ on /efs type nfs4"; the options are as systemd and
+// the EFS mount helper set them: chosen, the paste elides them); the NFS mount, added last,
+// serves the path. Escaped: a space is "\040" (RedHatInsights/insights-core issue 2069:
+// "/dev/sda1 /mnt/first\040disk ext3"), a backslash "\134" (uutils/coreutils issue 5678:
+// "/mnt/f\134oo"), and issue 34's own "/mnt/my data".
+TEST(TopoMounts, StackedAndEscapedMountPointsResolveAsTheKernelServesThem) {
+  auto m = fixture::make_box(1, 1, 1, 1, 0);
+  m.host.mounts = {
+      "/dev/nvme0n1p2 / xfs rw 0 0",
+      "systemd-1 /efs autofs rw,relatime,fd=46,pgrp=1,timeout=0,minproto=5,maxproto=5,direct,"
+      "pipe_ino=17585 0 0",
+      "127.0.0.1:/ /efs nfs4 rw,relatime,vers=4.1,rsize=1048576,wsize=1048576,namlen=255,hard,"
+      "noresvport,proto=tcp,port=20049,timeo=600,retrans=2,sec=sys,clientaddr=127.0.0.1,"
+      "local_lock=none,addr=127.0.0.1 0 0",
+      "/dev/sda1 /mnt/first\\040disk ext3 rw,relatime 0 0",
+      "/dev/loop0 /mnt/f\\134oo ext4 rw,relatime 0 0",
+      "10.10.1.5:/datasets /mnt/my\\040data nfs4 rw,relatime,vers=4.1,hard,proto=tcp,timeo=600,"
+      "retrans=2,sec=sys,clientaddr=10.10.1.21,local_lock=none,addr=10.10.1.5 0 0"};
+  fixture::TempDir tree, snap;
+  fixture::write_sysfs(m, tree.path());
+  const Snapshot s = collect_sysfs_root(tree.path(), offline());
+  save_snapshot(s, snap.path());
+  for (const Snapshot& x : {s, load_snapshot(snap.path())}) {
+    const std::vector<Mount>& mounts = x.machine.mounts;
+    ASSERT_EQ(mounts.size(), 6U);
+    EXPECT_EQ(mounts[3].target, "/mnt/first disk");
+    EXPECT_EQ(mounts[4].target, "/mnt/f\\oo");
+    EXPECT_EQ(mounts[5].target, "/mnt/my data");
+    const Mount* efs = mount_holding(mounts, "/efs/checkpoints/step1");
+    ASSERT_NE(efs, nullptr);
+    EXPECT_EQ(efs->fstype, "nfs4");
+    EXPECT_EQ(efs->source, "127.0.0.1:/");
+    ASSERT_NE(mount_holding(mounts, "/mnt/my data/shard0"), nullptr);
+    EXPECT_EQ(mount_holding(mounts, "/mnt/my data/shard0")->source, "10.10.1.5:/datasets");
+    EXPECT_EQ(mount_holding(mounts, "/mnt/my data")->source, "10.10.1.5:/datasets");
+    EXPECT_EQ(mount_holding(mounts, "/mnt/first disk/a")->source, "/dev/sda1");
+    EXPECT_EQ(mount_holding(mounts, "/mnt/f\\oo/x")->source, "/dev/loop0");
+    EXPECT_EQ(mount_holding(mounts, "/mnt/my")->target, "/");
+  }
+  const Outcome o = evaluate_snapshot(Snapshot(s));
+  EXPECT_TRUE(any_contains(file_systems(o).evidence, "/mnt/my data nfs4 (10.10.1.5:/datasets): NFS"));
+}
+
+TEST(TopoMounts, OctalEscapesDecodeAndAnythingElseStays) {
+  EXPECT_EQ(decode_mount_field("a\\040b\\011c\\012d\\134e"), "a b\tc\nd\\e");
+  EXPECT_EQ(decode_mount_field("/mnt/plain"), "/mnt/plain");
+  // Not an octal escape: kept as written.
+  EXPECT_EQ(decode_mount_field("x\\08y\\4z\\"), "x\\08y\\4z\\");
+  EXPECT_EQ(decode_mount_field("\\400"), "\\400");  // beyond a byte
+}
+
 }  // namespace
 }  // namespace gdsb::topo::testing

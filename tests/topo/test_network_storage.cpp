@@ -25,22 +25,8 @@ Snapshot hgx(const std::vector<std::string>& mounts, bool nvidia_fs = true) {
   return hgx_with_network(mounts, nvidia_fs);
 }
 
-// The gigabit management port of the recording (BCM5720 at 01:00.0) with the `ip route`
-// of a real node whose management network is eno1 and whose IPoIB network is ib0.
-void add_management_nic(Snapshot& s) {
-  NetworkFacts& n = s.machine.network;
-  NetInterface eno1;
-  eno1.name = "eno1";
-  eno1.bdf = "0000:01:00.0";
-  eno1.operstate = "up";
-  eno1.speed_mbps = 1000;
-  eno1.type = 1;
-  eno1.addresses = {"7.151.164.166/25"};
-  n.interfaces.insert(n.interfaces.begin(), eno1);
-  n.routes.push_back({"0.0.0.0/0", "7.151.164.131", "eno1", 100});
-  n.routes.push_back({"7.0.0.0/8", "7.151.164.131", "eno1", 65024000});
-  n.routes.push_back({"7.151.164.128/25", "", "eno1", 100});
-}
+// The management port (hgx_recording.hpp) beside the IPoIB network of ib0.
+void add_management_nic(Snapshot& s) { add_management_port(s.machine.network); }
 
 NetworkMount only(const std::vector<NetworkMount>& v) {
   if (v.size() != 1) throw std::runtime_error("expected one network mount");
@@ -67,7 +53,7 @@ TEST(TopoNetworkStorage, HgxNfsOverTcpIsNotGdsCapable) {
   const Snapshot s = hgx({kNfsTcp});
   const NetworkMount nm = only(network_mounts(s));
   EXPECT_EQ(nm.kind, "NFS");
-  EXPECT_EQ(nm.transport, "tcp");
+  EXPECT_EQ(nm.transport.name, "tcp");
   EXPECT_EQ(nm.servers, std::vector<std::string>{"10.10.1.5"});
   EXPECT_EQ(nm.engage, Engage::No);
   EXPECT_NE(nm.why.find("GDS engages on NFS over RDMA only"), std::string::npos) << nm.why;
@@ -136,7 +122,7 @@ TEST(TopoNetworkStorage, TcpMountStillHasItsCarriersCeiling) {
 TEST(TopoNetworkStorage, HgxNfsOverRdmaOnAnActivePortIsCapableAndNamesItsNic) {
   const Snapshot s = hgx({kNfsRdma});
   const NetworkMount nm = only(network_mounts(s));
-  EXPECT_EQ(nm.transport, "rdma");
+  EXPECT_EQ(nm.transport.name, "rdma");
   EXPECT_EQ(nm.engage, Engage::Yes) << nm.why;
   ASSERT_EQ(nm.carriers.size(), 1U);
   const MountCarrier& c = nm.carriers[0];
@@ -206,7 +192,7 @@ TEST(TopoNetworkStorage, WithoutNetworkFactsAnRdmaMountIsUnknownWithTheCommandTo
   ASSERT_EQ(v.size(), 4U);
   for (const NetworkMount& nm : v) {
     EXPECT_EQ(nm.engage, Engage::Unknown) << nm.mount->target;
-    EXPECT_EQ(nm.transport, "rdma");
+    EXPECT_EQ(nm.transport.name, "rdma");
     EXPECT_EQ(nm.what_to_run, "ip route get " + nm.servers.at(0) + "; rdma link (or ibdev2netdev)");
     EXPECT_TRUE(nm.carriers.empty());
     EXPECT_EQ(nm.carriers_note, "this input does not show the node's network interfaces and routes");
@@ -253,7 +239,8 @@ TEST(TopoNetworkStorage, RdmaMountRoutedThroughAPortWithoutRdmaIsUnknown) {
       << nm.why;
   EXPECT_EQ(nm.what_to_run, "ip route get 192.168.0.10; ip rule; rdma link (or ibdev2netdev)");
   ASSERT_EQ(nm.carriers.size(), 1U);
-  EXPECT_EQ(nm.carriers[0].how, "route to 192.168.0.10 (0.0.0.0/0 via 7.151.164.131 dev eno1)");
+  EXPECT_EQ(nm.carriers[0].how, "route to 192.168.0.10 (0.0.0.0/0 via 7.151.164.131 dev eno1; "
+                                "/proc/net/route shows a multipath route's first next hop only)");
 }
 
 // The real `ip r s` of a node with eno1 (management) and ib0 (IPoIB): a server inside ib0's
@@ -268,13 +255,13 @@ TEST(TopoNetworkStorage, LongestPrefixPicksTheCarrierOfALustreNid) {
   const auto v = network_mounts(s);
   ASSERT_EQ(v.size(), 2U);
   EXPECT_EQ(v[0].kind, "Lustre");
-  EXPECT_EQ(v[0].transport, "o2ib");
+  EXPECT_EQ(v[0].transport.name, "o2ib");
   EXPECT_EQ(v[0].engage, Engage::Yes) << v[0].why;
   ASSERT_EQ(v[0].carriers.size(), 1U);
   EXPECT_EQ(v[0].carriers[0].netdev, "ib0");
   EXPECT_EQ(v[0].carriers[0].how, "route to 7.151.180.10 (7.151.176.0/21 dev ib0)");
   // LNet over TCP (ksocklnd) cannot RDMA: not capable, carried by the management port.
-  EXPECT_EQ(v[1].transport, "tcp");
+  EXPECT_EQ(v[1].transport.name, "tcp");
   EXPECT_EQ(v[1].engage, Engage::No);
   ASSERT_EQ(v[1].carriers.size(), 1U);
   EXPECT_EQ(v[1].carriers[0].netdev, "eno1");

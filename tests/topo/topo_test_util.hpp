@@ -100,6 +100,14 @@ inline bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
+// Every failed result of an outcome, one line each ("id / title: consequence"); "" for none.
+inline std::string failed_checks(const Outcome& o) {
+  std::string out;
+  for (const auto& c : o.report.checks)
+    if (c.verdict == Verdict::Fail) out += c.id + " / " + c.title + ": " + c.consequence + "\n";
+  return out;
+}
+
 inline bool any_contains(const std::vector<std::string>& v, const std::string& part) {
   return std::any_of(v.begin(), v.end(),
                      [&](const std::string& s) { return s.find(part) != std::string::npos; });

@@ -39,7 +39,9 @@ bool is_data_mount(const Mount& m, const NetworkMount* net) {
 
 // What GDS can do with one data mount, and the words that say why.
 struct MountJudgement {
-  enum Kind { Capable, Incapable, Unknown } kind = Capable;
+  // NotApplicable: a network mount over TCP on a node without any RDMA device: GDS reaches
+  // no network storage there, a fact of the hardware (as a node without NVMe), not a fault.
+  enum Kind { Capable, Incapable, Unknown, NotApplicable } kind = Capable;
   std::string text;  // Incapable/Unknown: why; Capable: what it stands on, may be ""
   std::string note;  // what this input does not show
 };
@@ -82,7 +84,11 @@ MountJudgement judge_network(const NetworkMount& nm) {
                        : "; carried by " + carriers;
   switch (nm.engage) {
     case Engage::Yes: return {MountJudgement::Capable, "(" + nm.kind + ": " + nm.why + ")" + carried, ""};
-    case Engage::No: return {MountJudgement::Incapable, nm.kind + ": " + nm.why + carried, ""};
+    case Engage::No:
+      return {nm.node_without_rdma && nm.transport.kind == TransportKind::Socket
+                  ? MountJudgement::NotApplicable
+                  : MountJudgement::Incapable,
+              nm.kind + ": " + nm.why + carried, ""};
     case Engage::Unknown: break;
   }
   return {MountJudgement::Unknown,
@@ -251,7 +257,7 @@ class GdsStackCheck final : public Check {
     out.push_back(std::move(udev));
 
     CheckResult fsr = make(id(), "file systems of data mounts", Verdict::Pass);
-    int capable = 0, total = 0, unknown = 0;
+    int capable = 0, total = 0, unknown = 0, not_applicable = 0;
     const std::vector<NetworkMount> net = network_mounts(ctx.snapshot, &ctx.model.view());
     std::vector<std::string> network_remedies;  // how GDS could engage on each network mount
     for (const NetworkMount& nm : net)
@@ -266,8 +272,8 @@ class GdsStackCheck final : public Check {
       const MountJudgement j = judge_mount(ctx, mt, nm);
       const Ext4Mode mode = ext4_data_mode(mt);
       const std::string where = mt.target + " " + mt.fstype + " (" + mt.source + "): ";
-      if (j.kind == MountJudgement::Unknown) {
-        ++unknown;
+      if (j.kind == MountJudgement::Unknown || j.kind == MountJudgement::NotApplicable) {
+        ++(j.kind == MountJudgement::Unknown ? unknown : not_applicable);
         fsr.evidence.push_back(where + j.text + j.note);
         continue;
       }
@@ -286,6 +292,11 @@ class GdsStackCheck final : public Check {
           "the data file systems GDS might use are on storage the GDS documents neither list "
           "nor exclude (an ext4 without a journal, an md RAID level other than 0), or are "
           "network mounts whose transport or NICs this input does not show";
+    } else if (capable == 0 && not_applicable == total) {
+      fsr.verdict = Verdict::Waived;
+      fsr.reason =
+          "GDS reads none of them on this node: they reach their data over TCP and the node "
+          "has no RDMA device (GDS over a network needs a NIC that RDMAs into GPU memory)";
     } else if (capable == 0) {
       fsr.verdict = Verdict::Fail;
       fsr.consequence = "no mounted file system can serve GDS reads";

@@ -9,6 +9,8 @@
 #include "check_util.hpp"
 #include "gdsb/gds_storage.hpp"
 #include "gdsb/topo/checks.hpp"
+#include "gdsb/topo/network_storage.hpp"
+#include "network_carriers.hpp"
 
 namespace gdsb::topo {
 namespace {
@@ -23,22 +25,22 @@ bool has_module(const NetworkFacts& n, std::string_view name) {
   return std::find(n.modules.begin(), n.modules.end(), name) != n.modules.end();
 }
 
-bool nfs_over_rdma(const std::string& options) {
-  std::istringstream in(options);
-  for (std::string o; std::getline(in, o, ',');)
-    if (o == "proto=rdma" || o == "rdma") return true;
-  return false;
-}
+// The mounts whose data GDS would read over RDMA, by the one transport decision of the
+// network-storage reading (mount_transport.hpp): NFS over rdma or rdma6, Lustre over o2ib,
+// NVMe-oF over RDMA. `unsure`: those whose transport the node does not show (WekaFS, IBM
+// Storage Scale, BeeGFS on a node with RDMA devices) and where GDS may engage; no verdict
+// rests on them.
+struct RdmaMounts {
+  std::vector<const Mount*> rdma, unsure;
+};
 
-// Mounts whose data GDS reads over RDMA: the network file systems of the GDS table, NFS only
-// with proto=rdma (GDS does not read NFS over TCP).
-std::vector<const Mount*> rdma_mounts(const Machine& m) {
-  std::vector<const Mount*> out;
-  for (const Mount& mt : m.mounts) {
-    const storage::GdsFileSystem* fs = storage::gds_file_system(mt.fstype);
-    if (fs == nullptr || fs->reach != storage::Reach::Network) continue;
-    if (mt.fstype.rfind("nfs", 0) == 0 && !nfs_over_rdma(mt.options)) continue;
-    out.push_back(&mt);
+RdmaMounts rdma_mounts(const CheckContext& ctx) {
+  RdmaMounts out;
+  for (const NetworkMount& nm : network_mounts(ctx.snapshot, &ctx.model.view())) {
+    if (nm.transport.rdma())
+      out.rdma.push_back(nm.mount);
+    else if (nm.transport.kind == TransportKind::Unknown && nm.engage != Engage::No)
+      out.unsure.push_back(nm.mount);
   }
   return out;
 }
@@ -105,7 +107,18 @@ DmaBuf dma_buf(const Machine& m) {
   return d;
 }
 
-CheckResult registration(const Machine& m, const std::vector<const Mount*>& mounts) {
+// The waived reason's tail where no mount reads over RDMA: the mounts whose transport is not
+// shown, named with what to run, else "nothing needs them".
+std::string nothing_needs(const RdmaMounts& mounts, const std::string& what) {
+  if (mounts.unsure.empty())
+    return "no mount here reads its data over RDMA, so nothing needs " + what;
+  return "no mount here is known to read its data over RDMA: " + mount_list(mounts.unsure) +
+         " may (the node does not show its client's transport; gdsb-topo's file-system "
+         "result names the command that tells)";
+}
+
+CheckResult registration(const Machine& m, const RdmaMounts& rdma) {
+  const std::vector<const Mount*>& mounts = rdma.rdma;
   const std::string title = "GPU memory registration for RDMA (nvidia-peermem or DMA-BUF)";
   const NetworkFacts& n = m.network;
   const bool peermem =
@@ -135,8 +148,8 @@ CheckResult registration(const Machine& m, const std::vector<const Mount*>& moun
   }
   if (mounts.empty()) {
     r.verdict = Verdict::Waived;
-    r.reason = "neither nvidia-peermem nor DMA-BUF (" + d.why_not +
-               "); no mount here reads its data over RDMA, so nothing needs them";
+    r.reason = "neither nvidia-peermem nor DMA-BUF (" + d.why_not + "); " +
+               nothing_needs(rdma, "them");
     return r;
   }
   r.verdict = Verdict::Fail;
@@ -180,17 +193,6 @@ CheckResult rdma_library(const Snapshot& s) {
   return r;
 }
 
-const RdmaPort* port_of_netdev(const NetworkFacts& n, const std::string& netdev,
-                               const RdmaDevice** dev) {
-  for (const RdmaDevice& d : n.rdma_devices)
-    for (const RdmaPort& p : d.ports)
-      if (p.netdev == netdev) {
-        *dev = &d;
-        return &p;
-      }
-  return nullptr;
-}
-
 std::string port_text(const RdmaDevice& d, const RdmaPort& p) {
   std::string t = d.name + " port " + std::to_string(p.port) + ": " +
                   (p.state.empty() ? std::string("state unknown") : p.state);
@@ -199,7 +201,8 @@ std::string port_text(const RdmaDevice& d, const RdmaPort& p) {
   return t;
 }
 
-// Each listed address -> the interface that holds it -> the RDMA port bound to it.
+// Each listed entry -> the interface that holds it (or is named) -> the RDMA ports under it; or
+// an RDMA device named -> its ports.
 CheckResult addr_list(const Machine& m) {
   const std::string title = "cuFile RDMA NICs (rdma_dev_addr_list)";
   const CufileSettings& c = m.cufile;
@@ -237,29 +240,38 @@ CheckResult addr_list(const Machine& m) {
     return r;
   }
   std::vector<std::string> bad;
-  for (const auto& [addr, key] : addrs) {
-    const NetInterface* iface = nullptr;
-    for (const NetInterface& i : n.interfaces)
-      for (const std::string& a : i.addresses)
-        if (a.substr(0, a.find('/')) == addr) iface = &i;
-    const std::string head = addr + " (" + key + ")";
-    if (iface == nullptr) {
-      bad.push_back(head + ": no interface of this node has this address");
+  for (const auto& [entry, key] : addrs) {
+    const std::string head = entry + " (" + key + ")";
+    // The carriers read each entry the same way (network_carriers.hpp).
+    const net::CufileEntry e = net::resolve_cufile_entry(n, entry);
+    std::vector<std::pair<std::string, const RdmaPort*>> lines;  // the path, its port
+    if (e.kind == net::CufileEntry::RdmaDeviceName) {
+      for (const RdmaPort& p : e.rdma->ports) lines.emplace_back(head + " -> " + port_text(*e.rdma, p), &p);
+    } else if (e.iface) {
+      for (const net::NetLeaf& leaf : net::net_leaves(n, e.iface->name))
+        if (leaf.port)
+          lines.emplace_back(head + " -> " + e.iface->name +
+                                 (leaf.netdev == e.iface->name ? "" : " -> " + leaf.netdev) +
+                                 " -> " + port_text(*leaf.rdma, *leaf.port),
+                             leaf.port);
+      if (lines.empty()) {
+        std::string line = head + " -> " + e.iface->name + ": " +
+                           (n.rdma_known ? "no RDMA port is bound to it" : "RDMA ports not recorded");
+        r.evidence.push_back(line);
+        if (n.rdma_known) bad.push_back(line);
+        continue;
+      }
+    } else {
+      bad.push_back(head + (net::is_ip_address(entry)
+                                ? ": no interface of this node has this address"
+                                : ": no RDMA device or interface of this node has this name"));
       r.evidence.push_back(bad.back());
       continue;
     }
-    const RdmaDevice* dev = nullptr;
-    const RdmaPort* port = port_of_netdev(n, iface->name, &dev);
-    if (port == nullptr) {
-      std::string line = head + " -> " + iface->name + ": " +
-                         (n.rdma_known ? "no RDMA port is bound to it" : "RDMA ports not recorded");
+    for (const auto& [line, port] : lines) {
       r.evidence.push_back(line);
-      if (n.rdma_known) bad.push_back(line);
-      continue;
+      if (port->state != "ACTIVE") bad.push_back(line);
     }
-    const std::string line = head + " -> " + iface->name + " -> " + port_text(*dev, *port);
-    r.evidence.push_back(line);
-    if (port->state != "ACTIVE") bad.push_back(line);
   }
   if (!bad.empty()) {
     r.verdict = Verdict::Warn;
@@ -276,7 +288,8 @@ CheckResult addr_list(const Machine& m) {
 }
 
 // gdscheck's rdma_device_status: every RDMA port and its state.
-CheckResult ports(const Machine& m, const std::vector<const Mount*>& mounts) {
+CheckResult ports(const Machine& m, const RdmaMounts& rdma) {
+  const std::vector<const Mount*>& mounts = rdma.rdma;
   const std::string title = "RDMA ports";
   const NetworkFacts& n = m.network;
   if (!n.rdma_known) return waived(kId, title, "/sys/class/infiniband was not read");
@@ -306,6 +319,7 @@ CheckResult ports(const Machine& m, const std::vector<const Mount*>& mounts) {
   }
   r.verdict = Verdict::Waived;
   r.reason = n.rdma_devices.empty() ? "no RDMA device on this node" : "no RDMA port is ACTIVE";
+  if (!rdma.unsure.empty()) r.reason += "; " + nothing_needs(rdma, "one");
   return r;
 }
 
@@ -365,7 +379,7 @@ class RdmaStackCheck final : public Check {
   std::vector<CheckResult> run(const CheckContext& ctx) const override {
     if (auto w = waive_without_host_facts(ctx, id(), title())) return {*w};
     const Machine& m = ctx.snapshot.machine;
-    const std::vector<const Mount*> mounts = rdma_mounts(m);
+    const RdmaMounts mounts = rdma_mounts(ctx);
     std::vector<CheckResult> out;
     out.push_back(registration(m, mounts));
     out.push_back(rdma_library(ctx.snapshot));

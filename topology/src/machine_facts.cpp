@@ -159,7 +159,11 @@ Machine collect_machine(const fs::path& root, bool live, const CollectOptions& o
     while (std::getline(mounts, line)) {
       std::istringstream f(line);
       Mount mt;
-      if (f >> mt.source >> mt.target >> mt.fstype >> mt.options) m.mounts.push_back(mt);
+      if (!(f >> mt.source >> mt.target >> mt.fstype >> mt.options)) continue;
+      // Decoded once, here: every reader of the model sees "/mnt/my data", not "my\040data".
+      for (std::string* field : {&mt.source, &mt.target, &mt.fstype, &mt.options})
+        *field = decode_mount_field(*field);
+      m.mounts.push_back(std::move(mt));
     }
     read_ext4_modes(root, live, m.mounts);
     m.block_devices = read_block_devices(root);

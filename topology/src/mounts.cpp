@@ -53,9 +53,26 @@ bool path_within(std::string_view path, std::string_view dir) {
 const Mount* mount_holding(const std::vector<Mount>& mounts, std::string_view path) {
   const Mount* best = nullptr;
   for (const auto& m : mounts)
-    if (path_within(path, m.target) && (!best || m.target.size() > best->target.size()))
+    if (path_within(path, m.target) && (!best || m.target.size() >= best->target.size()))
       best = &m;
   return best;
+}
+
+std::string decode_mount_field(std::string_view field) {
+  std::string out;
+  out.reserve(field.size());
+  auto octal = [&](size_t i) { return field[i] >= '0' && field[i] <= '7'; };
+  for (size_t i = 0; i < field.size(); ++i) {
+    if (field[i] == '\\' && i + 3 < field.size() && field[i + 1] <= '3' && octal(i + 1) &&
+        octal(i + 2) && octal(i + 3)) {
+      out += static_cast<char>((field[i + 1] - '0') * 64 + (field[i + 2] - '0') * 8 +
+                               (field[i + 3] - '0'));
+      i += 3;
+    } else {
+      out += field[i];
+    }
+  }
+  return out;
 }
 
 bool is_on_disk(std::string_view name, std::string_view disk) {

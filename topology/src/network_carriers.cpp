@@ -105,6 +105,10 @@ std::vector<std::string> expand_ports(const std::string& spec) {
   return out;
 }
 
+std::vector<std::string> lustre_nids(const std::string& source) {
+  return split(source.substr(0, source.find(":/")), ":,");
+}
+
 std::map<std::string, std::string> mount_options(const std::string& options) {
   std::map<std::string, std::string> out;
   for (const std::string& item : split(options, ",")) {
@@ -120,57 +124,132 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
   return out;
 }
 
+namespace {
+
+const NetInterface* find_interface(const NetworkFacts& n, const std::string& name) {
+  for (const NetInterface& i : n.interfaces)
+    if (i.name == name) return &i;
+  return nullptr;
+}
+
+constexpr int kArphrdInfiniband = 32;  // include/uapi/linux/if_arp.h
+
+void collect_leaves(const NetworkFacts& n, const std::string& name, const std::string& via,
+                    int depth, std::vector<NetLeaf>& out) {
+  const NetInterface* iface = find_interface(n, name);
+  for (const RdmaDevice& d : n.rdma_devices)
+    for (const RdmaPort& p : d.ports)
+      if (p.netdev == name) return out.push_back({name, iface, &d, &p, via});
+  if (iface && depth < 4) {
+    const std::string next = via + " via " + name;
+    if (!iface->lower.empty()) {
+      for (const std::string& l : iface->lower) collect_leaves(n, l, next, depth + 1, out);
+      return;
+    }
+    if (!iface->parent.empty()) return collect_leaves(n, iface->parent, next, depth + 1, out);
+    // An IPoIB device the pairing left out (a partition child recorded without `parent`):
+    // the RDMA device of its PCI function, where that has a single port to be.
+    if (iface->type == kArphrdInfiniband && !iface->bdf.empty()) {
+      const auto devs = rdma_devices_of(n, iface->bdf);
+      if (devs.size() == 1 && devs.front()->ports.size() == 1) {
+        const RdmaPort& p = devs.front()->ports.front();
+        return out.push_back({p.netdev.empty() ? name : p.netdev, iface, devs.front(), &p,
+                              p.netdev.empty() || p.netdev == name ? via : next});
+      }
+    }
+  }
+  out.push_back({name, iface, nullptr, nullptr, via});
+}
+
+}  // namespace
+
+std::vector<NetLeaf> net_leaves(const NetworkFacts& n, const std::string& netdev) {
+  std::vector<NetLeaf> out;
+  collect_leaves(n, netdev, "", 0, out);
+  return out;
+}
+
+CufileEntry resolve_cufile_entry(const NetworkFacts& n, const std::string& entry) {
+  CufileEntry e;
+  if (const auto ip = parse_ip(entry)) {
+    for (const NetInterface& i : n.interfaces)
+      for (const std::string& a : i.addresses)
+        if (auto p = parse_prefix(a); p && p->first == *ip) {
+          e.kind = CufileEntry::Address;
+          e.iface = &i;
+          return e;
+        }
+    return e;
+  }
+  for (const RdmaDevice& d : n.rdma_devices)
+    if (d.name == entry) {
+      e.kind = CufileEntry::RdmaDeviceName;
+      e.rdma = &d;
+      return e;
+    }
+  if ((e.iface = find_interface(n, entry))) e.kind = CufileEntry::NetDeviceName;
+  return e;
+}
+
+// A multipath (ECMP) route spreads a server's traffic over its next hops. /proc/net/ipv6_route
+// lists each next hop as a line of its own (same prefix and metric, a gateway each: the
+// kernel's sibling routes), so every one carries the mount. /proc/net/route prints one line per
+// IPv4 route with its first next hop only (fib_route_seq_show), and the model has no other
+// source of IPv4 routes: a gatewayed IPv4 carrier says so, as `ip route show` would tell more.
 void CarrierFinder::by_route(const std::string& server) {
   const auto r = topo::route_to(net_, server);
-  if (r)
+  if (!r) return;
+  const bool v6 = r->destination.find(':') != std::string::npos;
+  std::vector<const Route*> hops;
+  if (v6 && !r->gateway.empty())
+    for (const Route& x : net_.routes)
+      if (x.destination == r->destination && x.metric == r->metric && !x.gateway.empty())
+        hops.push_back(&x);
+  if (hops.size() < 2) {
+    const std::string note = !v6 && !r->gateway.empty()
+                                 ? "; /proc/net/route shows a multipath route's first next hop only"
+                                 : "";
     add_netdev(r->dev, "route to " + server + " (" + r->destination +
                            (r->gateway.empty() ? "" : " via " + r->gateway) + " dev " + r->dev +
-                           ")");
+                           note + ")");
+    return;
+  }
+  for (size_t i = 0; i < hops.size(); ++i)
+    add_netdev(hops[i]->dev, "route to " + server + " (" + r->destination + ", next hop " +
+                                 std::to_string(i + 1) + " of " + std::to_string(hops.size()) +
+                                 ": via " + hops[i]->gateway + " dev " + hops[i]->dev + ")");
 }
 
 bool CarrierFinder::by_local_address(const std::string& addr, const std::string& how) {
-  const auto ip = parse_ip(addr);
-  if (!ip) return false;
-  for (const NetInterface& i : net_.interfaces)
-    for (const std::string& a : i.addresses)
-      if (auto p = parse_prefix(a); p && p->first == *ip) {
-        add_netdev(i.name, how);
-        return true;
-      }
-  return false;
+  const CufileEntry e = resolve_cufile_entry(net_, addr);
+  if (e.kind != CufileEntry::Address) return false;
+  add_netdev(e.iface->name, how);
+  return true;
 }
 
 void CarrierFinder::by_cufile_entry(const std::string& entry, const std::string& key) {
   const std::string how = "cufile.json " + key + " " + entry;
-  if (by_local_address(entry, how)) return;
-  for (const RdmaDevice& d : net_.rdma_devices)
-    if (d.name == entry) {
-      for (const RdmaPort& p : d.ports) add(carrier_of_port(d, p), how);
-      return;
-    }
-  for (const NetInterface& i : net_.interfaces)
-    if (i.name == entry) return add_netdev(i.name, how);
+  const CufileEntry e = resolve_cufile_entry(net_, entry);
+  if (e.kind == CufileEntry::RdmaDeviceName)
+    for (const RdmaPort& p : e.rdma->ports) add(carrier_of_port(*e.rdma, p), how);
+  else if (e.iface)
+    add_netdev(e.iface->name, how);
 }
 
-void CarrierFinder::add_netdev(const std::string& name, const std::string& how, int depth) {
-  const NetInterface* iface = interface(name);
-  // An RDMA port bound to the device itself first: a RoCE LAG bond (mlx5_bond_0 ==> bond0)
-  // carries RDMA as one port; its PCI function is the RDMA device's.
-  for (const RdmaDevice& d : net_.rdma_devices)
-    for (const RdmaPort& p : d.ports)
-      if (p.netdev == name) {
-        MountCarrier c = carrier_of_port(d, p);
-        if (iface && !iface->bdf.empty()) c.bdf = iface->bdf;
-        return add(std::move(c), how);
-      }
-  if (iface && !iface->lower.empty() && depth < 4) {
-    for (const std::string& l : iface->lower) add_netdev(l, how + " via " + name, depth + 1);
-    return;
+void CarrierFinder::add_netdev(const std::string& name, const std::string& how) {
+  for (const NetLeaf& leaf : net_leaves(net_, name)) {
+    MountCarrier c;
+    if (leaf.port) {
+      c = carrier_of_port(*leaf.rdma, *leaf.port);
+      // A RoCE LAG bond (mlx5_bond_0 ==> bond0) carries RDMA as one port; its PCI function
+      // is the RDMA device's. Elsewhere the net device's own function, where it has one.
+      if (leaf.iface && !leaf.iface->bdf.empty()) c.bdf = leaf.iface->bdf;
+    } else {
+      c.netdev = leaf.netdev;
+      if (leaf.iface) c.bdf = leaf.iface->bdf;
+    }
+    add(std::move(c), how + leaf.via);
   }
-  MountCarrier c;
-  c.netdev = name;
-  if (iface) c.bdf = iface->bdf;
-  add(std::move(c), how);
 }
 
 const NetInterface* CarrierFinder::interface(const std::string& name) const {

@@ -219,6 +219,9 @@ NetInterface read_interface(const fs::path& dir, const std::string& name) {
   n.type = static_cast<int>(read_number(dir / "type", 10).value_or(0));
   for (const std::string& e : list_dir(dir))
     if (e.rfind("lower_", 0) == 0) n.lower.push_back(e.substr(6));
+  // Only an IPoIB child has `parent` (ipoib_vlan.c); an RDMA device's own `parent` (rxe) is
+  // under /sys/class/infiniband, not here.
+  n.parent = text_of(dir / "parent");
   return n;
 }
 

@@ -87,7 +87,9 @@ void judge_rdma(NetworkMount& nm, const Snapshot& s, const std::string& evidence
   }
 }
 
-// A file system whose client picks RDMA or TCP where /proc/mounts does not show it.
+// A file system whose client picks RDMA or TCP where /proc/mounts does not show it: the
+// transport is known only where the node leaves no choice (no RDMA device) or the mount
+// names a socket mode (WekaFS net=udp).
 void judge_hidden_transport(NetworkMount& nm, const Snapshot& s, const std::string& what_to_run,
                             const std::string& needs) {
   const Machine& m = s.machine;
@@ -96,10 +98,12 @@ void judge_hidden_transport(NetworkMount& nm, const Snapshot& s, const std::stri
     nm.why = "GDS serves " + nm.mount->fstype +
              " through nvidia-fs only (not kernel P2PDMA), and nvidia-fs is not loaded";
     nm.remedy = "modprobe nvidia-fs (packages nvidia-fs-dkms / nvidia-gds)";
-  } else if (no_rdma_device(m.network)) {
+  } else if (nm.transport.kind == TransportKind::Socket) {
     nm.engage = Engage::No;
-    nm.why = needs + ", and this node has no RDMA device (/sys/class/infiniband is empty)";
-    nm.remedy = "an RDMA NIC (InfiniBand or RoCE) with its driver, near the GPUs";
+    nm.why = needs + ", and " + nm.transport.evidence;
+    nm.remedy = nm.node_without_rdma
+                    ? "an RDMA NIC (InfiniBand or RoCE) with its driver, near the GPUs"
+                    : "mount it over the NICs with RDMA (without net=udp)";
   } else {
     nm.why = needs + "; /proc/mounts does not show which transport its client uses";
     nm.what_to_run = what_to_run;
@@ -113,8 +117,6 @@ void judge_nfs(NetworkMount& nm, const Snapshot& s, CarrierFinder& f) {
     return it == o.end() ? std::string() : it->second;
   };
   nm.kind = "NFS";
-  nm.transport = get("proto");
-  if (nm.transport.empty() && o.count("rdma")) nm.transport = "rdma";
   if (!get("addr").empty()) nm.servers.push_back(get("addr"));
   if (const std::string rp = get("remoteports"); !rp.empty() && rp != "dns")
     for (const auto& a : net::expand_ports(rp))
@@ -137,61 +139,61 @@ void judge_nfs(NetworkMount& nm, const Snapshot& s, CarrierFinder& f) {
   net::add_cufile_carriers(f, s.machine.cufile, "nfs", *nm.mount);
   nm.carriers = f.take();
   const std::string port = get("port");
-  std::string evidence = "proto=" + nm.transport + (port.empty() ? "" : ",port=" + port);
+  const std::string& proto = nm.transport.name;
+  std::string evidence = "proto=" + proto + (port.empty() ? "" : ",port=" + port);
   if (!get("vers").empty()) evidence += ",vers=" + get("vers");
   if (!get("nconnect").empty()) evidence += ",nconnect=" + get("nconnect");
-  if (nm.transport == "rdma") return judge_rdma(nm, s, evidence, nm.mount->fstype);
-  if (nm.transport.empty()) {
+  if (nm.transport.rdma()) return judge_rdma(nm, s, evidence, nm.mount->fstype);
+  if (nm.transport.kind == TransportKind::Unknown) {
     nm.why = "the mount options do not name its transport (no proto=); GDS needs NFS over RDMA";
     nm.what_to_run = "nfsstat -m (proto=rdma is needed)";
     return;
   }
   nm.engage = Engage::No;
-  nm.why = evidence + ": NFS over " + nm.transport +
+  nm.why = evidence + ": NFS over " + proto +
            " moves data through the kernel's socket buffers; GDS engages on NFS over RDMA only "
            "(proto=rdma), so cuFile reads this mount in compat mode";
-  nm.remedy = "remount over RDMA: umount " + nm.mount->target + "; mount -o proto=rdma,port=20049" +
-              (get("vers").empty() ? "" : ",vers=" + get("vers")) + " " + nm.mount->source + " " +
-              nm.mount->target + " (the server must export over RDMA; modprobe rpcrdma)";
+  // Over IPv6 the RDMA netid is rdma6 (nfs(5)).
+  const bool v6 = proto.size() > 1 && proto.back() == '6';
+  nm.remedy = "remount over RDMA: umount " + nm.mount->target + "; mount -o proto=rdma" +
+              (v6 ? "6" : "") + ",port=20049" + (get("vers").empty() ? "" : ",vers=" + get("vers")) +
+              " " + nm.mount->source + " " + nm.mount->target +
+              " (the server must export over RDMA; modprobe rpcrdma)";
 }
 
 void judge_lustre(NetworkMount& nm, const Snapshot& s, CarrierFinder& f) {
   nm.kind = "Lustre";
-  const std::string& src = nm.mount->source;
-  const auto cut = src.find(":/");
-  std::set<std::string> lnds;
   std::vector<std::string> addrs;
-  for (const auto& nid : split(src.substr(0, cut), ":,")) {
+  for (const auto& nid : net::lustre_nids(nm.mount->source)) {
     nm.servers.push_back(nid);
-    const auto at = nid.find('@');
-    if (at == std::string::npos) continue;
-    addrs.push_back(nid.substr(0, at));
-    std::string lnd = nid.substr(at + 1);
-    while (!lnd.empty() && std::isdigit(static_cast<unsigned char>(lnd.back()))) lnd.pop_back();
-    lnds.insert(lnd);
+    if (const auto at = nid.find('@'); at != std::string::npos) addrs.push_back(nid.substr(0, at));
   }
-  nm.transport = join(std::vector<std::string>(lnds.begin(), lnds.end()), ",");
-  // LNet's own list of local interfaces per network: "o2ib0(ib0,ib1),tcp0(eth0)".
+  // LNet's own list of local interfaces per network: "o2ib0(ib0,ib1),tcp0(eth0)"; those of
+  // the networks the mount's transport uses carry it.
+  const std::vector<std::string> types = split(nm.transport.name, ",");
   const std::string& networks = s.machine.network.lnet_networks;
   bool from_lnet = false;
   for (size_t pos = 0; pos < networks.size();) {
     const auto open = networks.find('(', pos), close = networks.find(')', pos);
     if (open == std::string::npos || close == std::string::npos || close < open) break;
     const std::string net = split(networks.substr(pos, open - pos), ", ").back();
-    if (net.rfind("o2ib", 0) == 0 && lnds.count("o2ib"))
-      for (const auto& dev : split(networks.substr(open + 1, close - open - 1), ", ")) {
-        f.add_netdev(dev, "lnet " + net + "(" + dev + ")");
-        from_lnet = true;
-      }
+    for (const auto& type : types)
+      if (net.rfind(type, 0) == 0 && net.find_first_not_of("0123456789", type.size()) ==
+                                         std::string::npos)
+        for (const auto& dev : split(networks.substr(open + 1, close - open - 1), ", ")) {
+          f.add_netdev(dev, "lnet " + net + "(" + dev + ")");
+          from_lnet = true;
+        }
     pos = close + 1;
   }
   if (!from_lnet)
     for (const auto& a : addrs) f.by_route(a);
   net::add_cufile_carriers(f, s.machine.cufile, "lustre", *nm.mount);
   nm.carriers = f.take();
-  if (lnds == std::set<std::string>{"o2ib"})
-    return judge_rdma(nm, s, "LNet o2ib (NIDs " + join(nm.servers) + ")", "lustre");
-  if (lnds == std::set<std::string>{"tcp"}) {
+  if (nm.transport.rdma())
+    return judge_rdma(nm, s, "LNet " + nm.transport.name + " (NIDs " + join(nm.servers) + ")",
+                      "lustre");
+  if (nm.transport.kind == TransportKind::Socket) {
     nm.engage = Engage::No;
     nm.why = "LNet over TCP (NIDs " + join(nm.servers) +
              ", ksocklnd): no RDMA, and GDS needs the NIC to RDMA into GPU memory (EXAScaler's "
@@ -200,7 +202,7 @@ void judge_lustre(NetworkMount& nm, const Snapshot& s, CarrierFinder& f) {
                 "and mount through the servers' @o2ib NIDs";
     return;
   }
-  nm.why = "LNet network " + (nm.transport.empty() ? std::string("unknown") : nm.transport) +
+  nm.why = "LNet network " + (nm.transport.name.empty() ? std::string("unknown") : nm.transport.name) +
            " (NIDs " + join(nm.servers) + "): the GDS documents name LNet o2ib only";
   nm.what_to_run = "lnetctl net show (the local NIDs and their LND)";
 }
@@ -239,21 +241,9 @@ void judge_unlisted(NetworkMount& nm, CarrierFinder& f) {
               "Storage Scale, BeeGFS, or ext4/xfs on NVMe)";
 }
 
-// A mount whose drives are namespaces of an NVMe-oF controller (transport other than pcie).
-const NvmeController* fabric_controller(const Snapshot& s, const Mount& m) {
-  const auto stack = block_stack(s.machine, m);
-  if (!stack) return nullptr;
-  for (const std::string& drive : stack->drives)
-    for (const NvmeController& c : s.machine.network.nvme_controllers)
-      for (const std::string& ns : c.namespaces)
-        if (c.transport != "pcie" && c.transport != "loop" && is_on_disk(drive, ns)) return &c;
-  return nullptr;
-}
-
 void judge_nvmeof(NetworkMount& nm, const Snapshot& s, const NvmeController& c,
                   CarrierFinder& f) {
   nm.kind = "NVMe-oF";
-  nm.transport = c.transport;
   const auto o = mount_options(c.address);
   auto get = [&](const char* k) {
     auto it = o.find(k);
@@ -266,8 +256,8 @@ void judge_nvmeof(NetworkMount& nm, const Snapshot& s, const NvmeController& c,
   nm.carriers = f.take();
   const std::string evidence = c.name + " transport " + c.transport +
                                (nm.servers.empty() ? "" : " to " + nm.servers.front());
-  if (c.transport == "rdma") return judge_rdma(nm, s, "NVMe-oF " + evidence, "NVMe-oF");
-  if (c.transport == "tcp") {
+  if (nm.transport.rdma()) return judge_rdma(nm, s, "NVMe-oF " + evidence, "NVMe-oF");
+  if (nm.transport.kind == TransportKind::Socket) {
     nm.engage = Engage::No;
     nm.why = "NVMe/TCP (" + evidence +
              "): the data crosses the kernel's TCP stack, no NIC RDMA into GPU memory; the GDS "
@@ -288,6 +278,8 @@ std::vector<NetworkMount> network_mounts(const Snapshot& s, const TopologyView* 
   for (const Mount& m : s.machine.mounts) {
     NetworkMount nm;
     nm.mount = &m;
+    nm.transport = mount_transport(s.machine, m);
+    nm.node_without_rdma = no_rdma_device(s.machine.network);
     CarrierFinder f(s);
     const std::string& t = m.fstype;
     if (t == "nfs" || t == "nfs4") {
@@ -326,7 +318,7 @@ std::vector<NetworkMount> network_mounts(const Snapshot& s, const TopologyView* 
                              "RDMA and nvidia-fs support)");
     } else if (unlisted_network_fs(t)) {
       judge_unlisted(nm, f);
-    } else if (const NvmeController* c = fabric_controller(s, m)) {
+    } else if (const NvmeController* c = fabric_controller(s.machine, m)) {
       judge_nvmeof(nm, s, *c, f);
     } else {
       continue;

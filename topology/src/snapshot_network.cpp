@@ -26,7 +26,8 @@ json interface_json(const NetInterface& i) {
           {"mtu", i.mtu},
           {"type", i.type},
           {"addresses", i.addresses},
-          {"lower", i.lower}};
+          {"lower", i.lower},
+          {"parent", i.parent}};
 }
 
 json rdma_device_json(const RdmaDevice& d) {
@@ -85,6 +86,7 @@ NetworkFacts network_from(const json& j) {
     x.type = field<int>(i, "type");
     x.addresses = field<std::vector<std::string>>(i, "addresses");
     x.lower = field<std::vector<std::string>>(i, "lower");
+    x.parent = i.value("parent", std::string());  // absent in snapshots before issue 34
     n.interfaces.push_back(std::move(x));
   }
   for (const json& r : j.at("routes"))

@@ -100,7 +100,7 @@ std::vector<Finding> run(const Facts& facts) {
                                     : gpu_run ? detail::describe_run(*gpu_run) : "";
   const GpuDiagnosis* g = gpu_run ? facts.gpu_of(*gpu_run) : nullptr;
   const std::string where = nm->mount->target + " (" + nm->kind +
-                            (nm->transport.empty() ? "" : " over " + nm->transport) + ")";
+                            (nm->transport.name.empty() ? "" : " over " + nm->transport.name) + ")";
   const std::vector<std::string> nics = carrier_nics(*nm);
   const topo::Ceiling carried = model.carriers_ceiling(nics, "");
   std::vector<std::string> rails;  // the data NICs that are up

@@ -164,6 +164,10 @@ struct NetInterface {
   int type = 0;                        // ARPHRD number: 1 Ethernet, 32 InfiniBand, 772 loopback
   std::vector<std::string> addresses;  // "10.10.1.21/24", "fd00::21/64"
   std::vector<std::string> lower;      // what a bond or VLAN stands on (lower_<if> links)
+  // An IPoIB partition child's interface (ib0 of ib0.8001): its `parent` file, which the
+  // ib_ipoib driver gives each child (Documentation/infiniband/ipoib: "the main interface for
+  // a subinterface is in 'parent'"); a child has no lower_ link. "" for any other device.
+  std::string parent;
   bool operator==(const NetInterface&) const = default;
 };
 

@@ -18,8 +18,17 @@ namespace gdsb::topo {
 // "/data10/f" is not; everything is within "/".
 bool path_within(std::string_view path, std::string_view dir);
 
-// The mount holding `path`: the longest mount point it lies within; nullptr when none.
+// The mount holding `path`: the longest mount point it lies within, and of mounts stacked on
+// one mount point the last in `mounts` (the order of /proc/mounts), the one on top that serves
+// it (an NFS mount over the autofs trigger at the same target); nullptr when none. `mounts`
+// hold decoded text (decode_mount_field), as every reader of the model does.
 const Mount* mount_holding(const std::vector<Mount>& mounts, std::string_view path);
+
+// One field of a /proc/mounts line as the text it stands for: the kernel writes space, tab,
+// newline and backslash as octal escapes ("\040", "\011", "\012", "\134"; fs/proc_namespace.c
+// mangle(), getmntent(3)), so "/mnt/my\040data" is "/mnt/my data". Any "\ooo" is decoded;
+// other text is kept. The collectors decode once, into Mount; nothing else decodes.
+std::string decode_mount_field(std::string_view field);
 
 // Whether kernel block device `name` is the disk `disk` or one of its partitions
 // ("nvme1n1p2" and "nvme1n1" are on "nvme1n1"; "nvme1n10p1" is not; "sda1" is on "sda",

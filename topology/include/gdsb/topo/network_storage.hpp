@@ -12,6 +12,7 @@
 
 #include "gdsb/topo/analysis.hpp"
 #include "gdsb/topo/model.hpp"
+#include "gdsb/topo/mount_transport.hpp"
 
 namespace gdsb::topo {
 
@@ -48,7 +49,8 @@ struct NetworkMount {
   const Mount* mount = nullptr;
   std::string kind;       // "NFS", "Lustre", "WekaFS", "IBM Storage Scale", "BeeGFS",
                           // "NVMe-oF", or the fstype of a file system no GDS document lists
-  std::string transport;  // "rdma", "tcp", "o2ib", "fc", ...; "" unknown
+  // RDMA or sockets, decided once by mount_transport(): every verdict reads it from here.
+  MountTransport transport;
   std::vector<std::string> servers;  // addresses or NIDs the mount names
   Engage engage = Engage::Unknown;
   std::string why;          // the evidence for `engage`, one sentence
@@ -58,6 +60,10 @@ struct NetworkMount {
   std::string remedy;
   std::vector<MountCarrier> carriers;  // empty: not found (carriers_note says why)
   std::string carriers_note;
+  // The node has no RDMA device (/sys/class/infiniband read and empty): GDS can engage on no
+  // network mount here. A fact of the node's hardware, not a fault of this mount: the
+  // file-system check does not fail on it, as it does not on a node without NVMe.
+  bool node_without_rdma = false;
 };
 
 // Every data mount that reaches its data over a network, in mount order: the network file
