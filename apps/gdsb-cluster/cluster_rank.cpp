@@ -44,7 +44,7 @@ NodeOptions node_options(const Options& o, int rank) {
       throw UsageError("--topo-input '" + spec +
                        "': KIND must be sysfs-root, pci-dump, lspci-text, hwloc-xml or snapshot");
   }
-  if (!o.fake_gpu.empty()) n.fake_gpu = cluster::load_fake_gpu_spec(with_rank(o.fake_gpu, rank));
+  if (!o.fake_gpu.empty()) n.fake_gpu = gpu::load_fake_gpu_spec(with_rank(o.fake_gpu, rank));
   n.no_hwloc = o.no_hwloc;
   n.no_nvml = o.no_nvml;
   n.no_cuda = o.no_cuda;

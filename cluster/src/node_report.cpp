@@ -7,7 +7,7 @@
 #include "gdsb/cluster/fingerprint.hpp"
 #include "gdsb/cluster/summary.hpp"
 #include "gdsb/error.hpp"
-#include "gdsb/gpu/fake_gpu_service.hpp"
+#include "gdsb/gpu/fake_gpu_spec.hpp"
 #include "gdsb/gpu/gpu_paths.hpp"
 #include "gdsb/cpu_paths.hpp"
 #include "gdsb/nvml.hpp"
@@ -40,24 +40,12 @@ std::string model_of(const std::vector<const topo::Device*>& devs) {
   return best;
 }
 
-std::shared_ptr<gpu::GpuService> fake_service(const FakeGpuSpec& spec) {
-  gpu::FakeGpuOptions fo;
-  fo.devices = spec.devices;
-  fo.copy_delay = std::chrono::microseconds(spec.copy_delay_us);
-  return std::make_shared<gpu::FakeGpuService>(fo);
-}
-
 // The transfer paths a rank's io runs use: the CPU paths, the GPU paths through CUDA or the
 // fake GPU service (no cuFile there).
 void add_paths(const NodeOptions& o, PathRegistry& paths) {
   paths.add(make_cpu_only_path());
   if (o.fake_gpu) {
-    gpu::GpuPathDeps deps = gpu::default_gpu_path_deps();
-    deps.service = fake_service(*o.fake_gpu);
-    deps.load_cufile = [](const Workload&) {
-      return gpu::cufile::LoadResult{nullptr, "no cuFile with the fake GPU service (--fake-gpu)"};
-    };
-    gpu::add_gpu_paths(paths, deps);
+    gpu::add_gpu_paths(paths, gpu::fake_gpu_path_deps(*o.fake_gpu));
   } else {
     gpu::add_gpu_paths(paths);
   }
@@ -174,21 +162,6 @@ StorageSample StorageRunner::run(const StorageIo& io, const std::atomic<bool>& s
   return s;
 }
 
-FakeGpuSpec load_fake_gpu_spec(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError("--fake-gpu " + path + ": cannot open the file");
-  const json j = json::parse(in, nullptr, false);
-  if (!j.is_object() || !j.value("devices", json()).is_number_integer())
-    throw UsageError("--fake-gpu " + path +
-                     ": expected a JSON object such as {\"devices\": 2, \"copy_delay_us\": 500}");
-  FakeGpuSpec s;
-  s.devices = j.at("devices").get<int>();
-  s.copy_delay_us = j.value("copy_delay_us", 0);
-  if (s.devices < 1 || s.devices > 64 || s.copy_delay_us < 0 || s.copy_delay_us > 10'000'000)
-    throw UsageError("--fake-gpu " + path + ": devices must be 1..64 and copy_delay_us 0..1e7");
-  return s;
-}
-
 json topology_phase(const NodeOptions& o, NodeFacts& facts) {
   topo::CollectOptions co;
   if (const char* e = std::getenv("CUFILE_ENV_PATH_JSON")) co.cufile_env_path = e;
@@ -242,7 +215,7 @@ json p2p_phase(const NodeOptions& o, NodeFacts& facts) {
   } b;
   std::shared_ptr<gpu::GpuService> service;
   if (o.fake_gpu) {
-    service = fake_service(*o.fake_gpu);
+    service = gpu::fake_gpu_path_deps(*o.fake_gpu).service;
     b.cuda = make_service_cuda_layer(service);
     b.nvml = p2p::make_unavailable_nvml_layer("fake GPU service (--fake-gpu)");
     b.timer = make_service_copy_timer(service);

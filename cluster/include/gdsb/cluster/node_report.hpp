@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gdsb/cluster/shared_storage.hpp"
+#include "gdsb/gpu/fake_gpu_spec.hpp"
 #include "gdsb/p2p/measure.hpp"
 #include "gdsb/transfer_path.hpp"
 #include "gdsb/topo/collect.hpp"
@@ -27,12 +28,9 @@ class Runner;
 namespace gdsb::cluster {
 
 // The host-memory fake GPU service instead of CUDA (tests; see docs/gdsb-cluster.md):
-// read from a JSON file {"devices": 2, "copy_delay_us": 500}.
-struct FakeGpuSpec {
-  int devices = 1;
-  int copy_delay_us = 0;
-};
-FakeGpuSpec load_fake_gpu_spec(const std::string& path);  // UsageError naming the file
+// read from a JSON file {"devices": 2, "copy_delay_us": 500} (gdsb/gpu/fake_gpu_spec.hpp,
+// which gdsb-io's node mode reads too).
+using gpu::FakeGpuSpec;
 
 struct NodeOptions {
   topo::InputSources sources;  // none set: this machine
