@@ -78,14 +78,6 @@ uint64_t mono_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-// Descriptors the process holds now (/proc/self/fd; 0 where it cannot be read).
-rlim_t open_descriptors() {
-  std::error_code ec;
-  rlim_t n = 0;
-  for (std::filesystem::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end; it.increment(ec)) ++n;
-  return n;
-}
-
 // A run that keeps many files open (a file list) makes room for them. cuFile opens a
 // second descriptor of its own for every registered file (for unaligned I/O; measured on
 // the H100 machine, cuFile 1.15: a 10,000-file run failed with EMFILE at file 9,979 when
@@ -101,7 +93,7 @@ void ensure_descriptors(std::size_t files, bool cufile) {
   rlimit rl{};
   if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
   const rlim_t per_file = cufile ? 2 : 1;
-  const rlim_t open_now = open_descriptors();
+  const rlim_t open_now = open_descriptor_count();
   const rlim_t want = open_now + static_cast<rlim_t>(files) * per_file + 64;
   if (rl.rlim_cur >= want) return;
   if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want) {
@@ -133,6 +125,13 @@ FileOwner file_owner(const std::string& path, const std::vector<std::string>& jo
   if (::getxattr(path.c_str(), kCreatedXattr, value, sizeof value) >= 0)
     return FileOwner::MarkedByGdsbench;
   return FileOwner::Foreign;
+}
+
+uint64_t open_descriptor_count() {
+  std::error_code ec;
+  uint64_t n = 0;
+  for (std::filesystem::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end; it.increment(ec)) ++n;
+  return n;
 }
 
 bool job_reads(const Workload& w) {

@@ -25,6 +25,9 @@ enum class FileOwner { ThisJob, MarkedByGdsbench, Foreign };
 FileOwner file_owner(const std::string& path, const std::vector<std::string>& job_files);
 
 // Whether the job reads (any read pattern, or -M with reads) and whether it writes.
+// The descriptors this process holds now (/proc/self/fd; 0 where it cannot be read).
+uint64_t open_descriptor_count();
+
 bool job_reads(const Workload& w);
 bool job_writes(const Workload& w);
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "../run_files.hpp"
 #include "gdsb/error.hpp"
 
 namespace gdsb::gpu {
@@ -51,6 +52,7 @@ CufileSession::CufileSession(std::shared_ptr<const cufile::CufileApi> api, Cufil
 CufileSession::~CufileSession() { close(); }
 
 void CufileSession::fail_early(const std::string& call, int code, int cu_err, uint32_t file) {
+  descriptors_at_failure_ = detail::open_descriptor_count();  // before deregistering closes cuFile's
   for (auto h : handles_) api_->handle_deregister(h);
   handles_.clear();
   fail(call, code, cu_err, file);
@@ -71,9 +73,7 @@ cufile::FailureContext CufileSession::context(const std::string& call, int code,
   c.cu_err = cu_err;
   c.nvfs_loaded = facts_.before.loaded;
   if (!facts_.log_dir.empty()) c.log_lines = relevant_log_lines(facts_.log_dir);
-  std::error_code ec;
-  uint64_t open_fds = 0;
-  for (std::filesystem::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end; it.increment(ec)) ++open_fds;
+  const uint64_t open_fds = descriptors_at_failure_ ? *descriptors_at_failure_ : detail::open_descriptor_count();
   if (rlimit rl{}; open_fds > 0 && ::getrlimit(RLIMIT_NOFILE, &rl) == 0) {
     c.descriptors_open = open_fds;
     c.descriptor_limit = rl.rlim_cur;

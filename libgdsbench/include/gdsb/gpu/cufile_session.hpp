@@ -59,6 +59,7 @@ class CufileSession {
   EvidenceRoots roots_;
   PathFacts facts_;
   std::shared_ptr<const CufileDriver> driver_;
+  std::optional<uint64_t> descriptors_at_failure_;  // counted before a failed setup is undone
   std::vector<cufile::CUfileHandle_t> handles_;
   std::atomic<uint64_t> reads_{0}, writes_{0};
   std::vector<uint64_t> cached_before_;  // page-cache bytes of each file at the start
