@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -263,87 +264,80 @@ bool drop_sys_resource() {
   return ::syscall(SYS_capset, &h, d) == 0;
 }
 
-// A file list keeps every file open; cuFile opens a second descriptor of its own per
-// registered file, so a cuFile run needs two per file and room for CUDA and cuFile. Under a
-// hard limit of 200 descriptors that a user without CAP_SYS_RESOURCE cannot raise, 100
-// files fit a CPU run (one each) but not a cuFile run, which is refused before any file is
-// opened, with the count it needs. In a child process: the limit and the capability stay
-// there.
-TEST(FileListDescriptors, CufileCountsTwoPerFile) {
+// Runs `body` in a child process (a descriptor limit or a capability changed there stays
+// there) and returns its exit code: body's result, 14 for an exception (printed).
+int in_child(const std::function<int()>& body) {
   const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
+  if (pid < 0) return -1;
   if (pid == 0) {
-    int code = 0;
+    int code = 14;
     try {
-      Fixture fx;
-      const std::string list = fx.list("many", 100);
-      rlimit rl{200, 200};
-      if (::setrlimit(RLIMIT_NOFILE, &rl) != 0 || !drop_sys_resource()) ::_exit(10);  // may lack it already
-      Workload w;
-      w.file_list = list;
-      w.pattern = IoPattern::Write;
-      w.xfer = XferType::CpuOnly;
-      w.io_size = kIo;
-      w.file_size = kIo;
-      w.threads = 1;
-      if (Runner(fx.registry).run(w).status != RunStatus::Ok) code = 11;
-      w.pattern = IoPattern::Read;
-      w.xfer = XferType::GpuDirect;
-      try {
-        (void)Runner(fx.registry).run(w);
-        code = code ? code : 12;  // not refused
-      } catch (const UsageError& e) {
-        const std::string m = e.what();
-        if (m.find("two descriptors each") == std::string::npos || m.find("open already") == std::string::npos ||
-            m.find("cannot be raised here") == std::string::npos || m.find("ulimit -Hn") == std::string::npos) {
-          code = code ? code : 13;
-        }
-      }
-    } catch (...) {
-      code = 14;
+      code = body();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s\n", e.what());
     }
     ::_exit(code);
   }
   int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0)
-      << "10: setrlimit failed, 11: the CPU run failed, 12: the cuFile run was not refused, "
-         "13: the message lacks the count or the remedy, 14: another exception";
+  if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+// A run of `files` one-block files of a file list, writing.
+Workload file_list_write(const std::string& list, XferType x) {
+  Workload w;
+  w.file_list = list;
+  w.pattern = IoPattern::Write;
+  w.xfer = x;
+  w.io_size = kIo;
+  w.file_size = kIo;
+  w.threads = 1;
+  return w;
+}
+
+// A file list keeps every file open; cuFile opens a second descriptor of its own per
+// registered file, so a cuFile run needs two per file. Under a hard limit of 200
+// descriptors that a user without CAP_SYS_RESOURCE cannot raise, 100 files fit a CPU run
+// (one each) but not a cuFile run, which is refused before any file is opened, with the
+// count it needs.
+TEST(FileListDescriptors, CufileCountsTwoPerFile) {
+  const int code = in_child([] {
+    Fixture fx;
+    const std::string list = fx.list("many", 100);
+    rlimit rl{200, 200};
+    if (::setrlimit(RLIMIT_NOFILE, &rl) != 0 || !drop_sys_resource()) return 10;  // may lack it already
+    Workload w = file_list_write(list, XferType::CpuOnly);
+    if (Runner(fx.registry).run(w).status != RunStatus::Ok) return 11;
+    w.pattern = IoPattern::Read;
+    w.xfer = XferType::GpuDirect;
+    try {
+      (void)Runner(fx.registry).run(w);
+      return 12;  // not refused
+    } catch (const UsageError& e) {
+      const std::string m = e.what();
+      for (const char* needle : {"two descriptors each", "open already", "cannot be raised here", "ulimit -Hn"})
+        if (m.find(needle) == std::string::npos) return 13;
+    }
+    return 0;
+  });
+  EXPECT_EQ(code, 0) << "10: setrlimit failed, 11: the CPU run failed, 12: the cuFile run was not refused, "
+                        "13: the message lacks the count or the remedy, 14: another exception";
 }
 
 // What CUDA and cuFile open besides two descriptors a file grows with the GPUs (issue 35:
-// a 9,950-file run failed at fd 9,975 on 4 x H200 with 64 to spare): a run that must raise
+// a 9,950-file run failed at fd 9,975 on 4 x H100 with 64 to spare): a run that must raise
 // the soft limit raises it to the hard one, not to its own count. Soft 100, hard 4096, a
 // 60-file cuFile run: the soft limit is 4096 afterwards (it was 184 before).
 TEST(FileListDescriptors, RaisesTheSoftLimitToTheHardOne) {
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    int code = 0;
-    try {
-      Fixture fx;
-      const std::string list = fx.list("many", 60);
-      rlimit rl{100, 4096};
-      if (::setrlimit(RLIMIT_NOFILE, &rl) != 0) ::_exit(10);
-      Workload w;
-      w.file_list = list;
-      w.pattern = IoPattern::Write;
-      w.xfer = XferType::GpuDirect;
-      w.io_size = kIo;
-      w.file_size = kIo;
-      w.threads = 1;
-      if (Runner(fx.registry).run(w).status != RunStatus::Ok) code = 11;
-      if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur != 4096) code = code ? code : 12;
-    } catch (...) {
-      code = 14;
-    }
-    ::_exit(code);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  const int code = in_child([] {
+    Fixture fx;
+    const std::string list = fx.list("many", 60);
+    rlimit rl{100, 4096};
+    if (::setrlimit(RLIMIT_NOFILE, &rl) != 0) return 10;
+    if (Runner(fx.registry).run(file_list_write(list, XferType::GpuDirect)).status != RunStatus::Ok) return 11;
+    return ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur == 4096 ? 0 : 12;
+  });
+  EXPECT_EQ(code, 0) << "10: setrlimit failed, 11: the run failed, 12: the soft limit is not the hard one, 14: an exception";
 }
 
 // Where the hard limit is short and the process may raise it (CAP_SYS_RESOURCE), it is
@@ -354,35 +348,15 @@ TEST(FileListDescriptors, APrivilegedRunRaisesAShortHardLimit) {
   __user_cap_data_struct d[2]{};
   if (::syscall(SYS_capget, &h, d) != 0 || (d[CAP_SYS_RESOURCE / 32].effective & (1U << (CAP_SYS_RESOURCE % 32))) == 0)
     GTEST_SKIP() << "this process lacks CAP_SYS_RESOURCE (containers and sandboxes drop it): no hard limit can be raised";
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    int code = 0;
-    try {
-      Fixture fx;
-      const std::string list = fx.list("many", 100);
-      rlimit rl{200, 200};
-      if (::setrlimit(RLIMIT_NOFILE, &rl) != 0) ::_exit(10);
-      Workload w;
-      w.file_list = list;
-      w.pattern = IoPattern::Write;
-      w.xfer = XferType::GpuDirect;
-      w.io_size = kIo;
-      w.file_size = kIo;
-      w.threads = 1;
-      if (Runner(fx.registry).run(w).status != RunStatus::Ok) code = 11;
-      if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_max < 100 * 2 + 64) code = code ? code : 12;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "%s\n", e.what());
-      code = 14;
-    }
-    ::_exit(code);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: setrlimit failed, 11: the run failed, 12: the hard limit stayed short, "
-                                       "14: an exception";
+  const int code = in_child([] {
+    Fixture fx;
+    const std::string list = fx.list("many", 100);
+    rlimit rl{200, 200};
+    if (::setrlimit(RLIMIT_NOFILE, &rl) != 0) return 10;
+    if (Runner(fx.registry).run(file_list_write(list, XferType::GpuDirect)).status != RunStatus::Ok) return 11;
+    return ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max >= 100 * 2 + 64 ? 0 : 12;
+  });
+  EXPECT_EQ(code, 0) << "10: setrlimit failed, 11: the run failed, 12: the hard limit stayed short, 14: an exception";
 }
 
 }  // namespace
