@@ -59,13 +59,15 @@ import json, sys
 a, b = (json.load(open(p))['shared_storage']['points'] for p in sys.argv[1:])
 sys.exit(0 if a == b else 'the points differ')" "$work/one1/cluster.json" "$work/one1-from/cluster.json" || fail "--from: points"
 
-# Rank 3's setup 300 ms slow: one host, then four recorded nodes.
+# Rank 3's setup 300 ms slow: one host, then four recorded nodes. Rank 3 then reads alone while
+# the others read together, so its 1 MiB figure differs for real (CI saw +53%): this part is about
+# clocks, so figures are not judged here (--min-deviation 1000).
 slow=(-x "LD_PRELOAD=$slow_open" -x GDSB_SLOW_OPEN_MATCH=gdsb-cluster.storage.3.dat -x GDSB_SLOW_OPEN_MS=300)
 for where in host nodes; do
   extra=()
   [ "$where" = nodes ] && extra=(--topo-input "sysfs-root=$work/rec/n{rank}")
   "${mpi[@]}" "${slow[@]}" -np 4 "$bin" --out "$work/slow-$where" --io-dir "$work/io" --io-modes 1 --io-size 1M \
-    --storage-time 0 --aggregate "${extra[@]}" "${quick[@]}" >"$work/slow-$where.log" 2>&1
+    --storage-time 0 --aggregate "${extra[@]}" "${quick[@]/#50/1000}" >"$work/slow-$where.log" 2>&1
   rc=$?
   [ "$rc" -eq 0 ] || fail "slow setup on $where: exit $rc, want 0 ($(grep -h '\[' "$work/slow-$where/cluster.txt" 2>/dev/null | head -3))"
   python3 - "$work/slow-$where" <<'PY' || fail "slow setup on $where: rank 3 did not start after the others ended"
