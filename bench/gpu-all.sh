@@ -18,7 +18,10 @@
 #              directory (no page-cache warning caused by its own file; each read row's
 #              page_cache_resident_at_start), and gdsb-doctor without arguments (exit 0
 #              or 3, nothing written)
-#   issue11    bench/gpu-issue11.sh with PARTS from $ISSUE11_PARTS (default: all)
+#   issue11    bench/gpu-issue11.sh with PARTS from $ISSUE11_PARTS (default: all; PARTS=concurrent
+#              is gdsb-p2p --concurrent, nvbandwidth and PyTorch in interleaved rounds)
+#   ckpt       bench/checkpoint-sweep.sh on the test directory's disk (issue 35: why -x 2 is
+#              slower than the naive load there; threads, I/O size, 1 GPU and all GPUs)
 #   node       issue 35: gdsb-io's node mode (--gpus all: the plan, every GPU reading the
 #              test directory's disk at once with -x 1,0,2; a tmpfs is no storage: its reads
 #              are the page cache's and not measured); the crash regression (checkpoint-load -x 0 on every GPU, four
@@ -226,6 +229,7 @@ for part in "${parts[@]}"; do
     health) ok="0"; run_part health health_part ;;
     survey) ok="0"; run_part survey survey_part ;;
     node) ok="0"; run_part node node_part ;;
+    ckpt) ok="0"; run_part ckpt bash bench/checkpoint-sweep.sh "$testdir/ckpt-sweep" ;;
     issue11)
       ok="0"
       args=()
