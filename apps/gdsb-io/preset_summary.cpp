@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gdsb/naive_comparison.hpp"
 #include "gdsb/node_figure.hpp"
 #include "presets.hpp"
 
@@ -159,6 +160,23 @@ json naive_facts(const NaiveFacts& naive) {
                                : json(nullptr)}};
 }
 
+// The naive comparison's explanation (gdsb/naive_comparison.hpp), as the summary's JSON.
+json slower_than_naive_json(std::span<const RunResult> runs, const json& naive_facts,
+                            double naive_over_load) {
+  std::vector<RunResult> load;
+  for (const RunResult& r : runs)
+    if (starts_with(r.workload.name, "load-gpu")) load.push_back(r);
+  std::optional<double> cached;
+  if (naive_facts.is_object() && naive_facts.at("cached_share").is_number())
+    cached = naive_facts.at("cached_share").get<double>();
+  const auto s = slower_than_naive(load, cached, naive_over_load);
+  if (!s) return nullptr;
+  return {{"naive_over_load", s->naive_over_load},
+          {"storage_share", s->storage_share ? json(*s->storage_share) : json(nullptr)},
+          {"cause", s->cause},
+          {"why", s->why}};
+}
+
 }  // namespace
 
 json preset_summary(const PresetParams& p, std::span<const RunResult> runs,
@@ -181,6 +199,10 @@ json preset_summary(const PresetParams& p, std::span<const RunResult> runs,
       s["speedup_vs_naive"] =
           a.is_number() && b.is_number() && a.get<double>() > 0 ? json(b.get<double>() / a.get<double>())
                                                                  : json(nullptr);
+      s["slower_than_naive"] =
+          s["speedup_vs_naive"].is_number()
+              ? slower_than_naive_json(runs, s["naive"]["facts"], s["speedup_vs_naive"].get<double>())
+              : json(nullptr);
       break;
     }
     case Preset::CheckpointSave:
@@ -237,6 +259,8 @@ std::string preset_summary_text(const json& s) {
     out += naive_text(s.at("naive").value("facts", json()));
     if (s.at("speedup_vs_naive").is_number())
       out += "  the naive load takes " + num(s.at("speedup_vs_naive").get<double>(), 2) + "x as long\n";
+    if (s.contains("slower_than_naive") && s.at("slower_than_naive").is_object())
+      out += "  slower than the naive load: " + s.at("slower_than_naive").at("why").get<std::string>() + "\n";
   } else if (preset == "checkpoint-save") {
     out += group_text(s.at("time_to_result"), "time until every GPU's shards are durable");
   } else if (preset == "kv-offload") {

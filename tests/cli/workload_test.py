@@ -169,6 +169,14 @@ class Workloads(Base):
                 self.assertEqual(f["bytes_copied"], 2 << 20)
             self.assertGreater(s["time_to_result"]["node_s"], 0)
             self.assertGreater(s["naive"]["node_s"], 0)
+            # Only a load slower than the naive one is explained, in the JSON and in the text.
+            if s["speedup_vs_naive"] < 1:
+                self.assertIsInstance(s["slower_than_naive"], dict)
+                self.assertIn(s["slower_than_naive"]["cause"], ("page_cache", "unknown"))  # -x 1/4: no phases
+                self.assertIn("slower than the naive load: " + s["slower_than_naive"]["why"], p.stdout)
+            else:
+                self.assertIsNone(s["slower_than_naive"])
+                self.assertNotIn("slower than the naive load", p.stdout)
             self.assertIn("time until the last GPU holds its shards", p.stdout)
             self.assertIn("naive load (buffered read into pageable memory", p.stdout)
             self.assertIn("page cache before the naive load", p.stdout)
