@@ -246,7 +246,11 @@ int run_gate(const GateOptions& opt) {
   }
   const auto base = load_document(opt.baseline);
   const auto cur = load_document(opt.current);
-  const auto result = report::run_gate(base, cur, t);
+  return report_gate(report::run_gate(base, cur, t), opt);
+}
+
+int report_gate(const GateResult& result, const GateOptions& opt) {
+  // Rendered before anything is written: a failure leaves no partial set of outputs.
   const std::string junit = opt.junit.empty() ? "" : gate_junit(result);
   const std::string md = opt.markdown.empty() ? "" : gate_markdown(result);
   std::cout << gate_text(result);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gdsb/report/gate.hpp"
 #include "gdsb/run_context.hpp"
 
 namespace gdsb::report::cli {
@@ -70,6 +71,8 @@ void setup(CLI::App& app, Options& opt);
 int run_html(const HtmlOptions& opt);
 int run_compare(const CompareOptions& opt, const nlohmann::json& meta);
 int run_gate(const GateOptions& opt);
+// A gate's verdict to stdout, --junit and --markdown; exit 3 when it failed.
+int report_gate(const GateResult& result, const GateOptions& opt);
 
 // The history subcommands (cli_history.cpp).
 void setup_history(CLI::App& app, HistoryOptions& opt);

@@ -131,13 +131,7 @@ int run_gate_history(const GateOptions& opt) {
   const auto options = change_point_options(opt.change_points);
   const auto h = history::HistoryDb::open(opt.history, history::HistoryDb::Mode::ReadOnly)->load();
   const auto a = history::analyse(h, options);
-  const auto result = history::gate_history(a);
-  const std::string junit = opt.junit.empty() ? "" : gate_junit(result);
-  const std::string md = opt.markdown.empty() ? "" : gate_markdown(result);
-  std::cout << gate_text(result);
-  if (!opt.junit.empty()) write_output_atomic(opt.junit, junit, opt.allow_overwrite);
-  if (!opt.markdown.empty()) write_output_atomic(opt.markdown, md, opt.allow_overwrite);
-  return result.failed() ? kExitCheckFailed : kExitOk;
+  return report_gate(history::gate_history(a), opt);
 }
 
 }  // namespace gdsb::report::cli
