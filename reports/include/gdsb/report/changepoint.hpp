@@ -5,7 +5,7 @@
 //  - Windowed (Otava's default, "Hunter", Fleming et al. ICPE 2023): E-Divisive inside
 //    sliding windows of `window` runs (step window/2), each split kept when Student's t-test
 //    between its neighbouring segments gives p <= 10 x max_pvalue ("weak" points), then a merge
-//    pass drops the weakest point while its p > max_pvalue or its magnitude <= min_magnitude,
+//    pass drops the weakest point while its p >= max_pvalue or its magnitude <= min_magnitude,
 //    re-testing its neighbours each time. Deterministic.
 //  - Permutation (Otava's --orig-edivisive): E-Divisive over the whole series, each split
 //    kept when a permutation test (runs shuffled within the current segments) gives
