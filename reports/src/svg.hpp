@@ -55,7 +55,7 @@ struct ChartSpec {
   Axis y;
   int width = 640;
   int height = 280;
-  std::vector<XMark> x_marks;  // line_chart only
+  std::vector<XMark> x_marks{};  // line_chart only
 };
 
 std::string line_chart(const ChartSpec& spec, const std::vector<Series>& series);

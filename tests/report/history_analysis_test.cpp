@@ -42,7 +42,7 @@ std::vector<double> series(std::size_t n, uint32_t seed, const std::function<dou
 }
 
 std::string time_of(std::size_t i) {
-  char buf[32];
+  char buf[64];
   std::snprintf(buf, sizeof buf, "2026-11-%02zuT%02zu:00:00Z", 1 + i / 24, i % 24);
   return buf;
 }
@@ -161,7 +161,7 @@ TEST(HistoryAttribution, NamesTheFactThatChangedWithTheStep) {
   EXPECT_EQ(c.changed[0].before, "2.20.5");
   EXPECT_EQ(c.changed[0].after, "absent");
   EXPECT_TRUE(c.not_compared.empty());
-  EXPECT_NE(c.sentence.find("throughput -3"), std::string::npos) << c.sentence;
+  EXPECT_NE(c.sentence.find("CPUONLY READ 1 MiB throughput on n1 -3"), std::string::npos) << c.sentence;
   EXPECT_NE(c.sentence.find("at run 31 (2026-11-02), when nvidia-fs went from 2.20.5 to absent"), std::string::npos)
       << c.sentence;
   const auto g = gate_history(a);
@@ -180,7 +180,9 @@ TEST(HistoryAttribution, FactsOlderDocumentsLackAreNotCompared) {
     if (i >= 30) f.erase("env.CUFILE_ENV_PATH_JSON");  // unset now: that is a change, not unknown
     return f;
   });
-  const auto& c = analyse(h, {}).series.at(0).changes.at(0);
+  const auto a = analyse(h, {});
+  ASSERT_EQ(a.series.at(0).changes.size(), 1U);
+  const auto& c = a.series[0].changes[0];
   EXPECT_EQ(c.not_compared, std::vector<std::string>{"driver"});
   ASSERT_EQ(c.changed.size(), 1U);
   EXPECT_EQ(c.changed[0].after, "unset");

@@ -6,7 +6,7 @@
 # HTML and JSON of `history show`, and the export in Apache Otava's CSV layout.
 #   history_cli_test.sh GDSB_REPORT FIXTURES_DIR WORK_DIR
 set -uo pipefail
-bin=$1 fx=$2 work=$3
+bin=$(realpath "$1") fx=$(realpath "$2") work=$3
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 failures=0
 ok() { echo "ok:   $1"; }
