@@ -90,9 +90,10 @@ std::string series_chart(const json& s) {
   }
   std::string caption = esc(str(s, "title"));
   if (!str(s, "note").empty()) caption += ": " + esc(str(s, "note"));
-  std::string out = figure(svg::line_chart(spec, series), caption);
+  // One grid cell: the chart and, under it, the sentences of its change points.
+  std::string out = "<div>" + figure(svg::line_chart(spec, series), caption);
   if (!notes.empty()) out += "<ul class=\"changes\">" + notes + "</ul>";
-  return out;
+  return out + "</div>";
 }
 
 std::string series_section(const json& doc) {
