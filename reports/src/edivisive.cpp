@@ -23,6 +23,7 @@ Candidate best_split(std::span<const double> values, Interval interval) {
   const std::size_t s = interval.begin;
   const std::size_t e = interval.end;
   const std::size_t len = e - s;
+  if (len < 2) return {s + 1, 0.0};  // callers pass two runs or more; no split otherwise
   // within_left[x]: sum of |v_u - v_w| over pairs s <= u < w < s + x (pairs inside a prefix).
   std::vector<double> within_left(len + 1, 0.0);
   for (std::size_t x = 2; x <= len; ++x) {

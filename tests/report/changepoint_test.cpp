@@ -59,18 +59,34 @@ TEST(ChangePoints, ConstantSeriesHasNone) {
   EXPECT_TRUE(find_change_points(flat, permutation(1)).empty());
 }
 
+// At the step (+-1 run), +40% give or take what noise does to a short neighbouring segment
+// (Otava itself splits 5 low runs off before the step at 57, seed 3, which makes that +45.7%).
 bool near_step(const ChangePoint& p, std::size_t at) {
-  return p.index + 1 >= at && p.index <= at + 1 && std::fabs(p.forward_change_percent - 40.0) < 3.0 &&
+  return p.index + 1 >= at && p.index <= at + 1 && std::fabs(p.forward_change_percent - 40.0) < 10.0 &&
          p.p_value < 0.001;
 }
 
 TEST(ChangePoints, Step40PercentIn2PercentNoiseFoundWithinOneRun) {
+  ChangePointOptions ten_percent;
+  ten_percent.min_magnitude = 0.10;
   for (const std::size_t at : {13u, 57u, 80u, 140u}) {
     for (std::uint64_t seed = 1; seed <= 5; ++seed) {
       const auto v = step_series(160, at, 0.40, 0.02, seed);
+      // Otava's defaults (-M 0) also keep significant shifts of a few percent in the noise
+      // (Otava 0.8.0 itself gives 13, 58, 72 for at = 13, seed 3): the step must be among them.
       const auto found = find_change_points(v);
-      ASSERT_EQ(found.size(), 1u) << "step at " << at << " seed " << seed;
-      EXPECT_TRUE(near_step(found[0], at)) << "found " << found[0].index << ", step at " << at;
+      EXPECT_TRUE(std::any_of(found.begin(), found.end(),
+                              [&](const ChangePoint& p) { return near_step(p, at); }))
+          << "step at " << at << " seed " << seed;
+      for (const auto& p : found) {
+        if (!near_step(p, at)) {
+          EXPECT_LT(p.magnitude, 0.05) << "step at " << at << " seed " << seed;
+        }
+      }
+      // With -M 0.1, only the step.
+      const auto big = find_change_points(v, ten_percent);
+      ASSERT_EQ(big.size(), 1u) << "step at " << at << " seed " << seed;
+      EXPECT_TRUE(near_step(big[0], at)) << "found " << big[0].index << ", step at " << at;
       // The permutation test keeps a noise-only split with probability about 1 / 101 (no
       // shuffle of 100 beats it), so it may add one elsewhere; the step must be among them.
       const auto perm = find_change_points(v, permutation(seed));
@@ -111,7 +127,9 @@ TEST(ChangePoints, SortedDistinctAndInside) {
       for (std::size_t i = 0; i < found.size(); ++i) {
         EXPECT_GT(found[i].index, 0u);
         EXPECT_LT(found[i].index, v.size());
-        if (i > 0) EXPECT_LT(found[i - 1].index, found[i].index);
+        if (i > 0) {
+          EXPECT_LT(found[i - 1].index, found[i].index);
+        }
         // Each point's sides are the segments between its neighbours.
         EXPECT_EQ(found[i].before.end, found[i].index);
         EXPECT_EQ(found[i].after.begin, found[i].index);
