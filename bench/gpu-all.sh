@@ -26,6 +26,9 @@
 #              test directory's disk at once with -x 1,0,2; a tmpfs is no storage: its reads
 #              are the page cache's and not measured); the crash regression (checkpoint-load -x 0 on every GPU, four
 #              times: no exit 139 or 134); dataset -x 0 with 9,950 files on the last GPU
+#   history    issue 37: bench/history-gpu.sh: 20 gdsb-io runs with the thread count changed
+#              at run 11 (and 20 -x 0 runs with cufile.json's max_direct_io_size_kb changed),
+#              kept in a history; history show --html/--json and gate --history under OUT
 # Environment: OUT, GDSB_TEST_DIR, CREATE_UDEV_RECORD=1 (see below), ISSUE11_PARTS.
 # Exit: 0 when every part exited 0 (or 3 where a finding is expected), 1 otherwise.
 set -uo pipefail
@@ -230,6 +233,7 @@ for part in "${parts[@]}"; do
     survey) ok="0"; run_part survey survey_part ;;
     node) ok="0"; run_part node node_part ;;
     ckpt) ok="0"; run_part ckpt bash bench/checkpoint-sweep.sh "$testdir/ckpt-sweep" ;;
+    history) ok="0"; GDSB_TEST_DIR="$testdir" run_part history bash bench/history-gpu.sh ;;
     issue11)
       ok="0"
       args=()

@@ -49,7 +49,7 @@ trap 'rm -rf "$tmp"' EXIT
 dpkg-deb -x "$deb" "$tmp/root" || { echo "check-package: cannot unpack $deb" >&2; exit 1; }
 version=$(dpkg-deb -f "$deb" Version)
 depends=$(dpkg-deb -f "$deb" Depends)
-for pkg in libpci3 libhwloc15 liburing2 libc6 libstdc++6; do
+for pkg in libpci3 libhwloc15 liburing2 libsqlite3-0 libc6 libstdc++6; do
   grep -qE "(^|, )${pkg//+/\\+}( |,|$)" <<<"$depends" && pass "Depends has $pkg" || fail "Depends lacks $pkg: $depends"
 done
 grep -qi "cuda\|cufile\|nvidia" <<<"$depends" && fail "Depends names an NVIDIA package: $depends"

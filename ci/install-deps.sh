@@ -7,7 +7,7 @@ set -euo pipefail
 # clang (with its sanitizer runtimes, libclang-rt-dev) builds the asan preset: a second
 # compiler catches what GCC accepts and another compiler refuses.
 packages=(g++ clang libclang-rt-dev cmake ninja-build pkg-config git ccache
-          libcli11-dev nlohmann-json3-dev libpci-dev libhwloc-dev liburing-dev
+          libcli11-dev nlohmann-json3-dev libpci-dev libhwloc-dev liburing-dev libsqlite3-dev
           libopenmpi-dev openmpi-bin
           libgtest-dev libgmock-dev libbenchmark-dev
           pciutils pci.ids fio python3 python3-jsonschema "$@")

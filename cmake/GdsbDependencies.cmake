@@ -6,6 +6,9 @@ find_package(nlohmann_json 3.10 REQUIRED)
 pkg_check_modules(LIBPCI REQUIRED IMPORTED_TARGET libpci)
 pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
 pkg_check_modules(LIBURING REQUIRED IMPORTED_TARGET liburing)
+# gdsb-report's history (issue 37) keeps runs in an SQLite file: libsqlite3-dev (CMake's
+# FindSQLite3 gives SQLite::SQLite3). Only gdsb_report_history links it.
+find_package(SQLite3 REQUIRED)
 
 # CUDA is optional at build time: without it the GPU transfer paths are waived at run
 # time with the reason. libcufile and NVML are never linked; they are dlopen'ed.

@@ -1,7 +1,7 @@
 # The .deb and .rpm of gdsbench (CPack), built by ci/package.sh from the release build:
 #   cd build/release && cpack -G "DEB;RPM" -B packages
 # Runtime dependencies are read from the binaries themselves (dpkg-shlibdeps for the .deb,
-# rpm's automatic requirements for the .rpm): on Debian 12 libpci3, libhwloc15, liburing2,
+# rpm's automatic requirements for the .rpm): on Debian 12 libpci3, libhwloc15, liburing2, libsqlite3-0,
 # libstdc++6, libgcc-s1 and libc6. The CUDA runtime is linked statically; libcuda, cuFile
 # and NVML are loaded at run time when present, so the package asks for no NVIDIA package.
 set(CPACK_PACKAGE_NAME gdsbench)

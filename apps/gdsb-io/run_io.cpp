@@ -13,6 +13,7 @@
 #include "gdsb/error.hpp"
 #include "gdsb/report/gdsio_line.hpp"
 #include "gdsb/report/io_document.hpp"
+#include "gdsb/stack_context.hpp"
 #include "gdsb/report/io_table.hpp"
 #include "gdsb/report/job_stats.hpp"
 #include "gdsb/runner.hpp"
@@ -187,6 +188,8 @@ void write_io_report(const report::OutputTarget& json, const std::string& html_p
                      std::span<const RunResult> runs, bool interrupted, bool allow_overwrite,
                      const std::vector<std::pair<std::string, nlohmann::json>>& sections) {
   context.ended_at = utc_now_iso8601();
+  // The one place gdsb-io's documents (jobs, survey, node mode) get what the runs depended on.
+  add_stack_context(context);
   auto doc = report::io_document({"gdsb-io", std::string(version())}, argv, context, runs,
                                  interrupted);
   for (const auto& [key, value] : sections) doc[key] = value;

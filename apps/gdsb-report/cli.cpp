@@ -107,8 +107,12 @@ void setup(CLI::App& app, Options& opt) {
 
   auto* gate = app.add_subcommand(
       "gate", "Fail (exit 3) when the current document regressed against the baseline");
-  gate->add_option("--baseline", opt.gate.baseline, "Baseline document (io, topo, doctor or cluster)")->required();
-  gate->add_option("--current", opt.gate.current, "Current document of the same kind")->required();
+  gate->add_option("--baseline", opt.gate.baseline, "Baseline document (io, topo, doctor or cluster)");
+  gate->add_option("--current", opt.gate.current, "Current document of the same kind");
+  gate->add_option("--history", opt.gate.history,
+                   "A history database (gdsb-report history add): fail when its newest runs form a "
+                   "significant regression against the last stable segment");
+  add_change_point_flags(*gate, opt.gate.change_points);
   gate->add_option("--thresholds", opt.gate.thresholds_file,
                    "JSON file with thresholds (flags override it)");
   gate->add_option("--max-throughput-drop", opt.gate.max_throughput_drop,
@@ -125,6 +129,7 @@ void setup(CLI::App& app, Options& opt) {
   gate->add_option("--markdown", opt.gate.markdown, "Write a Markdown summary");
   gate->add_flag("--allow-overwrite", opt.gate.allow_overwrite,
                  "Replace existing files that gdsbench did not write");
+  setup_history(app, opt.history);
 }
 
 int run_html(const HtmlOptions& opt) {
@@ -207,6 +212,13 @@ int run_compare(const CompareOptions& opt, const nlohmann::json& meta) {
 }
 
 int run_gate(const GateOptions& opt) {
+  if (!opt.history.empty()) {
+    if (!opt.baseline.empty() || !opt.current.empty())
+      throw UsageError("gate: give either --history DB or --baseline and --current, not both");
+    return run_gate_history(opt);
+  }
+  if (opt.baseline.empty() || opt.current.empty())
+    throw UsageError("gate: give --baseline B.json and --current C.json (or --history DB)");
   Thresholds t = default_thresholds();
   if (!opt.thresholds_file.empty())
     apply_thresholds_json(t, load_json_file(opt.thresholds_file), opt.thresholds_file);
@@ -234,7 +246,11 @@ int run_gate(const GateOptions& opt) {
   }
   const auto base = load_document(opt.baseline);
   const auto cur = load_document(opt.current);
-  const auto result = report::run_gate(base, cur, t);
+  return report_gate(report::run_gate(base, cur, t), opt);
+}
+
+int report_gate(const GateResult& result, const GateOptions& opt) {
+  // Rendered before anything is written: a failure leaves no partial set of outputs.
   const std::string junit = opt.junit.empty() ? "" : gate_junit(result);
   const std::string md = opt.markdown.empty() ? "" : gate_markdown(result);
   std::cout << gate_text(result);

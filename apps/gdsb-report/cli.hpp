@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gdsb/report/gate.hpp"
 #include "gdsb/run_context.hpp"
 
 namespace gdsb::report::cli {
@@ -27,7 +28,15 @@ struct CompareOptions {
   bool allow_overwrite = false;
 };
 
+// The change-point knobs shared by `history show` and `gate --history` (Otava's -P and -M).
+struct ChangePointFlags {
+  double max_pvalue = 0.001;
+  double min_magnitude = 0.0;  // a fraction: 0.05 = 5%
+};
+
 struct GateOptions {
+  std::string history;  // gate --history DB: the gate on the stored series
+  ChangePointFlags change_points;
   std::string baseline;
   std::string current;
   std::string thresholds_file;
@@ -39,10 +48,22 @@ struct GateOptions {
   bool allow_overwrite = false;
 };
 
+// gdsb-report history add|show|export (issue 37).
+struct HistoryOptions {
+  std::string database;
+  std::vector<std::string> documents;  // add
+  std::string html, json;              // show
+  std::string csv_dir;                 // export --csv DIR
+  ChangePointFlags change_points;
+  int busy_timeout_s = 60;
+  bool allow_overwrite = false;
+};
+
 struct Options {
   HtmlOptions html;
   CompareOptions compare;
   GateOptions gate;
+  HistoryOptions history;
 };
 
 // Registers the subcommands; `command` tells afterwards which one ran.
@@ -50,6 +71,15 @@ void setup(CLI::App& app, Options& opt);
 int run_html(const HtmlOptions& opt);
 int run_compare(const CompareOptions& opt, const nlohmann::json& meta);
 int run_gate(const GateOptions& opt);
+// A gate's verdict to stdout, --junit and --markdown; exit 3 when it failed.
+int report_gate(const GateResult& result, const GateOptions& opt);
+
+// The history subcommands (cli_history.cpp).
+void setup_history(CLI::App& app, HistoryOptions& opt);
+void add_change_point_flags(CLI::App& cmd, ChangePointFlags& flags);
+// The subcommand of `history` that ran: "add", "show" or "export".
+int run_history(CLI::App& cmd, const HistoryOptions& opt, const nlohmann::json& meta);
+int run_gate_history(const GateOptions& opt);
 
 // tool, argv and context (host, kernel, times, CUFILE_*/CUDA_* env) for documents we write;
 // context comes from gdsb::collect_context() at start, ended_at is set here.

@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("compare"))
       return cli::run_compare(opt.compare, cli::run_meta(argc, argv, context));
     if (app.got_subcommand("gate")) return cli::run_gate(opt.gate);
+    if (app.got_subcommand("history"))
+      return cli::run_history(*app.get_subcommand("history"), opt.history, cli::run_meta(argc, argv, context));
   } catch (const gdsb::Error& e) {
     std::cerr << "gdsb-report: " << e.what() << "\n";
     return gdsb::exit_code_for(e.kind());

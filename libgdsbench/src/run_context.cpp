@@ -82,6 +82,16 @@ void to_json(nlohmann::json& j, const RunContext& c) {
   j = nlohmann::json{{"host", c.host},           {"kernel", c.kernel}, {"os", c.os},
                      {"cpu_model", c.cpu_model}, {"cpus", c.cpus},     {"started_at", c.started_at},
                      {"ended_at", c.ended_at},   {"env", c.env}};
+  if (!c.versions.empty()) j["versions"] = c.versions;
+  if (!c.cufile_json.empty()) {
+    j["cufile_json"] = c.cufile_json;
+    j["cufile"] = c.cufile;
+  }
+  if (!c.gpus.empty()) {
+    auto& gpus = j["gpus"] = nlohmann::json::array();
+    for (const auto& g : c.gpus)
+      gpus.push_back({{"pci_bus_id", g.pci_bus_id}, {"name", g.name}, {"max_link", g.max_link}, {"vbios", g.vbios}});
+  }
 }
 
 }  // namespace gdsb

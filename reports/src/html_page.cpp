@@ -88,6 +88,7 @@ std::string render_html(const nlohmann::json& doc) {
     if (schema == "gdsbench.compare/1") return html::render_compare(doc);
     if (schema == "gdsbench.doctor/1") return html::render_doctor(doc);
     if (schema == "gdsbench.cluster/1") return html::render_cluster(doc);
+    if (schema == "gdsbench.history/1") return html::render_history(doc);
   } catch (const nlohmann::json::exception& e) {
     throw RuntimeError("render_html: invalid " + schema + " document: " + e.what());
   }

@@ -42,6 +42,7 @@ std::string render_p2p(const json& doc);
 std::string render_compare(const json& doc);
 std::string render_doctor(const json& doc);
 std::string render_cluster(const json& doc);
+std::string render_history(const json& doc);  // gdsbench.history/1 (issue 37)
 // cluster.html's "Shared storage" section (id "storage"); "" without doc.shared_storage.
 std::string shared_storage_section(const json& doc);
 

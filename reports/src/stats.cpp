@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <vector>
@@ -65,6 +66,45 @@ std::vector<double> u_distribution(std::size_t n1, std::size_t n2) {
   return prev[n1];
 }
 
+// Continued fraction of the regularized incomplete beta function I_x(a, b) (modified Lentz),
+// which converges fast for x < (a + 1) / (a + b + 2); the caller uses the symmetry otherwise.
+double incomplete_beta_fraction(double a, double b, double x) {
+  constexpr double kTiny = 1e-300;
+  constexpr double kEps = 1e-16;
+  constexpr int kMaxTerms = 1000;
+  const auto guard = [](double v) { return std::fabs(v) < kTiny ? kTiny : v; };
+  double c = 1.0;
+  double d = 1.0 / guard(1.0 - (a + b) * x / (a + 1.0));
+  double h = d;
+  for (int m = 1; m <= kMaxTerms; ++m) {
+    const double dm = m;
+    // Even term: m (b - m) x / ((a + 2m - 1)(a + 2m)).
+    double num = dm * (b - dm) * x / ((a + 2 * dm - 1) * (a + 2 * dm));
+    d = 1.0 / guard(1.0 + num * d);
+    c = guard(1.0 + num / c);
+    h *= d * c;
+    // Odd term: -(a + m)(a + b + m) x / ((a + 2m)(a + 2m + 1)).
+    num = -(a + dm) * (a + b + dm) * x / ((a + 2 * dm) * (a + 2 * dm + 1));
+    d = 1.0 / guard(1.0 + num * d);
+    c = guard(1.0 + num / c);
+    const double step = d * c;
+    h *= step;
+    if (std::fabs(step - 1.0) < kEps) break;
+  }
+  return h;
+}
+
+double regularized_incomplete_beta(double a, double b, double x) {
+  if (x <= 0) return 0.0;
+  if (x >= 1) return 1.0;
+  const double log_front = std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
+                           a * std::log(x) + b * std::log1p(-x);
+  if (x < (a + 1.0) / (a + b + 2.0)) {
+    return std::exp(log_front) * incomplete_beta_fraction(a, b, x) / a;
+  }
+  return 1.0 - std::exp(log_front) * incomplete_beta_fraction(b, a, 1.0 - x) / b;
+}
+
 }  // namespace
 
 double min_two_sided_p(std::size_t n1, std::size_t n2) {
@@ -75,6 +115,21 @@ double min_two_sided_p(std::size_t n1, std::size_t n2) {
     c = c * static_cast<double>(n1 + n2 - k + i) / static_cast<double>(i);
   }
   return std::min(1.0, 2.0 / c);
+}
+
+double quantile_of_sorted(std::span<const double> sorted, double q) {
+  if (sorted.empty()) return 0;
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
+}
+
+double student_t_two_sided_p(double t, double df) {
+  if (std::isnan(t) || !(df > 0)) return std::numeric_limits<double>::quiet_NaN();
+  if (std::isinf(t)) return 0.0;
+  // P(|T| > |t|) = I_{df / (df + t^2)}(df / 2, 1 / 2).
+  return std::clamp(regularized_incomplete_beta(df / 2.0, 0.5, df / (df + t * t)), 0.0, 1.0);
 }
 
 double median(std::span<const double> values) {

@@ -41,12 +41,21 @@ inline Axis axis(std::string label, bool log = false) {
   return a;
 }
 
+// A vertical line at x across the plot (a change point), its label written at the top and
+// its note as the tooltip.
+struct XMark {
+  double x = 0;
+  std::string label;  // short: "run 57"
+  std::string note;   // the whole sentence
+};
+
 struct ChartSpec {
   std::string title;  // accessible name and caption
   Axis x;
   Axis y;
   int width = 640;
   int height = 280;
+  std::vector<XMark> x_marks{};  // line_chart only
 };
 
 std::string line_chart(const ChartSpec& spec, const std::vector<Series>& series);

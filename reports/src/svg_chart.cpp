@@ -192,6 +192,13 @@ std::string line_chart(const ChartSpec& spec, const std::vector<Series>& series)
     }
     o << "</g>";
   }
+  for (const auto& m : spec.x_marks) {
+    const double x = xs(m.x);
+    o << "<g class=\"xmark\"><title>" << esc(m.note) << "</title><line class=\"mark\" x1=\"" << num(x)
+      << "\" x2=\"" << num(x) << "\" y1=\"" << num(spec.height - kBottom) << "\" y2=\"" << num(kTop)
+      << "\" stroke-dasharray=\"4 3\"/><text class=\"tick bad-text\" x=\"" << num(x + 3) << "\" y=\""
+      << num(kTop + 10) << "\">" << esc(m.label) << "</text></g>";
+  }
   o << "</svg>";
   if (series.size() > 1) {
     // Each series' own colour (curves and their reference lines share one).

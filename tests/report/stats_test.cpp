@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 namespace gdsb::report {
@@ -88,6 +90,41 @@ TEST(Median, OddEvenAndEmpty) {
   EXPECT_DOUBLE_EQ(median(odd), 2);
   EXPECT_DOUBLE_EQ(median(even), 2.5);
   EXPECT_DOUBLE_EQ(median(none), 0);
+}
+
+// Student's t: df = 1 is the Cauchy law, p = 1 - 2 atan(|t|) / pi; df = 2 has
+// p = 1 - |t| / sqrt(2 + t^2). Other references: scipy 1.10, 2 * scipy.stats.t.sf(t, df).
+TEST(StudentT, ClosedFormsForOneAndTwoDegrees) {
+  const double pi = std::acos(-1.0);
+  for (const double t : {0.0, 0.5, 1.0, 3.0, 63.657, 1e4}) {
+    EXPECT_NEAR(student_t_two_sided_p(t, 1), 1 - 2 * std::atan(t) / pi, 1e-13) << t;
+    EXPECT_NEAR(student_t_two_sided_p(-t, 2), 1 - t / std::sqrt(2 + t * t), 1e-13) << t;
+  }
+}
+
+TEST(StudentT, MatchesScipyIncludingTinyTails) {
+  EXPECT_NEAR(student_t_two_sided_p(2.0, 10), 0.07338803477074039, 1e-13);
+  EXPECT_NEAR(student_t_two_sided_p(10, 3), 0.0021283990584141494, 1e-15);
+  // 40 with 98 degrees: relative accuracy in the far tail decides p <= 0.001 comparisons.
+  EXPECT_NEAR(student_t_two_sided_p(40, 98) / 1.6633877203685742e-62, 1.0, 1e-9);
+  EXPECT_NEAR(student_t_two_sided_p(1.96, 1e6), 0.04999606758526978, 1e-10);
+}
+
+TEST(StudentT, InfiniteAndNaN) {
+  EXPECT_EQ(student_t_two_sided_p(std::numeric_limits<double>::infinity(), 5), 0.0);
+  EXPECT_TRUE(std::isnan(student_t_two_sided_p(std::nan(""), 5)));
+}
+
+// numpy.quantile's default (linear) on [1, 2, 3, 4, 10]: 2, 3, 4; on [1, 2, 3, 4]: 1.75, 2.5, 3.25.
+TEST(Quantile, LinearInterpolationAsNumpy) {
+  const std::vector<double> odd{1, 2, 3, 4, 10}, even{1, 2, 3, 4};
+  EXPECT_DOUBLE_EQ(quantile_of_sorted(odd, 0.25), 2.0);
+  EXPECT_DOUBLE_EQ(quantile_of_sorted(odd, 0.5), 3.0);
+  EXPECT_DOUBLE_EQ(quantile_of_sorted(odd, 0.75), 4.0);
+  EXPECT_DOUBLE_EQ(quantile_of_sorted(even, 0.25), 1.75);
+  EXPECT_DOUBLE_EQ(quantile_of_sorted(even, 0.5), 2.5);
+  EXPECT_DOUBLE_EQ(quantile_of_sorted(even, 0.75), 3.25);
+  EXPECT_EQ(quantile_of_sorted({}, 0.5), 0.0);
 }
 
 }  // namespace

@@ -32,4 +32,12 @@ double min_two_sided_p(std::size_t n1, std::size_t n2);
 
 double median(std::span<const double> values);  // 0 for an empty span
 
+// The q-quantile (0 <= q <= 1) of values already sorted ascending, by linear interpolation
+// between the two nearest ranks (numpy.quantile's default); 0 for an empty span.
+double quantile_of_sorted(std::span<const double> sorted, double q);
+
+// Two-sided p-value of Student's t statistic with df > 0 degrees of freedom,
+// 2 * P(T > |t|), as scipy's 2 * t.sf(|t|, df): 0 for an infinite t, NaN for a NaN t.
+double student_t_two_sided_p(double t, double df);
+
 }  // namespace gdsb::report

@@ -1,0 +1,263 @@
+// What a document adds to a history: its series points and the facts it depended on.
+// Reads the documents as docs/io-schema.md, docs/gdsb-p2p.md and docs/gdsb-cluster.md
+// describe them; every figure and fact comes from the document, none is derived here.
+#include <algorithm>
+#include <map>
+
+#include "gdsb/error.hpp"
+#include "gdsb/report/history.hpp"
+#include "gdsb/report/metrics.hpp"
+#include "sha256.hpp"
+
+namespace gdsb::report::history {
+namespace {
+
+using nlohmann::json;
+
+// The node of the series a cluster's shared-storage figures go to: a figure of the fleet
+// and its storage, no single node's. No host name holds parentheses.
+constexpr const char* kFleetNode = "(shared storage)";
+
+std::string text(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key)) return {};
+  const auto& v = j.at(key);
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return {};
+  return v.dump();
+}
+
+void put(Facts& f, const std::string& name, const std::string& value) {
+  if (!value.empty()) f[name] = value;
+}
+
+// The context facts every document kind shares.
+Facts context_facts(const json& doc) {
+  Facts f;
+  const json ctx = doc.value("context", json::object());
+  put(f, "kernel", text(ctx, "kernel"));
+  put(f, "os", text(ctx, "os"));
+  put(f, "cpu_model", text(ctx, "cpu_model"));
+  put(f, "cpus", text(ctx, "cpus"));
+  put(f, "gdsbench", text(doc.value("tool", json::object()), "version"));
+  if (ctx.contains("env") && ctx.at("env").is_object())
+    for (const auto& [k, v] : ctx.at("env").items()) put(f, "env." + k, v.is_string() ? v.get<std::string>() : v.dump());
+  // What gdsb-io records of the software a run depends on (docs/io-schema.md, context);
+  // documents of older versions lack it. gdsb-p2p writes versions too.
+  const json versions = ctx.value("versions", json::object());
+  for (const auto& [k, v] : versions.items())
+    if (v.is_string()) put(f, k == "nvidia_driver" ? "driver" : k, v.get<std::string>());
+  put(f, "cufile_json", text(ctx, "cufile_json"));
+  if (ctx.contains("cufile") && ctx.at("cufile").is_object())
+    for (const auto& [k, v] : ctx.at("cufile").items()) put(f, "cufile." + k, v.is_string() ? v.get<std::string>() : v.dump());
+  if (ctx.contains("gpus") && ctx.at("gpus").is_array()) {
+    for (const auto& g : ctx.at("gpus")) {
+      const std::string bus = text(g, "pci_bus_id");
+      if (bus.empty()) continue;
+      put(f, "gpu " + bus + " model", text(g, "name"));
+      put(f, "gpu " + bus + " link", text(g, "max_link"));
+      put(f, "gpu " + bus + " vbios", text(g, "vbios"));
+    }
+  }
+  return f;
+}
+
+// The test of an io run: what it measures, without the settings a history attributes a
+// change to (threads, engine, queue depth, memory type), which are the run's facts.
+std::string test_name(const Workload& w) {
+  std::string s;
+  if (!w.preset.empty()) s.append(w.preset).append(" ").append(w.name).append(": ");
+  s.append(xfer_label(w.xfer)).append(" ").append(pattern_label(w.pattern));
+  if (w.mixed_read_percent) s.append(" ").append(std::to_string(*w.mixed_read_percent)).append("%read");
+  s.append(" ").append(format_bytes(w.io_size));
+  if (!w.odirect) s.append(" buffered");
+  if (w.request_blocks > 1) s.append(" req").append(std::to_string(w.request_blocks));
+  if (w.fsync) s.append(" fsync");
+  if (w.preset.empty() && !w.name.empty()) s.append(" [").append(w.name).append("]");
+  return s;
+}
+
+Facts run_facts(const RunResult& r) {
+  Facts f;
+  put(f, "path", r.path.path_used);
+  put(f, "threads", std::to_string(r.workload.threads));
+  put(f, "engine", std::string(engine_name(r.workload.engine)));
+  put(f, "iodepth", std::to_string(r.workload.iodepth));
+  if (xfer_uses_gpu(r.workload.xfer)) {
+    put(f, "mem_type", std::string(mem_type_name(r.workload.mem_type)));
+    put(f, "gpu", r.path.gpu_pci_bus_id);
+  }
+  return f;
+}
+
+void add_io_runs(const Document& doc, const std::string& node, RunRecord& rec) {
+  const auto runs = io_runs(doc);
+  std::map<std::string, int> uses;
+  for (const auto& r : runs)
+    if (r.status == RunStatus::Ok) ++uses[test_name(r.workload)];
+  for (const auto& r : runs) {
+    if (r.status != RunStatus::Ok) continue;  // waived, failed, page cache: no figure to keep
+    // Two runs of one test in a document (a thread sweep) keep apart by their full label.
+    std::string test = test_name(r.workload);
+    if (uses[test] > 1) test = run_label(r.workload);
+    rec.test_facts.push_back({node, test, run_facts(r)});
+    rec.points.push_back({node, test, "throughput", r.result.throughput_gib_s});
+    rec.points.push_back({node, test, "iops", r.result.iops});
+    rec.points.push_back({node, test, "p99", r.result.latency.p99_us});
+  }
+  // gdsb-io's node mode: the node's aggregate per transfer type (gdsb/node_figure.hpp).
+  const json node_section = doc.json.value("node", json::object());
+  if (!node_section.contains("modes") || !node_section.at("modes").is_array()) return;
+  for (const auto& m : node_section.at("modes")) {
+    if (!m.contains("aggregate_gb_s") || !m.at("aggregate_gb_s").is_number()) continue;
+    const int x = m.value("xfer_type", -1);
+    if (x < 0 || x >= kXferTypeCount) continue;
+    const std::string test = "node " + std::string(xfer_label(static_cast<XferType>(x)));
+    Facts f;
+    put(f, "threads", text(node_section, "threads_per_gpu"));
+    put(f, "gpus", std::to_string(m.value("per_gpu", json::array()).size()));
+    rec.test_facts.push_back({node, test, f});
+    rec.points.push_back({node, test, "aggregate", m.at("aggregate_gb_s").get<double>()});
+  }
+}
+
+void add_p2p(const Document& doc, const std::string& node, RunRecord& rec) {
+  const json meas = doc.json.value("measurements", json::object());
+  for (const auto& [key, label] : {std::pair{"h2d", "H2D"}, std::pair{"d2h", "D2H"}}) {
+    if (!meas.contains(key) || !meas.at(key).is_array()) continue;
+    for (const auto& g : meas.at(key)) {
+      if (!g.contains("gb_s") || !g.at("gb_s").is_number()) continue;
+      const std::string test = "GPU" + text(g, "gpu") + " " + label;
+      rec.points.push_back({node, test, "gb_s", g.at("gb_s").get<double>()});
+    }
+  }
+}
+
+void add_cluster(const Document& doc, RunRecord& rec) {
+  const std::string version = text(doc.json.value("tool", json::object()), "version");
+  for (const auto& n : doc.json.at("nodes")) {
+    const std::string node = text(n, "node");
+    if (node.empty() || text(n, "status") != "ok") continue;
+    Facts& f = rec.node_facts[node];
+    put(f, "driver", text(n, "driver"));
+    put(f, "kernel", text(n, "kernel"));
+    put(f, "gdsbench", version);
+    put(f, "topology", text(n, "topology_verdict"));
+    const json hw = n.value("hardware", json::object());
+    for (const char* k : {"gpu_model", "gpus", "drive_model", "drives", "nic_model", "nics"})
+      put(f, k, text(hw, k));
+    const json node_metrics = n.value("node_metrics", json::object());
+    const json gpu_metrics = n.value("gpu_metrics", json::object());
+    for (const auto& [key, v] : node_metrics.items())
+      if (v.is_number()) rec.points.push_back({node, key, "gb_s", v.get<double>()});
+    for (const auto& [key, per_gpu] : gpu_metrics.items()) {
+      if (!per_gpu.is_array()) continue;
+      for (std::size_t i = 0; i < per_gpu.size(); ++i)
+        if (per_gpu.at(i).is_number())
+          rec.points.push_back({node, "GPU" + std::to_string(i) + " " + key, "gb_s", per_gpu.at(i).get<double>()});
+    }
+  }
+  const json ss = doc.json.value("shared_storage", json::object());
+  if (ss.empty()) return;
+  rec.node_facts[kFleetNode]["gdsbench"] = version;
+  for (const auto& p : ss.value("points", json::array())) {
+    if (text(p, "status") != "ok" || !p.contains("aggregate_gb_s") || !p.at("aggregate_gb_s").is_number()) continue;
+    const int x = p.at("mode").get<int>();
+    const std::string mode = x >= 0 && x < kXferTypeCount ? std::string(xfer_label(static_cast<XferType>(x))) : text(p, "mode");
+    const std::string test = text(p, "nodes") + " nodes " + mode + " " + text(p, "op");
+    rec.points.push_back({kFleetNode, test, "aggregate", p.at("aggregate_gb_s").get<double>()});
+  }
+  const json cp = ss.value("checkpoint", json::object());
+  for (const char* step : {"save", "load"}) {
+    const json s = cp.value(step, json::object());
+    if (text(s, "status") == "ok" && s.contains("aggregate_gb_s") && s.at("aggregate_gb_s").is_number())
+      rec.points.push_back({kFleetNode, std::string("checkpoint ") + step, "aggregate", s.at("aggregate_gb_s").get<double>()});
+  }
+}
+
+}  // namespace
+
+const std::vector<MetricDef>& metric_defs() {
+  static const std::vector<MetricDef> kDefs{
+      {"throughput", "throughput", "GiB/s", true},  // result.throughput_gib_s, base 1024
+      {"iops", "IOPS", "IOPS", true},               // result.iops
+      {"p99", "p99 latency", "us", false},          // result.latency_us.p99
+      {"aggregate", "aggregate", "GB/s", true},     // node figure, shared storage (base 1000)
+      {"gb_s", "rate", "GB/s", true},               // copies and cluster figures (base 1000)
+  };
+  return kDefs;
+}
+
+const MetricDef* find_metric(std::string_view key) {
+  for (const auto& m : metric_defs())
+    if (m.key == key) return &m;
+  return nullptr;
+}
+
+std::string fact_label(std::string_view name) {
+  static const std::map<std::string, std::string, std::less<>> kLabels{
+      {"kernel", "kernel"},           {"os", "OS"},
+      {"cpu_model", "CPU"},           {"cpus", "online CPUs"},
+      {"gdsbench", "gdsbench version"}, {"gdsbench_revision", "gdsbench revision"},
+      {"driver", "NVIDIA driver"},    {"cuda_driver", "CUDA (driver)"},
+      {"cuda_runtime", "CUDA runtime"}, {"nvidia_fs", "nvidia-fs"},
+      {"cufile_library", "libcufile"}, {"cufile_json", "cufile.json"},
+      {"path", "cuFile path"},        {"threads", "thread count"},
+      {"engine", "I/O engine"},       {"iodepth", "queue depth"},
+      {"mem_type", "GPU memory type"}, {"gpu", "GPU"},
+      {"gpus", "GPUs"},               {"topology", "topology verdict"},
+      {"gpu_model", "GPU model"},     {"drive_model", "drive model"},
+      {"drives", "drives"},           {"nic_model", "NIC model"},
+      {"nics", "data NICs"}};
+  const auto it = kLabels.find(name);
+  return it == kLabels.end() ? std::string(name) : it->second;
+}
+
+RunRecord extract_run(const Document& doc) {
+  RunRecord rec;
+  rec.kind = std::string(kind_name(doc.kind));
+  rec.source = doc.path;
+  // nlohmann's dump sorts object keys: the same document, however indented, hashes alike.
+  rec.key = sha256_hex(doc.json.dump());
+  rec.time = text(doc.json.value("context", json::object()), "started_at");
+  const std::string host = text(doc.json.value("context", json::object()), "host");
+  switch (doc.kind) {
+    case DocKind::Io:
+    case DocKind::Doctor:
+      rec.node_facts[host] = context_facts(doc.json);
+      add_io_runs(doc, host, rec);
+      break;
+    case DocKind::P2p:
+      rec.node_facts[host] = context_facts(doc.json);
+      add_p2p(doc, host, rec);
+      break;
+    case DocKind::Cluster:
+      add_cluster(doc, rec);
+      break;
+    case DocKind::Topo:
+    case DocKind::Compare:
+      throw UsageError(doc.path + ": a " + std::string(schema_name(doc.kind)) +
+                       " document has no figures to keep; history add takes io, doctor, p2p and "
+                       "cluster documents");
+  }
+  if (host.empty() && doc.kind != DocKind::Cluster)
+    throw UsageError(doc.path + ": context.host is missing, so the runs cannot be put on a node's series");
+  return rec;
+}
+
+const RunInfo* History::run(int64_t id) const {
+  for (const auto& r : runs)
+    if (r.id == id) return &r;
+  return nullptr;
+}
+
+Facts History::facts_of(int64_t run_id, const std::string& node, const std::string& test) const {
+  Facts f;
+  if (const auto it = node_facts.find(run_id); it != node_facts.end())
+    if (const auto n = it->second.find(node); n != it->second.end()) f = n->second;
+  if (const auto it = test_facts.find(run_id); it != test_facts.end())
+    if (const auto t = it->second.find({node, test}); t != it->second.end())
+      for (const auto& [k, v] : t->second) f[k] = v;
+  return f;
+}
+
+}  // namespace gdsb::report::history
