@@ -113,6 +113,10 @@ void setup(CLI::App& app, Options& opt) {
                    "A history database (gdsb-report history add): fail when its newest runs form a "
                    "significant regression against the last stable segment");
   add_change_point_flags(*gate, opt.gate.change_points);
+  gate->add_option("--accept-through", opt.gate.accept_through,
+                   "With --history: regressions whose change point is at this run id or earlier "
+                   "are accepted as the new normal (a later change is judged again)")
+      ->check(CLI::PositiveNumber);
   gate->add_option("--thresholds", opt.gate.thresholds_file,
                    "JSON file with thresholds (flags override it)");
   gate->add_option("--max-throughput-drop", opt.gate.max_throughput_drop,

@@ -36,6 +36,7 @@ struct ChangePointFlags {
 
 struct GateOptions {
   std::string history;  // gate --history DB: the gate on the stored series
+  int64_t accept_through = 0;  // gate --history --accept-through RUN (0: none)
   ChangePointFlags change_points;
   std::string baseline;
   std::string current;

@@ -131,7 +131,13 @@ int run_gate_history(const GateOptions& opt) {
   const auto options = change_point_options(opt.change_points);
   const auto h = history::HistoryDb::open(opt.history, history::HistoryDb::Mode::ReadOnly)->load();
   const auto a = history::analyse(h, options);
-  return report_gate(history::gate_history(a), opt);
+  if (opt.accept_through > 0 &&
+      std::none_of(h.runs.begin(), h.runs.end(), [&](const auto& r) { return r.id == opt.accept_through; }))
+    throw UsageError("--accept-through " + std::to_string(opt.accept_through) + ": " + opt.history +
+                     " has no run with that id (`gdsb-report history show` lists them)");
+  return report_gate(history::gate_history(a, opt.accept_through > 0 ? std::optional<int64_t>(opt.accept_through)
+                                                                       : std::nullopt),
+                     opt);
 }
 
 }  // namespace gdsb::report::cli

@@ -145,7 +145,7 @@ std::vector<FleetEvent> fleet_events(const Analysis& a) {
   return out;
 }
 
-GateResult gate_history(const Analysis& a) {
+GateResult gate_history(const Analysis& a, std::optional<int64_t> accept_through) {
   const History& h = *a.history;
   if (h.series.empty())
     throw UsageError(h.path + ": the history has no series (add documents with `gdsb-report history add`)");
@@ -190,8 +190,12 @@ GateResult gate_history(const Analysis& a) {
                                   format_number(p.before.median) + " " + std::string(s.metric->unit) +
                                   " in the " + std::to_string(p.before.end - p.before.begin) +
                                   " runs before, p=" + pv;
-      c.outcome = ch.worse ? Outcome::Fail : Outcome::Pass;
-      c.message = (ch.worse ? "regression: " : "latest change is not a regression: ") + ch.sentence + figures;
+      const bool accepted = ch.worse && accept_through && ch.run <= *accept_through;
+      c.outcome = ch.worse && !accepted ? Outcome::Fail : Outcome::Pass;
+      c.message = (accepted    ? "accepted regression (--accept-through " + std::to_string(*accept_through) + "): "
+                   : ch.worse ? std::string("regression: ")
+                              : std::string("latest change is not a regression: ")) +
+                  ch.sentence + figures;
     }
     r.cases.push_back(std::move(c));
   }

@@ -110,6 +110,15 @@ if run 3 "$bin" gate --history g.db --junit g.xml --markdown g.md &&
    grep -q "thread count went from 8 to 2" g.xml && grep -q "FAIL" out.txt; then
   ok "gate --history: a regression fails (exit 3), JUnit and Markdown name the change and the setting"
 else bad "gate on a regression"; fi
+# A team takes the regression as the new normal: --accept-through its run passes, said as
+# accepted; the run before it still fails; a run id the history lacks is a usage error.
+cp_run=$(grep -o "regression: .* at run [0-9]*" g.md | head -1 | grep -o "[0-9]*$")
+if [ -n "$cp_run" ] && run 0 "$bin" gate --history g.db --accept-through "$cp_run" &&
+   grep -q "accepted regression (--accept-through $cp_run)" out.txt &&
+   run 3 "$bin" gate --history g.db --accept-through "$((cp_run - 1))" &&
+   run 2 "$bin" gate --history g.db --accept-through 99999 && grep -q "no run with that id" err.txt; then
+  ok "gate --history --accept-through: the named regression passes as accepted, an earlier run does not"
+else bad "gate --accept-through (change point at run '${cp_run}')"; fi
 if run 2 "$bin" gate --history g.db --max-throughput-drop 5% && run 2 "$bin" gate &&
    run 2 "$bin" gate --history g.db --baseline reg/nodeR-0000.json --current reg/nodeR-0039.json; then
   ok "gate: --history with thresholds or documents, or nothing at all, is a usage error"

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,8 +66,11 @@ std::vector<FleetEvent> fleet_events(const Analysis& a);
 
 // gate --history: per series, fails when its last change point is a regression and the
 // series has a point in its node's newest run; series of fewer than 3 runs are skipped
-// with the reason. UsageError when the history has no series.
-GateResult gate_history(const Analysis& a);
+// with the reason. UsageError when the history has no series. `accept_through`: a team
+// that has looked at a regression and takes it as the new normal names its run; a
+// regression whose change point is at that run or earlier passes, said as accepted (a
+// later change point is judged again).
+GateResult gate_history(const Analysis& a, std::optional<int64_t> accept_through = std::nullopt);
 
 // "throughput" of a test, in words: "GPUD READ 1 MiB throughput".
 std::string series_title(const SeriesAnalysis& s);
