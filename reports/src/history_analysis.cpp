@@ -196,6 +196,7 @@ GateResult gate_history(const Analysis& a, std::optional<int64_t> accept_through
                    : ch.worse ? std::string("regression: ")
                               : std::string("latest change is not a regression: ")) +
                   ch.sentence + figures;
+      if (accepted) r.notes.push_back(c.group + " " + c.name + ": " + c.message);  // passes are not listed
     }
     r.cases.push_back(std::move(c));
   }
