@@ -126,7 +126,9 @@ struct KernelLog {
   // Records that were not kept because distinct (GPU, code) pairs passed the bound
   // (kMaxXidKeys): memory stays bounded on any log; the count says what was dropped.
   uint64_t dropped = 0;
-  std::optional<uint64_t> last_seq;  // /dev/kmsg: the newest record's sequence number
+  uint64_t unparsed = 0;        // "NVRM: Xid (" records whose address or code did not parse
+  uint64_t before_cursor = 0;   // Xid records at or before the health state's cursor (not kept)
+  std::optional<uint64_t> last_seq;  // /dev/kmsg: the newest record's sequence number (any record)
   std::string boot_id;               // /proc/sys/kernel/random/boot_id where read live
   bool operator==(const KernelLog&) const = default;
 };
@@ -158,8 +160,10 @@ struct AerCounters {
   std::map<std::string, uint64_t> correctable, nonfatal, fatal;  // without the TOTAL_ERR_* lines
   std::optional<uint64_t> total_correctable, total_nonfatal, total_fatal;  // TOTAL_ERR_* lines
   bool counters_known = false;                     // the sysfs files were read
-  std::vector<std::string> status_correctable;     // CESta bits set ("BadTLP"), lspci names
-  std::vector<std::string> status_uncorrectable;   // UESta bits set ("UnsupReq")
+  // CESta/UESta bits set, by the kernel's name (the AER table maps lspci's: AdvNonFatalErr
+  // is NonFatalErr); a name the table lacks is kept as lspci wrote it.
+  std::vector<std::string> status_correctable;     // "BadTLP"
+  std::vector<std::string> status_uncorrectable;   // "UnsupReq"
   bool status_known = false;                       // lspci -vvv showed the AER capability
   bool operator==(const AerCounters&) const = default;
 };
@@ -210,6 +214,7 @@ struct FaultFinding {
 struct FaultBaseline {
   std::map<std::string, AerCounters> aer;  // the known-good file's AER counters by BDF
   std::map<std::string, std::vector<NvLinkErrorCounters>> nvlinks;  // by GPU BDF
+  std::vector<std::string> known_gpus;     // the known-good file's GPUs: still this node's when gone
   std::optional<int64_t> taken_unix_s;     // when the known-good file was saved
   std::string boot_id;                     // the boot it was saved in (counters reset on reboot)
   // From the health state file: Xid records up to this /dev/kmsg sequence number of this boot
