@@ -321,6 +321,7 @@ json snapshot_json(const Snapshot& s, bool with_config) {
           {"machine", machine_json(s.machine)},
           {"gpu_facts", facts},
           {"gpu_pairs", gpu_pairs_json(s.gpu_pairs)},
+          {"hw_faults", detail::hw_faults_json(s.faults)},
           {"notes", s.notes}};
 }
 
@@ -356,6 +357,9 @@ Snapshot snapshot_from_json(const json& j, const std::string& what) {
                                          p.at("p2p").get<std::map<std::string, std::string>>(),
                                          p.at("common_ancestor").get<std::string>()});
     s.notes = j.at("notes").get<std::vector<std::string>>();
+    // Absent in snapshots written before issue 36: no fault facts, said so.
+    if (const auto it = j.find("hw_faults"); it != j.end() && it->is_object()) s.faults = detail::hw_faults_from(*it);
+    else s.faults.kernel_log_unread = "the snapshot predates fault facts";
   } catch (const json::exception& e) {
     throw RuntimeError(what + " is damaged: " + e.what());
   }

@@ -300,6 +300,8 @@ class GpuFactsProvider {
   virtual ~GpuFactsProvider() = default;
   virtual std::string name() const = 0;
   virtual std::optional<GpuFacts> facts_for(const Device& gpu) const = 0;
+  // The GPU's error and retirement counters (hw_faults.hpp); none by default.
+  virtual std::optional<GpuErrorCounters> errors_for(const Device& /*gpu*/) const { return std::nullopt; }
   // Facts of ordered GPU pairs (NVML P2P status); none by default.
   virtual std::vector<GpuPairFacts> pair_facts(const std::vector<const Device*>& /*gpus*/) const {
     return {};
