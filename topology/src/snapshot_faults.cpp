@@ -4,21 +4,12 @@
 
 #include "gdsb/topo/fingerprint_file.hpp"
 #include "internal.hpp"
+#include "json_optional.hpp"
 
 using nlohmann::json;
 
 namespace gdsb::topo::detail {
 namespace {
-
-template <class T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-template <class T>
-std::optional<T> get_opt(const json& j, const char* k) {
-  if (!j.contains(k) || j[k].is_null()) return std::nullopt;
-  return j[k].get<T>();
-}
 
 json time_json(const LogTime& t) { return {{"uptime_s", opt(t.uptime_s)}, {"wall", t.wall}, {"seq", opt(t.seq)}}; }
 LogTime time_from(const json& j) {

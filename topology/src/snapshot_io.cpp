@@ -8,6 +8,7 @@
 #include "gdsb/report/output_file.hpp"
 #include "gdsb/topo/collect.hpp"
 #include "internal.hpp"
+#include "json_optional.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -43,15 +44,8 @@ std::vector<uint8_t> from_hex(const std::string& s) {
   return out;
 }
 
-template <class T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-template <class T>
-std::optional<T> get_opt(const json& j, const char* k) {
-  if (!j.contains(k) || j[k].is_null()) return std::nullopt;
-  return j[k].get<T>();
-}
+using detail::get_opt;
+using detail::opt;
 
 json device_json(const Device& d, bool with_config) {
   json bars = json::array();
