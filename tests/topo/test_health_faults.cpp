@@ -1,6 +1,8 @@
 // gdsb-topo --health with hardware faults (issue 36): the HGX H100 recording with real kernel
 // logs (fixtures/real/kernel-logs/SOURCES.md). The HGX's GPUs are on buses 19 3b 4c 5d 9b bb
 // cb db; gpud's logs name GPUs cb (Xid 13 x3, then 109 at 11:43:14) and 9b (Xid 119 x5).
+#include <unistd.h>
+
 #include <fstream>
 
 #include "topo_cli_util.hpp"

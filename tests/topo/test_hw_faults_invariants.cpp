@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <set>
+#include <cstdio>
 
 #include "gdsb/error.hpp"
 #include "gdsb/topo/kernel_log.hpp"
@@ -49,7 +49,6 @@ Snapshot node_with_gpus(std::initializer_list<const char*> gpus) {
 }
 
 TEST(HwFaultTables, SortedUniqueAndLookedUpByNumberOrName) {
-  std::set<int> codes;
   int prev = 0;
   for (const auto& r : xid_table()) {
     EXPECT_GT(r.code, prev);  // find_xid bisects
