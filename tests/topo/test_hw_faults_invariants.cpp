@@ -63,7 +63,9 @@ TEST(HwFaultTables, SortedUniqueAndLookedUpByNumberOrName) {
   EXPECT_EQ(find_xid(2), nullptr);
   for (const auto& r : aer_table()) {
     EXPECT_EQ(find_aer_kind(r.cls, r.sysfs_name), &r);
-    if (!r.lspci_name.empty()) EXPECT_EQ(find_aer_kind_lspci(r.cls, r.lspci_name), &r);
+    if (!r.lspci_name.empty()) {
+      EXPECT_EQ(find_aer_kind_lspci(r.cls, r.lspci_name), &r);
+    }
   }
   // pciutils before 3.8 printed bit 13 as NonFatalErr, later as AdvNonFatalErr: one row.
   EXPECT_EQ(find_aer_kind_lspci(AerClass::Correctable, "NonFatalErr"),

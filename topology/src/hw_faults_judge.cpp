@@ -148,14 +148,14 @@ void judge_aer(const Snapshot& s, const FaultBaseline& b, const FaultThresholds&
     const std::string since = then ? "since the known-good file" : "since boot";
     std::string kind;
     const uint64_t cor = rise_of(now.correctable, then ? &then->correctable : nullptr, kind);
-    if (cor > 0 && hours > 0 && cor / hours > th.aer_correctable_per_hour) {
+    if (cor > 0 && hours > 0 && static_cast<double>(cor) / hours > th.aer_correctable_per_hour) {
       FaultFinding x;
       x.kind = FaultKind::AerCorrectableRate;
       x.bdf = bdf;
       x.device = dev;
       x.count = cor;
       x.aer_kind = kind;
-      x.rate_per_hour = cor / hours;
+      x.rate_per_hour = static_cast<double>(cor) / hours;
       x.action = "reseat the card, replace the cable or riser";
       char rate[32];
       std::snprintf(rate, sizeof rate, "%.0f", x.rate_per_hour);
