@@ -3,6 +3,8 @@
 // off the recordings' lines.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "gdsb/topo/collect.hpp"
 #include "gdsb/topo/hw_faults_collect.hpp"
 #include "gdsb/topo/kernel_log.hpp"

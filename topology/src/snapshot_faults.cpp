@@ -140,7 +140,9 @@ HwFaults hw_faults_from(const json& j) {
                           e.value("process", ""), get_opt<int>(e, "recovery_action")});
     f.kernel_log = std::move(log);
   }
-  for (const auto& [bdf, g] : j.value("gpu_errors", json::object()).items()) {
+  // value() returns a copy: kept alive here, as items() only refers to it.
+  const json gpus = j.value("gpu_errors", json::object()), aer = j.value("aer", json::object());
+  for (const auto& [bdf, g] : gpus.items()) {
     GpuErrorCounters c;
     c.ecc_volatile_corrected = get_opt<uint64_t>(g, "ecc_volatile_corrected");
     c.ecc_volatile_uncorrected = get_opt<uint64_t>(g, "ecc_volatile_uncorrected");
@@ -157,7 +159,7 @@ HwFaults hw_faults_from(const json& j) {
     c.nvlinks = link_errors_from(g.value("nvlinks", json::array()));
     f.gpu_errors[bdf] = std::move(c);
   }
-  for (const auto& [bdf, a] : j.value("aer", json::object()).items()) f.aer[bdf] = aer_from(a);
+  for (const auto& [bdf, a] : aer.items()) f.aer[bdf] = aer_from(a);
   return f;
 }
 
@@ -188,8 +190,9 @@ FaultBaseline fault_baseline_from_document(const nlohmann::json& doc) {
     b.boot_id = j.value("boot_id", "");
     if (j.contains("taken_unix_s") && j["taken_unix_s"].is_number()) b.taken_unix_s = j["taken_unix_s"].get<int64_t>();
     b.known_gpus = j.value("gpus", std::vector<std::string>{});
-    for (const auto& [bdf, a] : j.value("aer", json::object()).items()) b.aer[bdf] = detail::aer_from(a);
-    for (const auto& [bdf, l] : j.value("nvlinks", json::object()).items()) b.nvlinks[bdf] = detail::nvlink_errors_from(l);
+    const json aer = j.value("aer", json::object()), links = j.value("nvlinks", json::object());
+    for (const auto& [bdf, a] : aer.items()) b.aer[bdf] = detail::aer_from(a);
+    for (const auto& [bdf, l] : links.items()) b.nvlinks[bdf] = detail::nvlink_errors_from(l);
   } catch (const json::exception&) {
     return FaultBaseline{};  // a damaged baseline is none: rises are then measured since boot
   }
