@@ -30,7 +30,7 @@ void BM_KernelLogRead(benchmark::State& state) {
     for (size_t i = 0; i < mib; ++i) r.feed(chunk);
     benchmark::DoNotOptimize(r.finish());
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * mib * chunk.size()));
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(mib * chunk.size()));
   state.SetComplexityN(static_cast<int64_t>(mib));
 }
 BENCHMARK(BM_KernelLogRead)->RangeMultiplier(4)->Range(16, 1024)->Unit(benchmark::kMillisecond)->Complexity(benchmark::oN);
