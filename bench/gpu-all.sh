@@ -22,6 +22,12 @@
 #              is gdsb-p2p --concurrent, nvbandwidth and PyTorch in interleaved rounds)
 #   ckpt       bench/checkpoint-sweep.sh on the test directory's disk (issue 35: why -x 2 is
 #              slower than the naive load there; threads, I/O size, 1 GPU and all GPUs)
+#   faults     issue 36: gdsb-topo --save-fingerprint, then --health (twice, with --state) and
+#              --save-snapshot on this machine: the real /dev/kmsg, NVML's error counters and
+#              the sysfs AER files, each timed (wall, max RSS) against --timeout; the fault facts
+#              recorded (what the snapshot's "hw_faults" holds) and the findings (0 or 3: a
+#              machine with a real fault is reported, not failed)
+#   issue11    bench/gpu-issue11.sh with PARTS from $ISSUE11_PARTS (default: all)
 #   node       issue 35: gdsb-io's node mode (--gpus all: the plan, every GPU reading the
 #              test directory's disk at once with -x 1,0,2; a tmpfs is no storage: its reads
 #              are the page cache's and not measured); the crash regression (checkpoint-load -x 0 on every GPU, four
@@ -83,6 +89,43 @@ if [ "${CREATE_UDEV_RECORD:-0}" = 1 ]; then
     note "created $record for the cuFile runs"
   fi
 fi
+faults_part() {
+  local t=build/release/apps/gdsb-topo/gdsb-topo rc status=0
+  sudo -n true 2>/dev/null && t="sudo -n $t"  # /dev/kmsg and extended config need root
+  echo "kernel.dmesg_restrict=$(cat /proc/sys/kernel/dmesg_restrict 2>/dev/null)"
+  ls /sys/bus/pci/devices/*/aer_dev_correctable 2>/dev/null | wc -l | sed 's/^/devices with AER counters: /'
+  $t --save-fingerprint "$OUT/known-good.json" --allow-overwrite; echo "save-fingerprint rc=$?"
+  for run in 1 2; do
+    /usr/bin/time -f "health run $run: wall %e s, max RSS %M KiB" $t --health --expect "$OUT/known-good.json" \
+      --state "$OUT/health-state.json" --openmetrics "$OUT/gdsb-$run.prom" --timeout 15; rc=$?
+    echo "health run $run rc=$rc (0, or 3 with a fault line above)"
+    case "$rc" in 0|3) ;; *) status=1 ;; esac
+  done
+  [ -f "$OUT/health-state.json" ] && cat "$OUT/health-state.json"
+  /usr/bin/time -f "save-snapshot: wall %e s, max RSS %M KiB" $t --save-snapshot "$OUT/snap" -q; rc=$?
+  echo "save-snapshot rc=$rc"
+  case "$rc" in 0|3) ;; *) status=1 ;; esac
+  [ -n "${SUDO_UID:-}" ] || sudo -n chown -R "$(id -u)" "$OUT" 2>/dev/null
+  python3 - "$OUT/snap/snapshot.json" <<'PY'
+import json, sys
+f = json.load(open(sys.argv[1])).get("hw_faults", {})
+k = f.get("kernel_log")
+print("kernel log:", "not read: " + f.get("kernel_log_unread", "") if not k else
+      "%s %s, %d lines, %d NVRM lines, %d Xid events" % (k["source"], k["format"], k["lines"], k["nvrm_lines"], len(k["xids"])))
+for e in (k or {}).get("xids", []):
+    print("  Xid %d on %s x%d, last %s" % (e["code"], e["bdf"], e["count"], e["last"]))
+print("NVML error counters:", f.get("gpu_errors_unread") or "%d GPUs" % len(f.get("gpu_errors", {})))
+for bdf, g in f.get("gpu_errors", {}).items():
+    print("  %s %s" % (bdf, json.dumps({k: v for k, v in g.items() if k != "nvlinks"})))
+aer = f.get("aer", {})
+print("AER counters: %d devices, nonzero:" % len(aer))
+for bdf, a in aer.items():
+    t = [a.get("total_correctable"), a.get("total_nonfatal"), a.get("total_fatal")]
+    if any(t): print("  %s correctable/nonfatal/fatal %s" % (bdf, t))
+PY
+  return "$status"
+}
+
 run_part() {  # $1 name, rest: command; accepted exit codes in $ok
   local name="$1"; shift
   local t0 rc=0
@@ -230,6 +273,7 @@ for part in "${parts[@]}"; do
     doctor) ok="0 3"; run_part doctor bash bench/doctor-live.sh "$testdir" 60s ;;
     cluster) ok="0 3"; GDSB_TEST_DIR="$testdir" run_part cluster bash bench/cluster-one-node.sh ;;
     health) ok="0"; run_part health health_part ;;
+    faults) ok="0"; run_part faults faults_part ;;
     survey) ok="0"; run_part survey survey_part ;;
     node) ok="0"; run_part node node_part ;;
     ckpt) ok="0"; run_part ckpt bash bench/checkpoint-sweep.sh "$testdir/ckpt-sweep" ;;

@@ -8,13 +8,17 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "deadline_child.hpp"
 #include "gdsb/error.hpp"
 #include "gdsb/report/output_file.hpp"
 #include "gdsb/run_context.hpp"
+#include "gdsb/topo/fingerprint_file.hpp"
 #include "gdsb/topo/health.hpp"
+#include "health_state.hpp"
 #include "gdsb/version.hpp"
 #include "slurm_drain.hpp"
 #include "topo_app.hpp"
@@ -29,6 +33,9 @@ using Clock = std::chrono::steady_clock;
 // fails closed (STYLE 19): --health reports, writes its metrics and drains on every fault.
 struct Collected {
   std::optional<topo::Fingerprint> facts;
+  // The devices (address and role only) and the fault facts (hw_faults.hpp): what
+  // judge_faults reads, sent back as a snapshot without the rest.
+  std::optional<topo::Snapshot> faults;
   std::string fault;   // "GPU 0000:19:00.0 NVML: GPU is lost"
   bool usage = false;  // the fault is a usage error found while collecting (an unreadable
                        // recording): --save-fingerprint exits 2 for it, --health fails closed
@@ -36,12 +43,13 @@ struct Collected {
 
 // In the child: the snapshot without NVML (no pair matrix, no NVLink walk), hwloc kept away
 // from NVML, CUDA and OpenCL, then one NVML session for what the fingerprint needs.
-std::string collect_in_child(const Options& opt, const StepFn& step) {
+std::string collect_in_child(const Options& opt, const StepFn& step, std::optional<uint64_t> after_seq) {
   std::string components = "-nvml,-cuda,-opencl,-rsmi";
   if (const char* c = std::getenv("HWLOC_COMPONENTS"); c && *c) components += std::string(",") + c;
   ::setenv("HWLOC_COMPONENTS", components.c_str(), 1);
   topo::CollectOptions co = collect_options(opt);
   co.use_nvml = false;
+  co.kmsg_after_seq = after_seq;  // --kernel-log is in collect_options
   step(opt.sources.live() ? "sysfs and hwloc: reading the PCIe tree" : "reading " + opt.sources.description());
   const topo::Snapshot snap = topo::collect_from(opt.sources, co);
   topo::GpuSoftware software;
@@ -52,12 +60,30 @@ std::string collect_in_child(const Options& opt, const StepFn& step) {
     software.unavailable = topo::Unreadable{"--no-nvml", true};
   else
     software = topo::read_gpu_software(opt.nvml_lib, step);
-  return topo::fingerprint_json(topo::make_fingerprint(snap, software)).dump();
+  topo::Snapshot light;  // what judge_faults needs: addresses, roles, the fault facts
+  light.kind = snap.kind;
+  for (const topo::Device& d : snap.devices) {
+    topo::Device x;
+    x.bdf = d.bdf;
+    x.role = d.role;
+    x.vendor = d.vendor;
+    x.device = d.device;
+    x.class_code = d.class_code;
+    light.devices.push_back(std::move(x));
+  }
+  light.faults = snap.faults;
+  if (opt.sources.live()) {
+    light.faults.gpu_errors = software.errors;
+    light.faults.gpu_errors_unread = software.unavailable ? software.unavailable->why : "";
+  }
+  const nlohmann::json out = {{"facts", topo::fingerprint_json(topo::make_fingerprint(snap, software))},
+                              {"snapshot", topo::snapshot_json(light, false)}};
+  return out.dump();
 }
 
-Collected current_facts(const Options& opt, double seconds) {
+Collected current_facts(const Options& opt, double seconds, std::optional<uint64_t> after_seq = std::nullopt) {
   const ChildOutcome c = run_with_deadline(
-      [&](const StepFn& step) { return collect_in_child(opt, step); },
+      [&](const StepFn& step) { return collect_in_child(opt, step, after_seq); },
       [](const std::exception& e) {
         if (dynamic_cast<const topo::NvmlFault*>(&e)) return 'F';
         return dynamic_cast<const UsageError*>(&e) ? 'U' : 'R';
@@ -74,18 +100,20 @@ Collected current_facts(const Options& opt, double seconds) {
   switch (c.status) {
     case ChildOutcome::Status::Done:
       try {
-        return {topo::fingerprint_from_json(nlohmann::json::parse(c.result), "the collection"), "", false};
+        const auto j = nlohmann::json::parse(c.result);
+        return {topo::fingerprint_from_json(j.at("facts"), "the collection"),
+                topo::snapshot_from_json(j.at("snapshot"), "the collection"), "", false};
       } catch (const std::exception& e) {
-        return {std::nullopt, std::string("collection: ") + e.what(), false};
+        return {std::nullopt, std::nullopt, std::string("collection: ") + e.what(), false};
       }
     case ChildOutcome::Status::TimedOut:
-      return {std::nullopt, step + ": no answer within " + secs + " s (--timeout; a hung driver?)" + left, false};
+      return {std::nullopt, std::nullopt, step + ": no answer within " + secs + " s (--timeout; a hung driver?)" + left, false};
     case ChildOutcome::Status::Died:
-      return {std::nullopt, step + ": the collecting process died (" + c.error + ")" + left, false};
+      return {std::nullopt, std::nullopt, step + ": the collecting process died (" + c.error + ")" + left, false};
     case ChildOutcome::Status::Failed:
-      return {std::nullopt, c.error, c.error_kind == 'U'};
+      return {std::nullopt, std::nullopt, c.error, c.error_kind == 'U'};
   }
-  return {std::nullopt, "collection: no outcome", false};
+  return {std::nullopt, std::nullopt, "collection: no outcome", false};
 }
 
 int save(const Options& opt) {
@@ -106,7 +134,14 @@ int save(const Options& opt) {
   origin.host = opt.sources.live() ? collect_context().host : "";
   origin.source = opt.sources.description();
   origin.created = utc_now_iso8601();
-  report::write_output_atomic(target, topo::fingerprint_document(now.facts->facts, origin).dump(1) + "\n", true);
+  nlohmann::json doc = topo::fingerprint_document(now.facts->facts, origin);
+  // The counters --health measures rises against (AER, NVLink errors), with their boot and time.
+  if (now.faults) {
+    std::vector<std::string> gpus;
+    for (const topo::Device* g : now.faults->with_role(topo::Role::Gpu)) gpus.push_back(g->bdf);
+    doc["hw_baseline"] = topo::fault_baseline_json(now.faults->faults, gpus);
+  }
+  report::write_output_atomic(target, doc.dump(1) + "\n", true);
   std::cout << " fingerprint saved to " << opt.save_fingerprint << ": "
             << topo::counts_words(topo::count_devices(*now.facts)) << ", " << now.facts->facts.size() << " facts\n";
   return kExitOk;
@@ -115,11 +150,27 @@ int save(const Options& opt) {
 // Writes the metrics of this check (temp file, then rename). Failing metrics when `now` or
 // `expected` is null.
 void write_metrics(const Options& opt, const std::string& node, const topo::Fingerprint* now,
-                   const topo::FactMap* expected, const std::vector<topo::HealthDifference>& differences) {
+                   const topo::FactMap* expected, const std::vector<topo::HealthDifference>& differences,
+                   const topo::FaultMetrics& faults = {}) {
   topo::HealthMetricsContext ctx{"gdsb-topo", std::string(version()), opt.expect, node,
                                  std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()};
-  report::write_output_atomic({opt.openmetrics, "--openmetrics"}, topo::health_openmetrics(now, expected, differences, ctx),
-                              opt.allow_overwrite);
+  report::write_output_atomic({opt.openmetrics, "--openmetrics"},
+                              topo::health_openmetrics(now, expected, differences, ctx, faults), opt.allow_overwrite);
+}
+
+// The known-good file's fault baseline (its "hw_baseline"), read after load_fingerprint
+// accepted the file.
+topo::FaultBaseline load_baseline(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const auto doc = nlohmann::json::parse(in, nullptr, false);
+  return doc.is_discarded() ? topo::FaultBaseline{} : topo::fault_baseline_from_document(doc);
+}
+
+std::string this_boot_id() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(in, id);
+  return id;
 }
 
 int health(const Options& opt) {
@@ -130,6 +181,13 @@ int health(const Options& opt) {
   bool metrics_written = false;
   try {
     expected = topo::load_fingerprint(opt.expect, "--expect");
+    topo::FaultBaseline baseline = load_baseline(opt.expect);
+    // Since the last check: the state file's cursor, when it is of this boot (live only).
+    std::optional<HealthState> state;
+    if (!opt.state.empty()) state = load_health_state(opt.state);
+    std::optional<uint64_t> after_seq;
+    if (state && opt.sources.live() && opt.kernel_log.empty() && state->boot_id == this_boot_id())
+      after_seq = state->reported_seq;
     std::string scontrol;
     if (opt.slurm_drain) {
       scontrol = find_on_path("scontrol", opt.path_env);
@@ -139,25 +197,43 @@ int health(const Options& opt) {
     }
     // With --slurm-drain, scontrol keeps a last slice of the deadline for itself.
     const double drain_slice = opt.slurm_drain ? std::min(5.0, opt.timeout_s / 4) : 0;
-    const Collected now = current_facts(opt, opt.timeout_s - drain_slice);
+    const Collected now = current_facts(opt, opt.timeout_s - drain_slice, after_seq);
     std::vector<topo::HealthDifference> differences;
     if (now.facts) differences = topo::compare_with_expected(*now.facts, *expected);
     else differences.push_back({std::nullopt, "failed", "collected", now.fault});
+    std::vector<topo::FaultFinding> findings;
+    if (now.faults) findings = topo::judge_faults(*now.faults, baseline);
     bool failed = false;
     for (const auto& d : differences) failed = failed || d.problem;
-    if (!failed)
+    const auto critical = std::find_if(findings.begin(), findings.end(), [](const topo::FaultFinding& f) {
+      return f.severity == topo::FaultSeverity::Critical;
+    });
+    if (!failed && critical == findings.end())
       std::cout << "gdsb: ok, " << topo::counts_words(topo::count_devices(*now.facts)) << " as expected\n";
+    for (const auto& f : findings)
+      std::cout << "gdsb: " << (f.severity == topo::FaultSeverity::Critical ? "" : "warning: ") << f.words << '\n';
     for (const auto& d : differences) std::cout << "gdsb: " << d.words << '\n';
+    if (now.faults && opt.sources.live() && !now.faults->faults.kernel_log_unread.empty() && opt.kernel_log.empty())
+      std::cout << "gdsb: note: Xid events not checked: " << now.faults->faults.kernel_log_unread << '\n';
     if (!opt.openmetrics.empty()) {
-      write_metrics(opt, node, now.facts ? &*now.facts : nullptr, &*expected, differences);
+      write_metrics(opt, node, now.facts ? &*now.facts : nullptr, &*expected, differences,
+                    {now.faults ? &now.faults->faults : nullptr, findings});
       metrics_written = true;
     }
+    if (!opt.state.empty() && now.faults && now.faults->faults.kernel_log && opt.sources.live() && opt.kernel_log.empty()) {
+      const auto& log = *now.faults->faults.kernel_log;
+      save_health_state(opt.state, {now.faults->faults.boot_id, log.last_seq ? log.last_seq : after_seq});
+    }
+    failed = failed || critical != findings.end();
     if (!failed) return kExitOk;
     if (opt.slurm_drain) {
-      const std::string& first = std::find_if(differences.begin(), differences.end(),
-                                              [](const topo::HealthDifference& d) { return d.problem; })->words;
+      // A hardware fault names the cause best ("GPU ... Xid 79 (fallen off the bus) at ..."),
+      // before the known-good difference it causes (that GPU absent).
+      const auto first = std::find_if(differences.begin(), differences.end(),
+                                      [](const topo::HealthDifference& d) { return d.problem; });
+      const std::string reason = critical != findings.end() ? critical->words : first->words;
       const double left = opt.timeout_s - std::chrono::duration<double>(Clock::now() - started).count();
-      slurm_drain(scontrol, node, "gdsb: " + first, std::max(left, drain_slice));
+      slurm_drain(scontrol, node, "gdsb: " + reason, std::max(left, drain_slice));
       std::cout << "gdsb: drained " << node << " through " << scontrol << '\n';
     }
     return kExitCheckFailed;

@@ -37,6 +37,7 @@ topo::CollectOptions collect_options(const Options& opt) {
   co.use_hwloc = !opt.no_hwloc;
   co.use_nvml = !opt.no_nvml;
   co.nvml_lib = opt.nvml_lib;
+  co.kernel_log = opt.kernel_log;
   return co;
 }
 
@@ -63,6 +64,9 @@ void setup_topo(CLI::App& app, Options& opt) {
   app.add_flag("--no-nvml", opt.no_nvml,
                "Live mode: do not ask NVML for GPU facts (BAR1, memory, link generation)");
   app.add_option("--nvml-lib", opt.nvml_lib, "Live mode: load NVML from PATH");
+  app.add_option("--kernel-log", opt.kernel_log,
+                 "Read the NVIDIA driver's Xid events from FILE (`dmesg`, `dmesg -T` or `journalctl -k` "
+                 "text) instead of /dev/kmsg; goes with any input");
   app.add_option("--save-fingerprint", opt.save_fingerprint,
                  "Write the node's known-good facts (gdsbench.fingerprint/2: GPUs, NVMe drives and "
                  "data NICs by PCI address, links, ACS, IOMMU, BAR1, NUMA, driver versions) to FILE "
@@ -71,6 +75,9 @@ void setup_topo(CLI::App& app, Options& opt) {
                               "Compare this node with the known-good facts of --expect FILE: one line "
                               "per difference, exit 3 on any, 0 with one ok line; no other checks run");
   auto* expect = app.add_option("--expect", opt.expect, "The known-good fingerprint --health compares with");
+  auto* state = app.add_option("--state", opt.state,
+                               "With --health: remember in FILE the newest kernel log record read, so each Xid "
+                               "is reported by one check (default: every Xid since boot, every check)");
   auto* om = app.add_option("--openmetrics", opt.openmetrics,
                             "With --health: write node_exporter textfile metrics to FILE (atomic rename)");
   app.add_option("--timeout", opt.timeout_s,
@@ -90,6 +97,7 @@ void setup_topo(CLI::App& app, Options& opt) {
     app.get_option("--timeout")->excludes(app.get_option(report));
   expect->needs(health);
   om->needs(health);
+  state->needs(health);
   drain->needs(health);
   cli::add_tool_flags(app, "gdsb-topo");
 }

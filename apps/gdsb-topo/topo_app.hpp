@@ -23,6 +23,8 @@ struct Options {
   bool no_hwloc = false;
   bool no_nvml = false;
   std::string nvml_lib;
+  std::string kernel_log;  // --kernel-log FILE: dmesg / journalctl -k text (hw_faults.hpp)
+  std::string state;       // --state FILE (with --health): the last check's kernel log cursor
   // Known-good facts and the health check (health_app.cpp, docs/gdsb-topo.md "Health checks").
   std::string save_fingerprint;  // --save-fingerprint FILE
   bool health = false;

@@ -186,6 +186,13 @@ std::unique_ptr<Library> Library::open(const std::string& path) {
   bind(handle, "nvmlDeviceGetNvLinkState", a.device_get_nvlink_state);
   bind(handle, "nvmlDeviceGetNvLinkRemotePciInfo_v2", a.device_get_nvlink_remote_pci_info_v2);
   bind(handle, "nvmlDeviceGetNvLinkRemoteDeviceType", a.device_get_nvlink_remote_device_type);
+  bind(handle, "nvmlDeviceGetTotalEccErrors", a.device_get_total_ecc_errors);
+  bind(handle, "nvmlDeviceGetRetiredPages", a.device_get_retired_pages);
+  bind(handle, "nvmlDeviceGetRetiredPagesPendingStatus", a.device_get_retired_pages_pending_status);
+  bind(handle, "nvmlDeviceGetRemappedRows", a.device_get_remapped_rows);
+  bind(handle, "nvmlDeviceGetCurrentClocksEventReasons", a.device_get_current_clocks_event_reasons);
+  bind(handle, "nvmlDeviceGetCurrentClocksThrottleReasons", a.device_get_current_clocks_throttle_reasons);
+  bind(handle, "nvmlDeviceGetNvLinkErrorCounter", a.device_get_nvlink_error_counter);
 
   if (a.init_v2 == nullptr || a.shutdown == nullptr || a.device_get_count_v2 == nullptr ||
       a.device_get_handle_by_index_v2 == nullptr) {
@@ -331,6 +338,50 @@ Result<PciInfo> Library::nvlink_remote_pci_info(Device d, unsigned link) const {
 
 Result<NvLinkDeviceType> Library::nvlink_remote_device_type(Device d, unsigned link) const {
   return call<NvLinkDeviceType>(api_.device_get_nvlink_remote_device_type, d, link);
+}
+
+Result<unsigned long long> Library::total_ecc_errors(Device d, MemoryErrorType type, EccCounterType counter) const {
+  return call<unsigned long long>(api_.device_get_total_ecc_errors, d, type, counter);
+}
+
+Result<unsigned> Library::retired_pages_count(Device d, PageRetirementCause cause) const {
+  Result<unsigned> r;
+  if (api_.device_get_retired_pages == nullptr) {
+    r.rc = kErrorFunctionNotFound;
+    return r;
+  }
+  // A zero-sized buffer asks for the count only: INSUFFICIENT_SIZE then means "there are some".
+  unsigned count = 0;
+  r.rc = api_.device_get_retired_pages(d, cause, &count, nullptr);
+  if (r.rc == kErrorInsufficientSize) r.rc = kSuccess;
+  r.value = count;
+  return r;
+}
+
+Result<bool> Library::retired_pages_pending(Device d) const {
+  const auto state = call<EnableState>(api_.device_get_retired_pages_pending_status, d);
+  return {state.rc, state.ok() && state.value == EnableState::Enabled};
+}
+
+Result<RemappedRows> Library::remapped_rows(Device d) const {
+  Result<RemappedRows> r;
+  if (api_.device_get_remapped_rows == nullptr) {
+    r.rc = kErrorFunctionNotFound;
+    return r;
+  }
+  r.rc = api_.device_get_remapped_rows(d, &r.value.correctable, &r.value.uncorrectable, &r.value.pending,
+                                       &r.value.failed);
+  return r;
+}
+
+Result<unsigned long long> Library::clocks_event_reasons(Device d) const {
+  if (api_.device_get_current_clocks_event_reasons != nullptr)
+    return call<unsigned long long>(api_.device_get_current_clocks_event_reasons, d);
+  return call<unsigned long long>(api_.device_get_current_clocks_throttle_reasons, d);
+}
+
+Result<unsigned long long> Library::nvlink_error_counter(Device d, unsigned link, NvLinkErrorCounter counter) const {
+  return call<unsigned long long>(api_.device_get_nvlink_error_counter, d, link, counter);
 }
 
 }  // namespace gdsb::nvml

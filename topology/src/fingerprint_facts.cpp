@@ -8,6 +8,7 @@
 #include "check_util.hpp"
 #include "gdsb/error.hpp"
 #include "gdsb/nvml.hpp"
+#include "gdsb/topo/hw_faults_collect.hpp"
 #include "gdsb/topo/analysis.hpp"
 #include "gdsb/topo/fingerprint.hpp"
 #include "gdsb/topo/nic_role.hpp"
@@ -265,6 +266,8 @@ GpuSoftware read_gpu_software(const std::string& nvml_lib, const StepNote& step)
       if (a.ok() && a.value) ++active;
     }
     if (answered && !absent) g.nvlinks = active;
+    note(who + " error counters");
+    out.errors[bus.value] = read_gpu_errors(*lib, d.value, check);
     out.gpus[bus.value] = std::move(g);
   }
   return out;

@@ -101,7 +101,7 @@ std::vector<HealthDifference> compare_with_expected(const Fingerprint& now_facts
 
 std::string health_openmetrics(const Fingerprint* now, const FactMap* expected,
                                const std::vector<HealthDifference>& differences,
-                               const HealthMetricsContext& ctx) {
+                               const HealthMetricsContext& ctx, const FaultMetrics& faults) {
   std::ostringstream o;
   om::generator_info(o, ctx.tool, ctx.version);
   om::gauge_family(o, "gdsb_health_info", "The health check: node, known-good file (always 1)");
@@ -153,6 +153,7 @@ std::string health_openmetrics(const Fingerprint* now, const FactMap* expected,
   link_metrics(o, expected, "gdsb_health_expected_", "known-good");
   port_metrics(o, now ? &now->facts : nullptr, "gdsb_health_", "now");
   port_metrics(o, expected, "gdsb_health_expected_", "known-good");
+  fault_metrics(o, faults);
   o << om::kEof;
   return o.str();
 }

@@ -32,6 +32,14 @@ nlohmann::json network_json(const NetworkFacts& n);
 nlohmann::json interface_json(const NetInterface& i);  // one entry of network_json's lists
 nlohmann::json rdma_device_json(const RdmaDevice& d);
 NetworkFacts network_from(const nlohmann::json& j);
+// Snapshot::faults in a saved snapshot (snapshot_faults.cpp), and the AER and NVLink error
+// counters the known-good file keeps; the *_from throw nlohmann::json::exception when damaged.
+nlohmann::json hw_faults_json(const HwFaults& f);
+HwFaults hw_faults_from(const nlohmann::json& j);
+nlohmann::json aer_json(const AerCounters& a);
+AerCounters aer_from(const nlohmann::json& j);
+nlohmann::json nvlink_errors_json(const std::vector<NvLinkErrorCounters>& links);
+std::vector<NvLinkErrorCounters> nvlink_errors_from(const nlohmann::json& j);
 
 // Fills Device::name from the pci.ids database through libpci (ids_file "" = libpci's
 // default): unnamed devices get their full name, "Vendor Device 1234" names recorded by

@@ -12,6 +12,7 @@
 #include "gdsb/error.hpp"
 #include "gdsb/topo/collect.hpp"
 #include "gdsb/topo/pci_config.hpp"
+#include "gdsb/topo/hw_faults_collect.hpp"
 #include "internal.hpp"
 
 namespace gdsb::topo {
@@ -257,6 +258,13 @@ Snapshot collect_lspci_text(const std::filesystem::path& file) {
     } else if (t.rfind("ACSCtl:", 0) == 0) {
       if (!p.acs) p.acs = Acs{};
       p.acs->ctl = acs_from_text(t);
+    } else if (t.rfind("UESta:", 0) == 0 || t.rfind("CESta:", 0) == 0) {
+      // The AER status registers (bits set: errors seen and not cleared); no counts.
+      const bool ce = t[0] == 'C';
+      AerCounters& a = p.s.faults.aer[p.cur->bdf];
+      a.status_known = true;
+      (ce ? a.status_correctable : a.status_uncorrectable) =
+          aer_status_bits(detail::trim(t.substr(6)), ce ? AerClass::Correctable : AerClass::Uncorrectable);
     } else if (t.rfind("NUMA node:", 0) == 0) {
       p.cur->numa_node = std::atoi(t.c_str() + 10);
     } else if (t.rfind("IOMMU group:", 0) == 0) {

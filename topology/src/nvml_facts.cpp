@@ -7,6 +7,7 @@
 
 #include "gdsb/error.hpp"
 #include "gdsb/nvml.hpp"
+#include "gdsb/topo/hw_faults_collect.hpp"
 
 namespace gdsb::topo {
 namespace {
@@ -52,6 +53,12 @@ class NvmlGpuFacts final : public GpuFactsProvider {
       f.numa_node = static_cast<int>(nodes.value.front());
     f.nvlinks = read_nvlinks(*lib_, d);
     return f;
+  }
+
+  std::optional<GpuErrorCounters> errors_for(const Device& gpu) const override {
+    const auto it = by_bdf_.find(nvml::normalize_bus_id(gpu.bdf));
+    if (it == by_bdf_.end()) return std::nullopt;
+    return read_gpu_errors(*lib_, it->second);
   }
 
   std::vector<GpuPairFacts> pair_facts(const std::vector<const Device*>& gpus) const override {

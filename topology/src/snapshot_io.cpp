@@ -8,6 +8,7 @@
 #include "gdsb/report/output_file.hpp"
 #include "gdsb/topo/collect.hpp"
 #include "internal.hpp"
+#include "json_optional.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -43,15 +44,8 @@ std::vector<uint8_t> from_hex(const std::string& s) {
   return out;
 }
 
-template <class T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-template <class T>
-std::optional<T> get_opt(const json& j, const char* k) {
-  if (!j.contains(k) || j[k].is_null()) return std::nullopt;
-  return j[k].get<T>();
-}
+using detail::get_opt;
+using detail::opt;
 
 json device_json(const Device& d, bool with_config) {
   json bars = json::array();
@@ -321,6 +315,7 @@ json snapshot_json(const Snapshot& s, bool with_config) {
           {"machine", machine_json(s.machine)},
           {"gpu_facts", facts},
           {"gpu_pairs", gpu_pairs_json(s.gpu_pairs)},
+          {"hw_faults", detail::hw_faults_json(s.faults)},
           {"notes", s.notes}};
 }
 
@@ -356,6 +351,9 @@ Snapshot snapshot_from_json(const json& j, const std::string& what) {
                                          p.at("p2p").get<std::map<std::string, std::string>>(),
                                          p.at("common_ancestor").get<std::string>()});
     s.notes = j.at("notes").get<std::vector<std::string>>();
+    // Absent in snapshots written before issue 36: no fault facts, said so.
+    if (const auto it = j.find("hw_faults"); it != j.end() && it->is_object()) s.faults = detail::hw_faults_from(*it);
+    else s.faults.kernel_log_unread = "the snapshot predates fault facts";
   } catch (const json::exception& e) {
     throw RuntimeError(what + " is damaged: " + e.what());
   }

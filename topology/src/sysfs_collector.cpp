@@ -12,6 +12,7 @@
 #include "gdsb/error.hpp"
 #include "gdsb/topo/collect.hpp"
 #include "gdsb/topo/pci_config.hpp"
+#include "gdsb/topo/hw_faults_collect.hpp"
 #include "internal.hpp"
 
 namespace fs = std::filesystem;
@@ -172,10 +173,17 @@ Snapshot collect_tree(const fs::path& root, bool live, const CollectOptions& opt
                        ": not a sysfs tree (expected DIR/sys/bus/pci/devices)");
   for (fs::directory_iterator it(bus, ec), end; !ec && it != end; it.increment(ec)) {
     std::string name = it->path().filename().string();
-    if (detail::is_bdf(name)) s.devices.push_back(read_device(it->path(), name));
+    if (!detail::is_bdf(name)) continue;
+    s.devices.push_back(read_device(it->path(), name));
+    try {
+      if (auto aer = read_aer_dir(it->path())) s.faults.aer[name] = std::move(*aer);
+    } catch (const RuntimeError& e) {
+      s.notes.push_back(std::string("AER counters not read: ") + e.what());
+    }
   }
   if (ec) throw RuntimeError("cannot list " + bus.string() + ": " + ec.message());
   s.machine = collect_machine(root, live, opt);
+  read_boot_clock(root, live, s.faults);
   finalize(s);
   bool has_hierarchy = std::all_of(s.devices.begin(), s.devices.end(),
                                    [](const Device& d) { return !d.root_complex.empty(); });

@@ -90,6 +90,16 @@ enum class P2PStatus : int {
 // nvmlIntNvLinkDeviceType_t: what the far end of an NVLink is.
 enum class NvLinkDeviceType : int { Gpu = 0, IbmNpu = 1, Switch = 2, Unknown = 0xFF };
 
+// Error and retirement queries (nvml.h): nvmlMemoryErrorType_t, nvmlEccCounterType_t,
+// nvmlPageRetirementCause_t, nvmlNvLinkErrorCounter_t.
+enum class MemoryErrorType : int { Corrected = 0, Uncorrected = 1 };
+enum class EccCounterType : int { Volatile = 0, Aggregate = 1 };
+enum class PageRetirementCause : int { MultipleSingleBitEcc = 0, DoubleBitEcc = 1 };
+enum class NvLinkErrorCounter : int { DlReplay = 0, DlRecovery = 1, DlCrcFlit = 2, DlCrcData = 3 };
+struct RemappedRows {  // nvmlDeviceGetRemappedRows' four outputs
+  unsigned correctable = 0, uncorrectable = 0, pending = 0, failed = 0;
+};
+
 // ---- The function table ---------------------------------------------------------------
 struct Api {
   Return (*init_v2)() = nullptr;
@@ -117,6 +127,13 @@ struct Api {
   Return (*device_get_nvlink_state)(Device, unsigned, EnableState*) = nullptr;
   Return (*device_get_nvlink_remote_pci_info_v2)(Device, unsigned, PciInfo*) = nullptr;
   Return (*device_get_nvlink_remote_device_type)(Device, unsigned, NvLinkDeviceType*) = nullptr;
+  Return (*device_get_total_ecc_errors)(Device, MemoryErrorType, EccCounterType, unsigned long long*) = nullptr;
+  Return (*device_get_retired_pages)(Device, PageRetirementCause, unsigned*, unsigned long long*) = nullptr;
+  Return (*device_get_retired_pages_pending_status)(Device, EnableState*) = nullptr;
+  Return (*device_get_remapped_rows)(Device, unsigned*, unsigned*, unsigned*, unsigned*) = nullptr;
+  Return (*device_get_current_clocks_event_reasons)(Device, unsigned long long*) = nullptr;
+  Return (*device_get_current_clocks_throttle_reasons)(Device, unsigned long long*) = nullptr;
+  Return (*device_get_nvlink_error_counter)(Device, unsigned, NvLinkErrorCounter, unsigned long long*) = nullptr;
 };
 
 template <class T>
@@ -187,6 +204,15 @@ class Library {
   Result<PciInfo> nvlink_remote_pci_info(Device d, unsigned link) const;
   // Optional symbol (NVML of driver 450 and newer); kErrorFunctionNotFound without it.
   Result<NvLinkDeviceType> nvlink_remote_device_type(Device d, unsigned link) const;
+  // Errors and retirement; each an optional symbol (kErrorFunctionNotFound without it), and
+  // NOT_SUPPORTED where the GPU has no ECC or no row remapper.
+  Result<unsigned long long> total_ecc_errors(Device d, MemoryErrorType type, EccCounterType counter) const;
+  Result<unsigned> retired_pages_count(Device d, PageRetirementCause cause) const;
+  Result<bool> retired_pages_pending(Device d) const;
+  Result<RemappedRows> remapped_rows(Device d) const;
+  // nvmlDeviceGetCurrentClocksEventReasons, else ...ThrottleReasons (older drivers).
+  Result<unsigned long long> clocks_event_reasons(Device d) const;
+  Result<unsigned long long> nvlink_error_counter(Device d, unsigned link, NvLinkErrorCounter counter) const;
 
  private:
   Library() = default;

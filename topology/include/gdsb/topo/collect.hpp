@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 
 #include "gdsb/topo/model.hpp"
@@ -19,6 +20,12 @@ struct CollectOptions {
   std::string pci_ids_path;     // the database to read, "" for libpci's default
   bool use_nvml = true;         // live: GPU facts (BAR1, memory, links) from NVML
   std::string nvml_lib;         // path of libnvidia-ml.so.1, "" for the default
+  // The kernel log (hw_faults.hpp): --kernel-log FILE (dmesg / journalctl -k text), read
+  // beside any other input; else live reads kmsg_path (without blocking), recordings none.
+  std::string kernel_log;
+  bool read_kmsg = true;
+  std::string kmsg_path = "/dev/kmsg";
+  std::optional<uint64_t> kmsg_after_seq;  // --health's cursor (the state file)
 };
 
 // The recorded inputs a tool may read instead of this machine; at most one is set (the

@@ -152,6 +152,8 @@ struct GpuSoftware {
   std::string driver;                    // "580.95.05"; "" when NVML does not say
   std::string cuda_driver;               // "13.0"; "" when NVML does not say
   std::map<std::string, NvmlGpu> gpus;   // by GPU bdf ("0000:19:00.0")
+  // The same session's error and retirement counters (hw_faults.hpp), for --health's faults.
+  std::map<std::string, GpuErrorCounters> errors;
   // Why NVML gave nothing (or was not asked); empty when it answered.
   std::optional<Unreadable> unavailable;
 };

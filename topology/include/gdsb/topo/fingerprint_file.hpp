@@ -40,6 +40,12 @@ FactMap facts_from_json(const nlohmann::json& facts, const std::string& what);
 nlohmann::json fingerprint_json(const Fingerprint& f);
 Fingerprint fingerprint_from_json(const nlohmann::json& j, const std::string& what);
 
+// The known-good file's "hw_baseline": the AER and NVLink error counters when it was saved,
+// the boot and the time (and its GPUs), which --health measures rises against
+// (hw_faults.hpp). fault_baseline_from_document gives an empty baseline for a file without one.
+nlohmann::json fault_baseline_json(const HwFaults& f, const std::vector<std::string>& gpus);
+FaultBaseline fault_baseline_from_document(const nlohmann::json& doc);
+
 // The facts as key text -> value text (a gdsb-cluster node report's "fingerprint", a /1
 // file's "facts"), and back. facts_from_texts skips the "not available" of older files
 // and throws UsageError naming `what` and the key for a fact it does not know.

@@ -2,11 +2,13 @@
 // the comparison is compare_with_expected (fingerprint.hpp); its node_exporter metrics here.
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "gdsb/topo/fingerprint.hpp"
 #include "gdsb/topo/fingerprint_file.hpp"
+#include "gdsb/topo/hw_faults.hpp"
 
 namespace gdsb::topo {
 
@@ -21,8 +23,16 @@ struct HealthMetricsContext {
 // facts could not be collected, `expected` when the known-good file could not be read: the
 // metrics then say the check failed (gdsb_health_collected 0, gdsb_health_problems >= 1),
 // never the last green.
+// `faults`: the check's fault facts and findings (hw_faults.hpp), written as the
+// gdsb_health_fault_*, _xid_*, _aer_* and _gpu_* families (health_faults_metrics.cpp).
+struct FaultMetrics {
+  const HwFaults* faults = nullptr;  // null: none collected (the families are empty)
+  std::vector<FaultFinding> findings;
+};
 std::string health_openmetrics(const Fingerprint* now, const FactMap* expected,
                                const std::vector<HealthDifference>& differences,
-                               const HealthMetricsContext& ctx);
+                               const HealthMetricsContext& ctx, const FaultMetrics& faults = {});
+// The fault families alone (part of health_openmetrics' text, before its "# EOF").
+void fault_metrics(std::ostream& o, const FaultMetrics& faults);
 
 }  // namespace gdsb::topo

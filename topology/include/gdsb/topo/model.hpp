@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gdsb/gpu/cufile_api.hpp"  // LibraryProbe: the engine's dlopen probe, recorded here
+#include "gdsb/topo/hw_faults.hpp"
 
 namespace gdsb::topo {
 
@@ -299,6 +300,8 @@ class GpuFactsProvider {
   virtual ~GpuFactsProvider() = default;
   virtual std::string name() const = 0;
   virtual std::optional<GpuFacts> facts_for(const Device& gpu) const = 0;
+  // The GPU's error and retirement counters (hw_faults.hpp); none by default.
+  virtual std::optional<GpuErrorCounters> errors_for(const Device& /*gpu*/) const { return std::nullopt; }
   // Facts of ordered GPU pairs (NVML P2P status); none by default.
   virtual std::vector<GpuPairFacts> pair_facts(const std::vector<const Device*>& /*gpus*/) const {
     return {};
@@ -312,6 +315,9 @@ struct Snapshot {
   Machine machine;
   std::map<std::string, GpuFacts> gpu_facts;  // by GPU BDF
   std::vector<GpuPairFacts> gpu_pairs;        // recorded NVML pair facts (live or snapshot)
+  // Errors the hardware reported: Xid events, NVML error counters, AER counters
+  // (gdsb/topo/hw_faults.hpp). Empty where the input holds none (its *_unread say why).
+  HwFaults faults;
   std::vector<std::string> notes;             // what the collector could not read and why
 
   const Device* find(std::string_view bdf) const;

@@ -1,0 +1,202 @@
+// judge_faults (hw_faults.hpp): what the fault facts of a snapshot mean for the node.
+#include <algorithm>
+#include <cstdio>
+
+#include "gdsb/topo/model.hpp"
+
+namespace gdsb::topo {
+namespace {
+
+std::string device_word(const Snapshot& s, const std::string& bdf) {
+  const Device* d = s.find(bdf);
+  if (!d) return "device";
+  switch (d->role) {
+    case Role::Gpu: return "GPU";
+    case Role::Nvme: return "NVMe";
+    case Role::Nic: return "NIC";
+    case Role::RootPort:
+    case Role::SwitchUpstream:
+    case Role::SwitchDownstream: return "port";
+    default: return "device";
+  }
+}
+
+bool is_our_gpu(const Snapshot& s, const FaultBaseline& b, const std::string& bdf) {
+  if (const Device* d = s.find(bdf); d && d->role == Role::Gpu) return true;
+  return std::find(b.known_gpus.begin(), b.known_gpus.end(), bdf) != b.known_gpus.end();
+}
+
+// "11:43:14" from the log's clock, else "+5107.6 s after boot", else "".
+std::string when_text(const LogTime& t) {
+  if (t.wall.size() >= 8) return t.wall.substr(t.wall.size() - 8);
+  if (t.uptime_s) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "+%.1f s after boot", *t.uptime_s);
+    return buf;
+  }
+  return {};
+}
+
+void judge_xids(const Snapshot& s, const FaultBaseline& b, std::vector<FaultFinding>& out) {
+  if (!s.faults.kernel_log) return;
+  for (const XidEvent& e : s.faults.kernel_log->xids) {
+    const XidRow* row = find_xid(e.code);
+    FaultFinding f;
+    f.kind = FaultKind::Xid;
+    f.bdf = e.bdf;
+    f.xid = e.code;
+    f.count = e.count;
+    f.when = when_text(e.last);
+    const std::string meaning = row ? std::string(row->meaning) : "not in NVIDIA's Xid catalog";
+    const std::string times = e.count > 1 ? " x" + std::to_string(e.count) + ", last" : "";
+    const std::string at = f.when.empty() ? "" : (f.when[0] == '+' ? " " : " at ") + f.when;
+    const std::string what = "Xid " + std::to_string(e.code) + " (" + meaning + ")" + times + at;
+    f.device = device_word(s, e.bdf);
+    if (!is_our_gpu(s, b, e.bdf)) {
+      f.kind = FaultKind::XidNotOurGpu;
+      f.action = "check which node the log is from";
+      f.words = e.bdf + " " + what + ": not a GPU of this node (a log of another node?)";
+      out.push_back(std::move(f));
+      continue;
+    }
+    f.device = "GPU";
+    bool drains = row && row->drains && !row->user_program;
+    f.action = row ? std::string(xid_bucket_words(row->bucket)) : "contact support";
+    if (e.code == 154 && e.recovery_action) {
+      const auto a = recovery_action_from_code(*e.recovery_action);
+      drains = a && *a != RecoveryAction::None;
+      f.action = a ? std::string(recovery_action_words(*a)) : "contact support";
+    }
+    f.severity = drains ? FaultSeverity::Critical : FaultSeverity::Warning;
+    const std::string who = e.process.empty() || !row || !row->user_program ? "" : " (" + e.process + ")";
+    f.words = "GPU " + e.bdf + " " + what + who + ": " + (drains ? "drain, " : "") + f.action;
+    out.push_back(std::move(f));
+  }
+}
+
+void judge_gpu_errors(const Snapshot& s, const FaultBaseline& b, std::vector<FaultFinding>& out) {
+  for (const auto& [bdf, g] : s.faults.gpu_errors) {
+    auto add = [&](FaultKind k, FaultSeverity sev, uint64_t count, std::string action, const std::string& what) {
+      FaultFinding f;
+      f.kind = k;
+      f.severity = sev;
+      f.bdf = bdf;
+      f.device = "GPU";
+      f.count = count;
+      f.action = std::move(action);
+      f.words = "GPU " + bdf + " " + what + ": " + (sev == FaultSeverity::Critical ? "drain, " : "") + f.action;
+      out.push_back(std::move(f));
+    };
+    if (g.ecc_volatile_uncorrected && *g.ecc_volatile_uncorrected > 0)
+      add(FaultKind::EccUncorrectable, FaultSeverity::Critical, *g.ecc_volatile_uncorrected, "reset the GPU",
+          std::to_string(*g.ecc_volatile_uncorrected) + " uncorrectable ECC errors since the driver loaded");
+    if (g.remap_failed.value_or(false))
+      add(FaultKind::RemapFailed, FaultSeverity::Critical, g.remapped_rows_uncorrectable.value_or(0),
+          "send the GPU for service", "row remapping failed");
+    else if (g.remap_pending.value_or(false))
+      add(FaultKind::RemapPending, FaultSeverity::Warning, g.remapped_rows_uncorrectable.value_or(0),
+          "reset the GPU when it is idle", "memory rows wait to be remapped");
+    if (g.retired_pages_pending.value_or(false))
+      add(FaultKind::RetiredPagesPending, FaultSeverity::Warning, g.retired_pages_dbe.value_or(0),
+          "reload the driver (reset the GPU) when it is idle", "retired pages wait for a driver reload");
+    const auto base = b.nvlinks.find(bdf);
+    if (base == b.nvlinks.end()) continue;
+    for (const NvLinkErrorCounters& now : g.nvlinks) {
+      const auto then = std::find_if(base->second.begin(), base->second.end(),
+                                     [&](const NvLinkErrorCounters& c) { return c.link == now.link; });
+      if (then == base->second.end()) continue;
+      uint64_t rise = 0;
+      for (auto [n, t] : {std::pair{now.replay, then->replay}, std::pair{now.recovery, then->recovery},
+                          std::pair{now.crc_flit, then->crc_flit}, std::pair{now.crc_data, then->crc_data}})
+        if (n && t && *n > *t) rise += *n - *t;
+      if (rise > 0)
+        add(FaultKind::NvLinkErrors, FaultSeverity::Warning, rise, "check the NVLink (nvidia-smi nvlink -e)",
+            "NVLink " + std::to_string(now.link) + " errors rose by " + std::to_string(rise) +
+                " since the known-good file");
+    }
+  }
+}
+
+uint64_t rise_of(const std::map<std::string, uint64_t>& now, const std::map<std::string, uint64_t>* then,
+                 std::string& top_kind) {
+  uint64_t total = 0, top = 0;
+  for (const auto& [kind, n] : now) {
+    uint64_t t = 0;
+    if (then)
+      if (const auto it = then->find(kind); it != then->end() && it->second <= n) t = it->second;
+    const uint64_t d = n - t;
+    total += d;
+    if (d > top) top = d, top_kind = kind;
+  }
+  return total;
+}
+
+void judge_aer(const Snapshot& s, const FaultBaseline& b, const FaultThresholds& th, std::vector<FaultFinding>& out) {
+  const HwFaults& f = s.faults;
+  for (const auto& [bdf, now] : f.aer) {
+    if (!now.counters_known) continue;
+    // Counters restart at boot: a known-good file of another boot (or counters lower than
+    // its) is no baseline, the boot is.
+    const auto it = b.aer.find(bdf);
+    const bool same_boot = it != b.aer.end() && it->second.counters_known && !b.boot_id.empty() &&
+                           b.boot_id == f.boot_id && b.taken_unix_s && f.collected_unix_s;
+    const AerCounters* then = same_boot ? &it->second : nullptr;
+    double hours = 0;
+    if (then) hours = static_cast<double>(*f.collected_unix_s - *b.taken_unix_s) / 3600;
+    else if (f.uptime_s) hours = *f.uptime_s / 3600;
+    const std::string dev = device_word(s, bdf);
+    const std::string since = then ? "since the known-good file" : "since boot";
+    std::string kind;
+    const uint64_t cor = rise_of(now.correctable, then ? &then->correctable : nullptr, kind);
+    if (cor > 0 && hours > 0 && static_cast<double>(cor) / hours > th.aer_correctable_per_hour) {
+      FaultFinding x;
+      x.kind = FaultKind::AerCorrectableRate;
+      x.bdf = bdf;
+      x.device = dev;
+      x.count = cor;
+      x.aer_kind = kind;
+      x.rate_per_hour = static_cast<double>(cor) / hours;
+      x.action = "reseat the card, replace the cable or riser";
+      char rate[32];
+      std::snprintf(rate, sizeof rate, "%.0f", x.rate_per_hour);
+      const AerKindRow* row = find_aer_kind(AerClass::Correctable, kind);
+      x.words = dev + " " + bdf + " " + std::to_string(cor) + " correctable PCIe errors " + since + " (" + rate +
+                "/h; most " + kind + (row ? ": " + std::string(row->meaning) : "") + "): " + x.action;
+      out.push_back(std::move(x));
+    }
+    for (const bool fatal : {false, true}) {
+      std::string k;
+      const auto& cur = fatal ? now.fatal : now.nonfatal;
+      const uint64_t n = rise_of(cur, then ? (fatal ? &then->fatal : &then->nonfatal) : nullptr, k);
+      if (n == 0) continue;
+      FaultFinding x;
+      x.kind = FaultKind::AerUncorrectable;
+      x.severity = fatal ? FaultSeverity::Critical : FaultSeverity::Warning;
+      x.bdf = bdf;
+      x.device = dev;
+      x.count = n;
+      x.aer_kind = k;
+      x.action = "reseat the card, replace the cable or riser";
+      x.words = dev + " " + bdf + " " + std::to_string(n) + (fatal ? " fatal" : " non-fatal") +
+                " uncorrectable PCIe errors " + since + " (most " + k + "): " + (fatal ? "drain, " : "") + x.action;
+      out.push_back(std::move(x));
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<FaultFinding> judge_faults(const Snapshot& s, const FaultBaseline& baseline,
+                                       const FaultThresholds& thresholds) {
+  std::vector<FaultFinding> out;
+  judge_xids(s, baseline, out);
+  judge_gpu_errors(s, baseline, out);
+  judge_aer(s, baseline, thresholds, out);
+  std::stable_sort(out.begin(), out.end(), [](const FaultFinding& a, const FaultFinding& b) {
+    if (a.severity != b.severity) return a.severity == FaultSeverity::Critical;
+    return a.bdf < b.bdf;
+  });
+  return out;
+}
+
+}  // namespace gdsb::topo
