@@ -128,10 +128,12 @@ std::vector<topo::NodeGpu> reading_gpus(const LiveOptions& o, const LiveDeps& de
   const auto add = [&](int i) {
     topo::NodeGpu n;
     n.index = i;
-    if (listed) try {
+    if (listed) {
+      try {
         n.pci_bus_id = deps.gpus->properties(i).pci_bus_id;
       } catch (const Error&) {  // placed by its ordinal
       }
+    }
     out.push_back(std::move(n));
   };
   if (o.gpu || !listed)

@@ -46,6 +46,9 @@ if not a.from_:
             f"{path}: the GPUs did not read at once"
         agg = sum(r["result"]["bytes"] for r in runs) / (end - t0) / 1e9
         assert abs(mode["aggregate_gb_s"] - agg) <= 1e-6 * agg, (mode["aggregate_gb_s"], agg)
+        print(f"{doc['node']}: -x {a.mode} aggregate {mode['aggregate_gb_s']:.3f} GB/s, per GPU "
+              + ", ".join(f"GPU{e['gpu']} {e['gb_s']:.3f}" for e in mode["per_gpu"])
+              + f"; node ceiling {fig['node']['ceiling']['gb_s']} ({fig['node']['ceiling']['limited_by']})")
         got = doc["summary"]["node_metrics"][metric]
         assert close(got, mode["aggregate_gb_s"]), (got, mode["aggregate_gb_s"])
         per = doc["summary"]["gpu_metrics"][f"node_x{a.mode}_gpu_read_gb_s"]
