@@ -17,6 +17,7 @@ namespace gdsb::cluster {
 
 Availability node_figure_probe(const NodeOptions& o) {
   if (o.io_dir.empty()) return Availability::no("no --io-dir given");
+  if (o.no_cuda && !o.fake_gpu) return Availability::no("disabled by --no-cuda");
   const gpu::GpuPathDeps deps = o.fake_gpu ? gpu::fake_gpu_path_deps(*o.fake_gpu) : gpu::default_gpu_path_deps();
   const Availability a = deps.service ? deps.service->probe() : Availability::no("no GPU service");
   if (!a.ok) return Availability::no("no GPU can read here: " + a.reason);

@@ -348,25 +348,19 @@ void headline(Diagnosis& d) {
       if (!storage.empty()) line += "; storage alone reads " + detail::said_once(storage).front();
       for (const auto& r : detail::said_once(reads)) line += ", " + r;
       clauses.push_back(std::move(line));
-    } else if (g.storage_bound) {
-      bound.emplace_back(g.label, detail::Clause()
-                                      .text("storage-bound: ")
-                                      .gpus("reads at", "read at")
-                                      .gb(*g.measured_gb_s)
-                                      .text(", ")
-                                      .pct(*g.measured_gb_s / *g.storage_gb_s)
-                                      .text(" of storage alone (")
-                                      .gb(*g.storage_gb_s)
-                                      .text("): the storage, not the GPU path, sets the figure"));
     } else if (g.measured_gb_s && g.storage_gb_s && !beats_direct_storage(g)) {
-      lagging.emplace_back(g.label, detail::Clause()
-                                        .gpus("reads at", "read at")
-                                        .gb(*g.measured_gb_s)
-                                        .text(", ")
-                                        .pct(*g.measured_gb_s / *g.storage_gb_s)
-                                        .text(" of storage alone (")
-                                        .gb(*g.storage_gb_s)
-                                        .text("), below the storage-bound GPUs"));
+      // Its read against storage alone; GPUs that are not storage-bound only where others are.
+      detail::Clause c;
+      if (g.storage_bound) c.text("storage-bound: ");
+      c.gpus("reads at", "read at")
+          .gb(*g.measured_gb_s)
+          .text(", ")
+          .pct(*g.measured_gb_s / *g.storage_gb_s)
+          .text(" of storage alone (")
+          .gb(*g.storage_gb_s)
+          .text(g.storage_bound ? "): the storage, not the GPU path, sets the figure"
+                                : "), below the storage-bound GPUs");
+      (g.storage_bound ? bound : lagging).emplace_back(g.label, std::move(c));
     }
   }
   for (auto& c : detail::said_once(bound)) clauses.push_back(std::move(c));
@@ -434,7 +428,8 @@ Diagnosis diagnose(const Platform* platform, const Figures& figures) {
       if (ratio > 1.0) binding(c.text(" (above it: ")).text(" does not bound this read as measured)");
       fine.emplace_back(g.label, std::move(c));
     } else {
-      c.text(", ").pct(ratio).text(" of its ceiling ~").gb(*g.ceiling_gb_s).text("; no rule found a certain or likely cause");
+      c.text(", ").pct(ratio).words(" of its ceiling ~", " of their ceilings ~").gb(*g.ceiling_gb_s).text(
+          "; no rule found a certain or likely cause");
       short_of.emplace_back(g.label, std::move(c));
     }
   }

@@ -20,6 +20,12 @@ Clause& Clause::gpus(const std::string& one, const std::string& many) {
   return *this;
 }
 
+Clause& Clause::words(const std::string& one, const std::string& many) {
+  parts_.push_back({'w', one, many, 0});
+  key_ += "\x04" + one + "\x04" + many;
+  return *this;
+}
+
 Clause& Clause::gb(double v) {
   parts_.push_back({'b', "", "", v});
   key_ += "\x02";
@@ -75,6 +81,10 @@ std::vector<std::string> said_once(const std::vector<std::pair<std::string, Clau
           break;
         case 'g':
           s += who + " " + (alike.size() == 1 ? p.one : p.many);
+          if (!p.one.empty()) s += ' ';
+          break;
+        case 'w':
+          s += alike.size() == 1 ? p.one : p.many;
           break;
         case 'b':
           s += range(values, gb_number) + " GB/s";

@@ -13,7 +13,9 @@ namespace gdsb::doctor::detail {
 class Clause {
  public:
   Clause& text(const std::string& s);
-  Clause& gpus(const std::string& one, const std::string& many);  // "GPU0 reads" / "GPU0-7 read"
+  // The GPUs' names and a verb for one and for many, then a space: "GPU0 reads " / "GPU0-7 read ".
+  Clause& gpus(const std::string& one, const std::string& many);
+  Clause& words(const std::string& one, const std::string& many);  // "its ceiling" / "their ceilings"
   Clause& gb(double v);                                         // "0.094 GB/s"
   Clause& pct(double ratio);                                    // "96%"
   // The words with a mark for each figure: clauses of equal keys are said together.
@@ -22,7 +24,7 @@ class Clause {
  private:
   friend std::vector<std::string> said_once(const std::vector<std::pair<std::string, Clause>>&);
   struct Part {
-    char kind;  // 't' text, 'g' GPUs, 'b' GB/s, 'p' percent
+    char kind;  // 't' text, 'g' GPUs, 'w' words for one or many, 'b' GB/s, 'p' percent
     std::string one, many;
     double value = 0;
   };

@@ -120,8 +120,20 @@ class NodeCase(unittest.TestCase):
             self.assertEqual(headline[0], f"Diagnosis: {want}.", text)
             self.assertEqual(text.count("storage-bound: "), 1, text)
         self.assertEqual(headline[0].count("of storage alone"), (1 if bound else 0) + (1 if bound and rest else 0))
+        # GPUs below 90% of their ceiling (storage alone): one note for all of them.
+        if rest:
+            many = len(rest) > 1
+            note = (f"Note: {gpu_set(rest)} {'read' if many else 'reads'} at "
+                    f"{span([read[i] for i in rest], gb_number)} GB/s, "
+                    f"{span([ratio[i] for i in rest], lambda r: '%.0f' % (100 * r))}% of "
+                    f"{'their ceilings' if many else 'its ceiling'} ~{span([storage[i] for i in rest], gb_number)} "
+                    "GB/s; no rule found a certain or likely cause")
+            self.assertEqual([l for l in text.splitlines() if l.startswith("Note: ") and "no rule found" in l], [note],
+                             text)
         verdict = [l for l in text.splitlines() if l.startswith("Verdict: ")]
         self.assertEqual(len(verdict), 1, text)
+        if not bound:
+            self.assertEqual(verdict[0], "Verdict: no certain or likely cause found", text)
         if not verdict[0].startswith("Verdict: nothing wrong: "):
             return  # a finding decides the verdict; the GPUs' clauses are not in it
         # The verdict: GPUs within 90% of their ceiling (storage alone binds each), those at or
