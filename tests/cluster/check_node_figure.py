@@ -63,5 +63,7 @@ assert a.one_node or stats, f"the fleet view does not compare nodes by {metric}:
 if a.odd is not None:
     odd = [f for f in cluster["findings"] if f.get("kind") == "outlier" and f.get("metric") == metric]
     names = sorted(f["node"] for f in odd)
-    assert len(names) == 1 and names[0].endswith(f".{a.odd}"), f"outliers by {metric}: {names}"
+    values = {n["node"]: n.get("node_metrics", {}).get(metric) for n in cluster["nodes"]}
+    assert len(names) == 1 and names[0].endswith(f".{a.odd}"), \
+        f"outliers by {metric}: {names}; the nodes' figures {values}; stats {stats}"
     print(f"ok: the fleet names {names[0]} by {metric}")

@@ -16,7 +16,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 "$make_fixture" "$work/fx" >/dev/null || { echo "FAIL: make_cluster_fixture"; exit 1; }
 for n in 0 1 2 3; do
   ln -s "$work/fx/node0/root" "$work/rec/n$n"
-  echo "{\"devices\": 4, \"copy_delay_us\": $([ "$n" = 3 ] && echo 20000 || echo 0)}" >"$work/fake$n.json"
+  echo "{\"devices\": 4, \"copy_delay_us\": $([ "$n" = 3 ] && echo 100000 || echo 0)}" >"$work/fake$n.json"
 done
 echo '{"devices": 8}' >"$work/fake8.json"
 failures=0
