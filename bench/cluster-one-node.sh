@@ -32,6 +32,12 @@ rc=${PIPESTATUS[0]}
 echo "== singleton (no launcher)" | tee -a "$out/run.log"
 timeout 900 "$bin" --out "$out/singleton" "${args[@]}" 2>&1 | tee -a "$out/run.log"
 single=${PIPESTATUS[0]}
+# Issue 35: the node's own figure (every GPU reading at once, -x 2), measured once for the node,
+# recomputed from the node report's runs.
+gpus=$(grep -c '^GPU ' "$out/nvidia-smi.txt")
+if [ "$gpus" -gt 0 ]; then
+  python3 tests/cluster/check_node_figure.py "$out/mpirun" --gpus "$gpus" --mode 2 --one-node 2>&1 | tee -a "$out/run.log"
+fi
 # The shared-storage phase (issue 26) with the GPU modes: two ranks on this one node share
 # GDSB_TEST_DIR as a cluster shares its file system; -x 1, 2 and 0 at 1 and 2 ranks, the GPU
 # count at 2 GB/s a GPU, and a checkpoint of a 2B-parameter bf16 model (4 GB).

@@ -155,13 +155,22 @@ int run_rank(const Options& o, int* argc, char*** argv) {
     const std::pair<const char*, std::function<nlohmann::json(NodeFacts&)>> plan[] = {
         {"topology", [&](NodeFacts& f) { return cluster::topology_phase(nopt, f); }},
         {"p2p", [&](NodeFacts& f) { return cluster::p2p_phase(nopt, f); }},
-        {"io", [&](NodeFacts& f) { return cluster::io_phase(nopt, f); }}};
+        {"io", [&](NodeFacts& f) { return cluster::io_phase(nopt, f); }},
+        {cluster::kNodeFigurePhase, [&](NodeFacts& f) { return cluster::node_figure_phase(nopt, f); }}};
+    // The node's figure is the node's, not a rank's: its lowest rank measures it, once.
+    const int node_rank = layout.ranks_of_node[my_node].front();
+    const Availability node_run = cluster::node_figure_probe(nopt);
     for (const auto& [name, fn] : plan) {
       const int turns = o.stagger ? mpi.size() : 1;
       for (int turn = 0; turn < turns; ++turn) {
         if (o.stagger && turn != rank) {
         } else if (std::string(name) == "io" && nopt.io_dir.empty()) {
           phases.push_back({"io", "waived", "no --io-dir given", 0, nullptr});
+        } else if (std::string(name) == cluster::kNodeFigurePhase && (rank != node_rank || !node_run.ok)) {
+          phases.push_back({name, "waived",
+                            rank != node_rank ? "measured once for the node, by rank " + std::to_string(node_rank)
+                                              : node_run.reason,
+                            0, nullptr});
         } else {
           phases.push_back(run_phase(name, o.phase_timeout_s, facts, fn, leaked));
         }

@@ -10,8 +10,12 @@
 #include "gdsb/doctor/topo_json_reader.hpp"
 #include "gdsb/cli/tool_flags.hpp"
 #include "gdsb/error.hpp"
+#include "gdsb/cpu_paths.hpp"
 #include "gdsb/gpu/cuda_service.hpp"
+#include "gdsb/gpu/fake_gpu_spec.hpp"
+#include "gdsb/gpu/gpu_paths.hpp"
 #include "gdsb/p2p/measure.hpp"
+#include "gdsb/p2p/service_layers.hpp"
 #include "gdsb/run_context.hpp"
 #include "gdsb/report/document.hpp"
 #include "gdsb/report/html.hpp"
@@ -36,6 +40,9 @@ void validate(const Options& o) {
   if (!o.topo_json.empty() && !o.sources.live())
     throw UsageError("--topo and " + o.sources.description() +
                      " both describe the topology; give one");
+  if (!o.fake_gpu.empty() && recorded)
+    throw UsageError("--fake-gpu stands in for this machine's GPUs in a live diagnosis; recorded inputs name "
+                     "their own GPUs");
   if (o.budget_s < 5) throw UsageError("--budget must be at least 5 s (the ladder has 6 steps)");
   if (o.gpu < 0) throw UsageError("--gpu must be a CUDA ordinal (0, 1, ...)");
 }
@@ -105,15 +112,29 @@ int run_recorded(const Options& o, const RunContext& ctx) {
 
 int run_live(const Options& o, const RunContext& ctx) {
   const StopSignals signals("gdsb-doctor", "stopping after the current step");
-  const PathRegistry registry = make_default_registry();
-  const auto timer = p2p::make_cuda_copy_timer();
-  const topo::CollectOptions co = collect_options(o);
-  const auto gpus = gpu::make_cuda_service();  // lists the GPUs whose host links are measured
+  // CUDA, or with --fake-gpu the host-memory fake GPU service (tests): it lists the GPUs whose
+  // host links are measured and that read in the storage steps, and moves their bytes.
+  PathRegistry registry;
+  std::shared_ptr<gpu::GpuService> gpus;
+  std::unique_ptr<p2p::CopyTimer> timer;
+  topo::CollectOptions co = collect_options(o);
+  if (o.fake_gpu.empty()) {
+    registry = make_default_registry();
+    timer = p2p::make_cuda_copy_timer();
+    gpus = gpu::make_cuda_service();
+  } else {
+    const gpu::GpuPathDeps fake = gpu::fake_gpu_path_deps(gpu::load_fake_gpu_spec(o.fake_gpu));
+    registry.add(make_cpu_only_path());
+    gpu::add_gpu_paths(registry, fake);
+    gpus = fake.service;
+    timer = p2p::make_service_copy_timer(gpus);
+    co.use_nvml = false;  // the fake's GPUs are not NVML's
+  }
   doctor::LiveDeps deps{registry, *timer, [&] { return topo::collect_live(co); }, gpus.get()};
   doctor::LiveOptions lo;
   lo.io_dir = o.io_dir;
   lo.budget_s = o.budget_s;
-  lo.gpu = o.gpu;
+  if (o.gpu_given) lo.gpu = o.gpu;
   lo.file_size = o.size;
   lo.stop = &signals.flag();
   lo.progress = [](const std::string& l) { std::cerr << "gdsb-doctor: " << l << '\n'; };
@@ -122,7 +143,7 @@ int run_live(const Options& o, const RunContext& ctx) {
       doctor::diagnose(live.platform ? &*live.platform : nullptr, live.figures);
   d.steps = live.steps;
   const nlohmann::json inputs = {{"live", {{"io_dir", o.io_dir}, {"budget_s", o.budget_s},
-                                           {"gpu", o.gpu}}}};
+                                           {"gpu", o.gpu_given ? nlohmann::json(o.gpu) : nlohmann::json("all")}}}};
   return finish(o, d, live.figures, inputs, ctx, live.interrupted || signals.stopped());
 }
 
@@ -143,7 +164,8 @@ void setup_doctor(CLI::App& app, Options& opt) {
       ->transform(CLI::AsNumberWithUnit(std::map<std::string, double>{{"s", 1}, {"m", 60}},
                                         CLI::AsNumberWithUnit::CASE_INSENSITIVE))
       ->needs(io_dir);
-  app.add_option("--gpu", opt.gpu, "Live: CUDA ordinal of the GPU to diagnose (default 0)")
+  app.add_option("--gpu", opt.gpu,
+                 "Live: CUDA ordinal of the one GPU to read (default: every GPU reads at once)")
       ->each([&opt](const std::string&) { opt.gpu_given = true; });
   app.add_option_function<std::string>(
          "--size", [&opt](const std::string& s) { opt.size = parse_size(s, "--size"); },
@@ -157,6 +179,10 @@ void setup_doctor(CLI::App& app, Options& opt) {
   app.add_option("--html", opt.html_path, "Write the diagnosis as a self-contained HTML page");
   app.add_flag("--allow-overwrite", opt.allow_overwrite,
                "Replace an existing file that is not a gdsbench report");
+  app.add_option("--fake-gpu", opt.fake_gpu,
+                 "Live, tests: the host-memory fake GPU service described by FILE ({\"devices\": 8}) "
+                 "instead of CUDA (no cuFile: -x 0 is waived)")
+      ->check(CLI::ExistingFile);
   app.add_flag("--no-nvml", opt.no_nvml, "Do not ask NVML for GPU facts (live topology)");
   cli::add_tool_flags(app, "gdsb-doctor");
 }

@@ -15,7 +15,8 @@ struct Options {
   std::string io_dir;
   double budget_s = 60;
   int gpu = 0;
-  bool gpu_given = false;  // --gpu on the command line: a live diagnosis only
+  bool gpu_given = false;  // --gpu: that GPU alone reads; otherwise every GPU at once (live only)
+  std::string fake_gpu;    // --fake-gpu FILE: the fake GPU service instead of CUDA (live, tests)
   uint64_t size = 0;  // scratch file bytes, 0: automatic
   // Recorded: gdsb-topo JSON, or one of the topology sources, plus io/p2p documents.
   std::string topo_json;

@@ -1,14 +1,11 @@
 #include "node_mode.hpp"
 
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <cstdio>
-#include <filesystem>
-#include <map>
 #include <optional>
 #include <sstream>
 
@@ -17,10 +14,10 @@
 #include "gdsb/error.hpp"
 #include "gdsb/gpu/fake_gpu_spec.hpp"
 #include "gdsb/gpu/gpu_paths.hpp"
-#include "gdsb/node_figure.hpp"
+#include "gdsb/node_run.hpp"
 #include "gdsb/runner.hpp"
 #include "gdsb/topo/collect.hpp"
-#include "gdsb/topo/node_plan.hpp"
+#include "gdsb/topo/node_run.hpp"
 #include "gdsb/units.hpp"
 #include "node_output.hpp"
 #include "run_io.hpp"
@@ -31,7 +28,6 @@ namespace gdsb::io {
 namespace {
 
 constexpr uint64_t kDefaultSize = 1ULL << 30;
-constexpr uint64_t kMinSize = 16ULL << 20;
 
 // Options of the command-line workload that the node mode reads; any other is refused.
 constexpr const char* kNodeOptions[] = {"--dir", "--gpu", "--xfer-type", "--size", "--io-size",
@@ -68,50 +64,20 @@ Topology collect(const Options& opt) {
   return t;
 }
 
-uint64_t free_bytes(const std::string& dir) {
-  struct statvfs vfs {};
-  if (::statvfs(dir.c_str(), &vfs) != 0)
-    throw RuntimeError("cannot use directory " + dir + ": " + std::strerror(errno));
-  return static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
-}
-
 std::string shared_directory(const Options& opt) {
   if (!opt.dir.empty()) return opt.dir;
   const char* env = std::getenv("GDSB_SCRATCH");
   return env != nullptr && *env != '\0' ? std::string(env) : std::string(".");
 }
 
-// Each GPU's file size: -s, else $GDSB_SURVEY_SIZE, else 1 GiB; where several GPUs share a
-// directory, together at most half its free space (whole MiB, at least 16 MiB each).
-uint64_t file_size(const Options& opt, const std::map<std::string, int>& users) {
-  uint64_t want = kDefaultSize;
-  if (!opt.size.empty()) {
-    want = parse_size(opt.size, "-s/--size");
-  } else if (const char* env = std::getenv("GDSB_SURVEY_SIZE"); env != nullptr && *env != '\0') {
-    want = parse_size(env, "GDSB_SURVEY_SIZE");
-  }
-  uint64_t size = want;
-  for (const auto& [dir, n] : users) {
-    const uint64_t fits = free_bytes(dir) / 2 / static_cast<uint64_t>(n);
-    size = std::min<uint64_t>(size, fits - fits % (1ULL << 20));
-    if (size < std::min(want, kMinSize))
-      throw RuntimeError("not enough free space in " + dir + " for " + std::to_string(n) + " GPU file(s) of " +
-                         format_size(std::min(want, kMinSize)) + "; give -D DIR with more room or a smaller -s");
-  }
-  return size;
+// Each GPU's file size asked for: -s, else $GDSB_SURVEY_SIZE, else 1 GiB (the library fits it
+// to the directories' free space).
+uint64_t wanted_size(const Options& opt) {
+  if (!opt.size.empty()) return parse_size(opt.size, "-s/--size");
+  if (const char* env = std::getenv("GDSB_SURVEY_SIZE"); env != nullptr && *env != '\0')
+    return parse_size(env, "GDSB_SURVEY_SIZE");
+  return kDefaultSize;
 }
-
-// The files, one a GPU; removed when this object goes, whatever happened.
-class NodeFiles {
- public:
-  ~NodeFiles() {
-    for (const auto& p : paths_) ::unlink(p.c_str());
-  }
-  const std::string& add(std::string p) { return paths_.emplace_back(std::move(p)); }
-
- private:
-  std::vector<std::string> paths_;
-};
 
 NodeGpu node_gpu(int index, std::string bus_id) {
   NodeGpu n;
@@ -192,11 +158,7 @@ int run_node(const Options& opt, const std::atomic<bool>& stop, ProgressLine& pr
   NodePlan plan;
   const Topology topology = collect(opt);
   std::optional<topo::TopologyView> view;
-  std::optional<topo::PathModel> model;
-  if (topology.snapshot) {
-    view.emplace(*topology.snapshot);
-    model.emplace(*view);
-  }
+  if (topology.snapshot) view.emplace(*topology.snapshot);
   plan.topology_note = topology.note;
   plan.topology_source = recorded ? opt.topo_sources.description() : "collected live";
   if (usable.ok) {
@@ -211,130 +173,73 @@ int run_node(const Options& opt, const std::atomic<bool>& stop, ProgressLine& pr
     std::erase_if(plan.gpus, [&](const NodeGpu& n) { return std::find(keep.begin(), keep.end(), n.index) == keep.end(); });
   }
   if (plan.gpus.empty()) throw UsageError("--gpus " + opt.gpus_text + ": no GPU selected");
-
-  // Directories: the GPU's own local file system where the live topology shows one.
-  const std::string shared = shared_directory(opt);
-  std::vector<std::string> bus_ids;
-  for (const auto& n : plan.gpus) bus_ids.push_back(n.pci_bus_id);
-  const std::vector<topo::GpuPlan> gpu_plans = model ? topo::plan_node(*model, bus_ids) : std::vector<topo::GpuPlan>{};
-  for (std::size_t i = 0; i < plan.gpus.size(); ++i) {
-    NodeGpu& n = plan.gpus[i];
-    if (i < gpu_plans.size()) n.topo = gpu_plans[i];
-    const bool local = !recorded && opt.dir.empty() && !n.topo.directory.empty() &&
-                       ::access(n.topo.directory.c_str(), W_OK) == 0;
-    n.directory = local ? n.topo.directory : shared;
-    if (!local) {
-      n.directory_note = !opt.dir.empty() ? "-D, given for every GPU"
-                         : !n.topo.directory.empty() && !recorded
-                             ? n.topo.directory + " is not writable here: the shared directory"
-                             : n.topo.directory_note.empty() ? plan.topology_note : n.topo.directory_note;
-    } else {
-      n.directory_note = n.topo.directory_note;
-    }
-  }
-  // The node's ceiling: every GPU reading its own directory's sources at once.
-  if (model) {
-    std::vector<topo::PathModel::GpuReads> reads;
-    for (const auto& n : plan.gpus) {
-      std::vector<std::string> sources =
-          recorded ? n.topo.sources
-                   : topo::directory_sources(*topology.snapshot, std::filesystem::absolute(n.directory).lexically_normal().string());
-      reads.push_back({n.topo.gpu, sources});
-    }
-    plan.ceiling = model->reads_ceiling(reads);
-  } else {
-    plan.ceiling.limited_by = topology.note;
-  }
+  // Directories (the GPU's own local file system where the live topology shows one) and the
+  // node's ceiling: every GPU reading its own directory's sources at once.
+  topo::NodeLayoutOptions layout;
+  layout.shared_dir = shared_directory(opt);
+  layout.shared_only = !opt.dir.empty();
+  layout.recorded = recorded;
+  topo::lay_out_node(plan, topology.snapshot ? &*topology.snapshot : nullptr, layout);
 
   if (opt.dry_run) {
     (void)std::fputs(node_plan_text(plan).c_str(), stdout);
     return kExitOk;
   }
 
-  std::map<std::string, int> users;
-  for (const auto& n : plan.gpus) {
-    if (::access(n.directory.c_str(), W_OK) != 0)
-      throw RuntimeError("cannot write in " + n.directory + " (GPU " + std::to_string(n.index) + "): " +
-                         std::strerror(errno) + "; give -D DIR");
-    ++users[n.directory];
-  }
-  plan.file_size = file_size(opt, users);
+  plan.file_size = topo::node_file_size(plan, wanted_size(opt), "-D", "-s");
   plan.seconds = opt.duration_s > 0 ? opt.duration_s : survey_seconds();
-  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
   plan.threads = opt.threads > 1 || std::find(opt.given.begin(), opt.given.end(), "--threads") != opt.given.end()
                      ? opt.threads
-                     : static_cast<uint32_t>(std::clamp<long>(cpus / static_cast<long>(plan.gpus.size()), 1, 4));
+                     : topo::node_threads(plan.gpus.size());
 
   RunContext context = collect_context();
   PathRegistry registry;
   registry.add(make_cpu_only_path());
   gpu::add_gpu_paths(registry, deps);
   const Runner runner(registry);
-  NodeFiles files;
-  for (auto& n : plan.gpus) {
-    n.file = files.add(n.directory + "/gdsb-node." + std::to_string(::getpid()) + ".gpu" + std::to_string(n.index) + ".tmp");
+  topo::NodeRun run(runner, plan, "gdsb-node");
+  const bool written = run.write_files(&stop, [&](const NodeGpu& n) {
     if (progress.enabled())
       (void)std::fprintf(stderr, "gdsb-io: writing %s for GPU %d: %s\n", format_size(plan.file_size).c_str(), n.index,
                          n.file.c_str());
-    if (!fill_scratch(runner, n.file, plan.file_size, stop)) break;
-  }
+  });
 
   std::vector<RunResult> all;
   int code = kExitOk;
+  NodeReadOptions ro;
+  ro.pattern = pattern;
+  ro.file_size = plan.file_size;
+  ro.io_size = io_size;
+  ro.threads = plan.threads;
+  ro.seconds = plan.seconds;
+  ro.stop = &stop;
+  ro.adjust = [&](Workload& w) { apply_extras(opt, w); };
   for (const XferType x : modes) {
-    if (stop.load()) break;
-    NodeMode m;
-    m.xfer = x;
-    std::vector<Workload> jobs;
-    for (const auto& n : plan.gpus) {
-      Workload w;
-      w.name = "node-gpu" + std::to_string(n.index);
-      w.file = n.file;
-      w.file_size = plan.file_size;
-      w.io_size = std::min(io_size, plan.file_size);
-      w.xfer = x;
-      w.pattern = pattern;
-      w.gpu = n.index;
-      w.threads = plan.threads;
-      w.runtime_s = plan.seconds;
-      w.allow_overwrite = true;  // our own file
-      apply_extras(opt, w);
-      w.allow_overwrite = true;
-      jobs.push_back(w);
-    }
-    const Availability a = runner.probe(jobs.front());
-    if (!a.ok) {
-      m.waived = a.reason;
-      for (auto& w : jobs) {
-        RunResult r;
-        r.workload = w;
-        r.status = RunStatus::Waived;
-        r.reason = a.reason;
-        all.push_back(r);
+    if (!written || stop.load()) break;
+    std::vector<Workload> jobs;  // for the progress labels
+    for (const auto& n : plan.gpus) jobs.push_back(node_job({n.index, n.file}, x, ro));
+    ro.run_options = [&](std::size_t i) {
+      RunOptions r;
+      r.on_progress = progress.for_job(i, job_label(i, jobs.size(), jobs[i]));
+      return r;
+    };
+    ro.on_done = [&](std::size_t i) { progress.finish_job(i); };
+    const NodeMode& m = run.read(x, ro);
+    progress.clear();
+    for (const auto& r : m.runs) {
+      if (r.status == RunStatus::Failed) {
+        print_error("GPU " + std::to_string(r.workload.gpu) + ": " + r.reason);
+        code = std::max(code, kExitRuntime);
       }
-      plan.modes.push_back(m);
-      continue;
+      all.push_back(r);
     }
-    ExecuteOptions eo;
-    eo.together = true;
-    eo.waived_is_error = false;
-    eo.stop = &stop;
-    eo.progress = &progress;
-    for (auto& o : execute_jobs(runner, jobs, eo)) {
-      if (o.result.status == RunStatus::Failed) print_error("GPU " + std::to_string(o.result.workload.gpu) + ": " + o.result.reason);
-      code = std::max(code, o.exit_code);
-      m.runs.push_back(o.result);
-      all.push_back(o.result);
-    }
-    m.figure = node_figure(m.runs);
-    plan.modes.push_back(std::move(m));
   }
   progress.clear();
   (void)std::fputs(node_text(plan).c_str(), stdout);
   (void)std::fflush(stdout);
   const bool interrupted = stop.load();
   if (!opt.json_file.empty() || !opt.html_file.empty()) {
-    const nlohmann::json node = node_json(plan);
+    const nlohmann::json node = topo::node_json(plan);
     write_io_report(io_json_target(opt.json_file), opt.html_file, opt.argv, context, all, interrupted,
                     opt.allow_overwrite, {{"node", node}});
   }

@@ -11,7 +11,7 @@
 namespace gdsb::io {
 namespace {
 
-using nlohmann::json;
+using topo::gpu_ranges;
 
 std::string fixed(double v, int digits = 2) {
   char b[32];
@@ -47,41 +47,6 @@ std::string grouped(const std::vector<std::pair<int, std::string>>& facts, const
   return out;
 }
 
-const NodeGpu* gpu_of(const NodePlan& p, int index) {
-  for (const auto& n : p.gpus)
-    if (n.index == index) return &n;
-  return nullptr;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
-// Why a GPU lags its peers, from what the plan and the runs show.
-std::string explain(const NodePlan& p, const NodeMode& m, const OddGpu& odd) {
-  const NodeGpu* me = gpu_of(p, odd.gpu);
-  if (me == nullptr) return "";
-  std::vector<double> peers_ceiling;
-  std::vector<int> sharing;
-  for (const auto& n : p.gpus) {
-    if (n.index == odd.gpu) continue;
-    if (n.topo.ceiling.gb_s) peers_ceiling.push_back(*n.topo.ceiling.gb_s);
-    if (n.directory == me->directory) sharing.push_back(n.index);
-  }
-  if (me->topo.ceiling.gb_s && !peers_ceiling.empty() && *me->topo.ceiling.gb_s < 0.9 * median(peers_ceiling))
-    return "its path is narrower: ~" + fixed(*me->topo.ceiling.gb_s, 1) + " GB/s against its peers' ~" +
-           fixed(median(peers_ceiling), 1) + " GB/s (" + me->topo.ceiling.limited_by + ")";
-  if (!sharing.empty())
-    return "it reads " + me->directory + ", which " + gpu_ranges(sharing) + " read too: shared storage, not its own path";
-  std::string mine, theirs;
-  for (const auto& f : m.figure.per_gpu) (f.gpu == odd.gpu ? mine : theirs) = f.path_used;
-  if (!mine.empty() && !theirs.empty() && mine != theirs)
-    return "its reads took the " + mine + " path, its peers' the " + theirs + " path";
-  return "its path in the topology is like its peers' (the topology does not explain it): look at its drive "
-         "(nvme smart-log), its links' error counters (AER) and the GPU's NUMA binding";
-}
-
 std::string header(const NodePlan& p) {
   std::string s = "gdsb-io node: " + std::to_string(p.gpus.size()) + " GPU(s)";
   if (p.file_size > 0)
@@ -99,19 +64,6 @@ std::string sources_text(const NodeGpu& n) {
 }
 
 }  // namespace
-
-std::string gpu_ranges(std::vector<int> gpus) {
-  std::sort(gpus.begin(), gpus.end());
-  std::string out;
-  for (std::size_t i = 0; i < gpus.size();) {
-    std::size_t j = i;
-    while (j + 1 < gpus.size() && gpus[j + 1] == gpus[j] + 1) ++j;
-    out += (out.empty() ? "GPU" : ", GPU") + std::to_string(gpus[i]);
-    if (j > i) out += (j == i + 1 ? ", GPU" : "-") + std::to_string(gpus[j]);
-    i = j + 1;
-  }
-  return out;
-}
 
 std::string node_plan_text(const NodePlan& p) {
   std::ostringstream o;
@@ -169,7 +121,7 @@ std::string node_text(const NodePlan& p) {
     for (const auto& odd : m->figure.odd)
       o << "odd GPU: " << mode_label(m->xfer) << ": GPU" << odd.gpu << " reads " << fixed(odd.gb_s) << " GB/s, "
         << fixed(100 * odd.share, 0) << "% of its peers' median " << fixed(odd.peers_median_gb_s) << " GB/s: "
-        << explain(p, *m, odd) << "\n";
+        << topo::odd_gpu_explanation(p, *m, odd) << "\n";
   }
   // Runs that did not measure, a reason once: "not measured: -x 1, -x 2 on GPU0-3: <why>".
   std::vector<std::tuple<std::string, std::vector<std::string>, std::vector<int>>> unmeasured;
@@ -196,56 +148,6 @@ std::string node_text(const NodePlan& p) {
     o << "waived on every GPU: " << l << ": " << why << "\n";
   }
   return o.str();
-}
-
-json node_json(const NodePlan& p) {
-  json gpus = json::array();
-  for (const auto& n : p.gpus) {
-    gpus.push_back({{"gpu", n.index},
-                    {"pci_bus_id", n.pci_bus_id},
-                    {"sources", n.topo.sources},
-                    {"drives", n.topo.drives},
-                    {"directory", n.directory},
-                    {"directory_note", n.directory_note},
-                    {"ceiling_gb_s", n.topo.ceiling.gb_s ? json(*n.topo.ceiling.gb_s) : json(nullptr)},
-                    {"ceiling_limited_by", n.topo.ceiling.limited_by}});
-  }
-  json modes = json::array();
-  for (const auto& m : p.modes) {
-    json e = {{"xfer_type", static_cast<int>(m.xfer)}, {"xfer_name", std::string(xfer_name(m.xfer))}};
-    if (!m.waived.empty()) {
-      e["waived"] = m.waived;
-      modes.push_back(e);
-      continue;
-    }
-    json per = json::array();
-    for (const auto& f : m.figure.per_gpu)
-      per.push_back({{"gpu", f.gpu}, {"pci_bus_id", f.pci_bus_id}, {"bytes", f.bytes}, {"seconds", f.seconds},
-                     {"gb_s", f.gb_s}, {"path_used", f.path_used}});
-    json odd = json::array();
-    for (const auto& x : m.figure.odd)
-      odd.push_back({{"gpu", x.gpu}, {"gb_s", x.gb_s}, {"peers_median_gb_s", x.peers_median_gb_s},
-                     {"share", x.share}, {"explanation", explain(p, m, x)}});
-    e["per_gpu"] = per;
-    e["bytes"] = m.figure.bytes;
-    e["window_s"] = m.figure.window_s ? json(*m.figure.window_s) : json(nullptr);
-    e["aggregate_gb_s"] = m.figure.gb_s ? json(*m.figure.gb_s) : json(nullptr);
-    e["sum_gb_s"] = m.figure.sum_gb_s ? json(*m.figure.sum_gb_s) : json(nullptr);
-    json missing = json::array();
-    for (const auto& x : m.figure.missing) missing.push_back({{"gpu", x.gpu}, {"reason", x.reason}});
-    e["missing"] = missing;
-    e["odd"] = odd;
-    modes.push_back(e);
-  }
-  return {{"gpus", gpus},
-          {"file_bytes", p.file_size},
-          {"seconds", p.seconds},
-          {"threads_per_gpu", p.threads},
-          {"topology", p.topology_source},
-          {"ceiling", {{"gb_s", p.ceiling.gb_s ? json(*p.ceiling.gb_s) : json(nullptr)},
-                       {"limited_by", p.ceiling.limited_by}}},
-          {"odd_share", kOddShare},
-          {"modes", modes}};
 }
 
 }  // namespace gdsb::io

@@ -15,6 +15,7 @@
 
 #include "execute.hpp"
 #include "gdsb/error.hpp"
+#include "gdsb/node_run.hpp"
 #include "gdsb/report/io_table.hpp"
 #include "gdsb/runner.hpp"
 #include "gdsb/units.hpp"
@@ -28,20 +29,6 @@ constexpr uint64_t kDefaultSize = 1ULL << 30;
 constexpr uint64_t kMinSize = 16ULL << 20;
 
 std::string sys_error() { return std::strerror(errno); }
-
-// The scratch file's name: the runner creates it (exclusively: the name carries our pid);
-// removed when this object goes, whatever happened.
-class ScratchFile {
- public:
-  explicit ScratchFile(std::string path) : path_(std::move(path)) {}
-  ~ScratchFile() { ::unlink(path_.c_str()); }
-  ScratchFile(const ScratchFile&) = delete;
-  ScratchFile& operator=(const ScratchFile&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 std::string scratch_dir() {
   const char* env = std::getenv("GDSB_SCRATCH");
@@ -93,30 +80,6 @@ std::vector<Workload> survey_jobs(const std::string& file, uint64_t size, double
 
 }  // namespace
 
-// The survey's file, written by the runner as every file gdsbench writes (real data: reads
-// of unwritten extents would not reach storage), buffered so that any file system takes
-// it; the runner ends a write run with the data on storage and out of the page cache, so
-// the reads that follow start from storage. Returns false when stopped.
-bool fill_scratch(const Runner& runner, const std::string& path, uint64_t size,
-                  const std::atomic<bool>& stop) {
-  Workload w;
-  w.name = "survey-fill";
-  w.file = path;
-  w.file_size = size;
-  w.io_size = std::min<uint64_t>(1ULL << 20, size);  // the size is whole MiB (survey_size)
-  w.xfer = XferType::CpuOnly;
-  w.pattern = IoPattern::Write;
-  w.odirect = false;
-  w.fill_random = true;  // no two blocks alike
-  w.threads = 1;
-  RunOptions ro;
-  ro.stop = &stop;
-  const RunResult r = runner.run(w, ro);
-  if (r.status != RunStatus::Ok)
-    throw RuntimeError("cannot write scratch file " + path + ": " + r.reason);
-  return !r.interrupted;
-}
-
 double survey_seconds() {
   if (const char* env = std::getenv("GDSB_SURVEY_SECONDS"); env != nullptr && *env != '\0') {
     return parse_seconds(env, "GDSB_SURVEY_SECONDS");
@@ -144,17 +107,19 @@ int run_survey(const Options& opt, const std::atomic<bool>& stop, ProgressLine& 
   const PathRegistry registry = make_default_registry();
   const Runner runner(registry);
 
-  ScratchFile scratch(dir + "/gdsb-survey." + std::to_string(::getpid()) + ".tmp");
+  // The runner creates it (exclusively: the name carries our pid); removed whatever happens.
+  ScratchFiles scratch;
+  const std::string& file = scratch.add(dir + "/gdsb-survey." + std::to_string(::getpid()) + ".tmp");
   std::vector<RunResult> results;
-  const auto all = survey_jobs(scratch.path(), size, seconds);
+  const auto all = survey_jobs(file, size, seconds);
 
   if (progress.enabled()) {
     (void)std::fprintf(stderr, "gdsb-io: writing %s scratch file %s\n", format_size(size).c_str(),
-                       scratch.path().c_str());
+                       file.c_str());
   }
   bool filled = false;
   try {
-    filled = fill_scratch(runner, scratch.path(), size, stop);
+    filled = write_scratch_file(runner, file, size, &stop);
   } catch (...) {
     progress.clear();
     throw;

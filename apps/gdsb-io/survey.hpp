@@ -18,11 +18,6 @@ namespace gdsb::io {
 
 inline constexpr const char* kSurveyReport = "gdsb-report/io.json";
 
-// Writes `path` (size bytes of random data, buffered, as every file gdsbench writes) with
-// the runner, ending with the data on storage and out of the page cache; false when stopped.
-// The survey's scratch file and the node mode's files.
-bool fill_scratch(const Runner& runner, const std::string& path, uint64_t size,
-                  const std::atomic<bool>& stop);
 // Seconds per measured run: $GDSB_SURVEY_SECONDS, default 3.
 double survey_seconds();
 

@@ -12,6 +12,7 @@
 #include "gdsb/cpu_paths.hpp"
 #include "gdsb/nvml.hpp"
 #include "gdsb/p2p/report.hpp"
+#include "gdsb/p2p/service_layers.hpp"
 #include "gdsb/p2p/topo_source.hpp"
 #include "gdsb/run_context.hpp"
 #include "gdsb/report/io_document.hpp"
@@ -22,7 +23,6 @@
 #include "gdsb/topo/mounts.hpp"
 #include "gdsb/topo/nic_role.hpp"
 #include "gdsb/topo/render.hpp"
-#include "service_layers.hpp"
 
 namespace gdsb::cluster {
 namespace {
@@ -216,9 +216,9 @@ json p2p_phase(const NodeOptions& o, NodeFacts& facts) {
   std::shared_ptr<gpu::GpuService> service;
   if (o.fake_gpu) {
     service = gpu::fake_gpu_path_deps(*o.fake_gpu).service;
-    b.cuda = make_service_cuda_layer(service);
+    b.cuda = p2p::make_service_cuda_layer(service);
     b.nvml = p2p::make_unavailable_nvml_layer("fake GPU service (--fake-gpu)");
-    b.timer = make_service_copy_timer(service);
+    b.timer = p2p::make_service_copy_timer(service);
   } else {
     b.cuda = o.no_cuda ? p2p::make_unavailable_cuda_layer("disabled by --no-cuda") : p2p::make_cuda_layer();
     b.nvml = o.no_nvml ? p2p::make_unavailable_nvml_layer("disabled by --no-nvml")

@@ -101,6 +101,44 @@ void io_runs(const json& io, NodeSummary& s) {
   }
 }
 
+// The node's figure (node_figure_phase): per type, the node's aggregate and its share of the
+// node ceiling compare nodes (node metrics), each GPU's rate while all read compares GPU
+// positions (GPU metrics). GB/s = 1e9 bytes/s, as the node section writes them.
+void node_figure(const json& doc, NodeSummary& s) {
+  if (!doc.contains("node") || !doc.at("node").is_object() || !doc.at("node").contains("modes")) return;
+  const json& node = doc.at("node");
+  std::optional<double> ceiling;
+  if (node.contains("ceiling") && node.at("ceiling").is_object() && node.at("ceiling").contains("gb_s") &&
+      node.at("ceiling").at("gb_s").is_number())
+    ceiling = node.at("ceiling").at("gb_s").get<double>();
+  for (const json& m : node.at("modes")) {
+    const json x = m.value("xfer_type", json());
+    const int xfer = x.is_number() ? summary_fields::to_count(x.get<double>()).value_or(-1) : -1;
+    const std::string metric = "node_x" + std::to_string(xfer) + "_read_gb_s";
+    if (m.contains("waived")) {
+      s.waived[metric] = "waived: " + m.at("waived").get<std::string>();
+      continue;
+    }
+    const json agg = m.value("aggregate_gb_s", json());
+    if (!agg.is_number()) {
+      s.waived[metric] = "no GPU measured";
+      continue;
+    }
+    s.node_metrics[metric] = agg.get<double>();
+    if (ceiling && *ceiling > 0)
+      s.node_metrics["node_x" + std::to_string(xfer) + "_ceiling_share"] = agg.get<double>() / *ceiling;
+    auto& per = s.gpu_metrics["node_x" + std::to_string(xfer) + "_gpu_read_gb_s"];
+    if (m.contains("per_gpu") && m.at("per_gpu").is_array())
+      for (const json& g : m.at("per_gpu")) {
+        const json gi = g.value("gpu", json());
+        const int at = gi.is_number() ? summary_fields::to_count(gi.get<double>()).value_or(-1) : -1;
+        if (at < 0 || at > 1024 || !g.contains("gb_s") || !g.at("gb_s").is_number()) continue;
+        if (per.size() <= static_cast<std::size_t>(at)) per.resize(static_cast<std::size_t>(at) + 1);
+        per[static_cast<std::size_t>(at)] = g.at("gb_s").get<double>();
+      }
+  }
+}
+
 // A JSON value's type in words, for messages ("a string", "an object").
 std::string type_words(const json& v) {
   const std::string t = v.type_name();
@@ -234,6 +272,8 @@ NodeSummary summarize(const json& doc, const std::string& origin, const std::sha
     }
     const json& io = doc.contains("io") ? doc.at("io") : none;
     if (io.is_object()) io_runs(io, s);
+    if (doc.contains(kNodeFigurePhase) && doc.at(kNodeFigurePhase).is_object())
+      node_figure(doc.at(kNodeFigurePhase), s);
     if (doc.contains("storage") && doc.at("storage").is_object())
       s.storage = rank_storage_from_json(doc.at("storage"), origin + ": storage");
     return s;

@@ -5,10 +5,12 @@
 #include <algorithm>
 
 #include "gdsb/doctor/rules.hpp"
+#include "gdsb/nvml.hpp"
 #include "gdsb/units.hpp"
 #include "gdsb/topo/pci_config.hpp"
 #include "attribution.hpp"
 #include "gpu_groups.hpp"
+#include "said_once.hpp"
 #include "rules/rule_util.hpp"
 
 namespace gdsb::doctor {
@@ -88,6 +90,7 @@ void bound_by(GpuDiagnosis& g, const Hop& h) {
     g.ceiling_gb_s = h.gb_s;
     // Named by its hop: what was measured is said once, in the GPU's hop list (issue 27).
     g.binding = std::string(topo::hop_kind_name(h.kind)) + " " + detail::gb(*h.gb_s) + " measured";
+    g.binding_hop = topo::hop_kind_name(h.kind);
   }
 }
 
@@ -99,6 +102,19 @@ bool is_gpu_run(const RunResult& r) { return r.workload.xfer != XferType::CpuOnl
 bool reads_direct(const RunResult& r) {
   const PathUsed p = path_used_of(r.path.path_used);
   return r.workload.odirect && (p == PathUsed::Posix || path_is_gds(p));
+}
+
+// The storage alone run a node read made for this GPU (Figures::run_gpus), the best if several.
+const RunResult* own_storage_alone(const Figures& f, const GpuDiagnosis& g) {
+  if (g.bdf.empty()) return nullptr;
+  const RunResult* own = nullptr;
+  for (std::size_t i = 0; i < f.runs.size() && i < f.run_gpus.size(); ++i) {
+    const RunResult& r = f.runs[i];
+    if (f.run_gpus[i].empty() || nvml::normalize_bus_id(f.run_gpus[i]) != g.bdf || !measures_storage_alone(r))
+      continue;
+    if (!own || *run_gb_s(r) > *run_gb_s(*own)) own = &r;
+  }
+  return own;
 }
 
 }  // namespace
@@ -123,7 +139,9 @@ std::vector<GpuDiagnosis> gpu_hops(const Platform* platform, const Figures& figu
     for (const auto& g : out)
       if (bdf.empty() ? g.label == by_index : g.bdf == bdf) return;
     GpuDiagnosis g;
-    g.label = !platform || bdf.empty() ? by_index : "GPU " + bdf;
+    // By CUDA index where no platform GPU could carry the same label (none, or a platform
+    // without GPUs: the fake GPU service's), else by address.
+    g.label = !platform || bdf.empty() || platform->view->gpus().empty() ? by_index : "GPU " + bdf;
     g.bdf = bdf;
     out.push_back(std::move(g));
   };
@@ -135,12 +153,16 @@ std::vector<GpuDiagnosis> gpu_hops(const Platform* platform, const Figures& figu
     }
 
   Facts facts{platform, figures, out};
-  // Storage alone: the one rule (measures_storage_alone), as every rule reads it.
-  const RunResult* x1 = facts.storage_alone();
+  // Storage alone: the one rule (measures_storage_alone), as every rule reads it; in a node
+  // read the GPU's own -x 1 run, its share of the storage while every GPU read.
+  const RunResult* best = facts.storage_alone();
   for (auto& g : out) {
+    const RunResult* own = own_storage_alone(figures, g);
+    const RunResult* x1 = own ? own : best;
     if (x1) {
       Hop h{topo::HopKind::StorageAlone, run_gb_s(*x1),
-            detail::describe_run(*x1) + ", O_DIRECT, no GPU", true, "", "measured", {}};
+            detail::describe_run(*x1) + ", O_DIRECT, no GPU" + (own ? ", every GPU reading at once" : ""), true,
+            "", "measured", {}};
       g.storage_gb_s = h.gb_s;
       bound_by(g, h);
       g.hops.push_back(std::move(h));
@@ -293,7 +315,8 @@ void cap_expected(Diagnosis& d) {
 }
 
 // Virtual storage, or a read already at storage speed, decides the diagnosis: say it first.
-// GPUs reading from the same virtual disks are one clause (issue 35: not one per GPU).
+// GPUs reading from the same virtual disks are one clause, and GPUs whose reads say the same
+// (storage-bound) one clause with their figures as ranges (issue 35: not one per GPU).
 void headline(Diagnosis& d) {
   for (auto& g : d.gpus) {
     if (g.measured_gb_s && g.storage_gb_s && *g.measured_gb_s >= 0.9 * *g.storage_gb_s &&
@@ -302,33 +325,48 @@ void headline(Diagnosis& d) {
   }
   std::vector<std::string> clauses;
   std::vector<std::string> said;  // virtual storage already named
+  std::vector<std::pair<std::string, detail::Clause>> bound, lagging;
   for (const auto& g : d.gpus) {
     if (g.source_kind == "virtual") {
       if (std::find(said.begin(), said.end(), g.virtual_storage) != said.end()) continue;
       said.push_back(g.virtual_storage);
       std::vector<std::string> labels;
-      std::vector<const GpuDiagnosis*> alike;
-      for (const auto& x : d.gpus)
-        if (x.source_kind == "virtual" && x.virtual_storage == g.virtual_storage) {
-          labels.push_back(x.label);
-          alike.push_back(&x);
-        }
+      std::vector<std::pair<std::string, detail::Clause>> storage, reads;
+      for (const auto& x : d.gpus) {
+        if (x.source_kind != "virtual" || x.virtual_storage != g.virtual_storage) continue;
+        labels.push_back(x.label);
+        if (x.storage_gb_s) storage.emplace_back(x.label, detail::Clause().gb(*x.storage_gb_s));
+        if (x.measured_gb_s)
+          reads.emplace_back(x.label, detail::Clause().gpus("", "").gb(*x.measured_gb_s).text(
+                                          x.storage_bound ? " (storage-bound)" : ""));
+      }
       std::string line = "virtual storage: " + detail::gpu_set(labels) +
                          (labels.size() == 1 ? " reads" : " read") + " from " + g.virtual_storage +
                          " through the hypervisor, so GDS peer-to-peer does not apply and "
                          "cuFile's compat path is the expected one";
-      if (g.storage_gb_s) line += "; storage alone reads " + gb(*g.storage_gb_s);
-      for (const GpuDiagnosis* x : alike)
-        if (x->measured_gb_s)
-          line += ", " + x->label + " " + gb(*x->measured_gb_s) +
-                  (x->storage_bound ? " (storage-bound)" : "");
+      // Storage alone is one figure or each GPU's share of a node read: its range once.
+      if (!storage.empty()) line += "; storage alone reads " + detail::said_once(storage).front();
+      for (const auto& r : detail::said_once(reads)) line += ", " + r;
       clauses.push_back(std::move(line));
-    } else if (g.storage_bound) {
-      clauses.push_back("storage-bound: " + g.label + " reads at " + gb(*g.measured_gb_s) + ", " +
-                        detail::pct(*g.measured_gb_s / *g.storage_gb_s) + " of storage alone (" +
-                        gb(*g.storage_gb_s) + "): the storage, not the GPU path, sets the figure");
+    } else if (g.measured_gb_s && g.storage_gb_s && !beats_direct_storage(g)) {
+      // Its read against storage alone; GPUs that are not storage-bound only where others are.
+      detail::Clause c;
+      if (g.storage_bound) c.text("storage-bound: ");
+      c.gpus("reads at", "read at")
+          .gb(*g.measured_gb_s)
+          .text(", ")
+          .pct(*g.measured_gb_s / *g.storage_gb_s)
+          .text(" of storage alone (")
+          .gb(*g.storage_gb_s)
+          .text(g.storage_bound ? "): the storage, not the GPU path, sets the figure"
+                                : "), below the storage-bound GPUs");
+      (g.storage_bound ? bound : lagging).emplace_back(g.label, std::move(c));
     }
   }
+  for (auto& c : detail::said_once(bound)) clauses.push_back(std::move(c));
+  // The odd GPU: where others are storage-bound, one that is not is named on its own.
+  if (!bound.empty())
+    for (auto& c : detail::said_once(lagging)) clauses.push_back(std::move(c));
   for (const auto& c : clauses) d.headline += (d.headline.empty() ? "" : "; ") + c;
 }
 
@@ -360,34 +398,43 @@ Diagnosis diagnose(const Platform* platform, const Figures& figures) {
   if (!platform) d.notes.push_back("no topology input: hop ceilings unknown, storage side only");
   if (!figures.host_link_waived.empty()) d.notes.push_back(figures.host_link_waived);
   headline(d);
-  if (platform && platform->model && platform->model->no_nvidia_gpu())
+  // A GPU a run or a host link measured is a GPU, whatever the topology lists (--fake-gpu).
+  if (platform && platform->model && platform->model->no_nvidia_gpu() && d.gpus.empty())
     d.not_applicable = platform->model->applicability();
   if (d.has_problem()) return d;
+  // Each GPU's verdict as a clause; GPUs whose words match are said once (issue 35).
+  std::vector<std::pair<std::string, detail::Clause>> fine, short_of;
   for (const auto& g : d.gpus) {
     if (!g.measured_gb_s || !g.ceiling_gb_s) continue;
-    const auto add = [&](const std::string& s) {
-      d.nothing_wrong += (d.nothing_wrong.empty() ? "" : "; ") + s;
-    };
-    const std::string reads = g.label + " reads at " + gb(*g.measured_gb_s);
+    detail::Clause c;
+    c.gpus("reads at", "read at").gb(*g.measured_gb_s);
     if (beats_direct_storage(g)) {
       // Like with like: the O_DIRECT figure bounds the direct paths, not this one.
-      add(reads + " by " + g.measured_by + ", above storage alone read with O_DIRECT (" +
-          gb(*g.storage_gb_s) + "), which bounds the direct paths only: this path may read "
-          "through the page cache with read-ahead, and no buffered storage figure was measured");
+      c.text(" by " + g.measured_by + ", above storage alone read with O_DIRECT (")
+          .gb(*g.storage_gb_s)
+          .text("), which bounds the direct paths only: this path may read through the page cache with "
+                "read-ahead, and no buffered storage figure was measured");
+      fine.emplace_back(g.label, std::move(c));
       continue;
     }
     const double ratio = *g.measured_gb_s / *g.ceiling_gb_s;
-    // Never more than 100% of a ceiling without saying why it does not bound the figure.
-    const std::string above =
-        ratio > 1.0 ? " (above it: " + g.binding + " does not bound this read as measured)" : "";
+    const auto binding = [&](detail::Clause& to) -> detail::Clause& {
+      return g.binding_hop.empty() ? to.text(g.binding) : to.text(g.binding_hop + " ").gb(*g.ceiling_gb_s).text(" measured");
+    };
     if (ratio >= 0.9 || g.storage_bound) {
-      add(reads + ", " + detail::pct(ratio) + " of the ceiling ~" + gb(*g.ceiling_gb_s) +
-          " set by " + g.binding + above);
+      c.text(", ").pct(ratio).text(" of the ceiling ~").gb(*g.ceiling_gb_s).text(" set by ");
+      binding(c);
+      // Never more than 100% of a ceiling without saying why it does not bound the figure.
+      if (ratio > 1.0) binding(c.text(" (above it: ")).text(" does not bound this read as measured)");
+      fine.emplace_back(g.label, std::move(c));
     } else {
-      d.notes.push_back(reads + ", " + detail::pct(ratio) + " of its ceiling ~" +
-                        gb(*g.ceiling_gb_s) + "; no rule found a certain or likely cause");
+      c.text(", ").pct(ratio).words(" of its ceiling ~", " of their ceilings ~").gb(*g.ceiling_gb_s).text(
+          "; no rule found a certain or likely cause");
+      short_of.emplace_back(g.label, std::move(c));
     }
   }
+  for (const auto& s : detail::said_once(fine)) d.nothing_wrong += (d.nothing_wrong.empty() ? "" : "; ") + s;
+  for (auto& s : detail::said_once(short_of)) d.notes.push_back(std::move(s));
   if (d.nothing_wrong.empty() && d.findings.empty() && figures.runs.empty())
     d.notes.push_back("no measured figure: nothing to compare with the ceilings");
   return d;

@@ -49,6 +49,15 @@ void add_io_document(Figures& f, const nlohmann::json& doc, const std::string& n
     for (const auto& [k, v] : doc.at("context").at("env").items())
       if (v.is_string()) env.emplace(k, v.get<std::string>());
   const CudaOrdering ordering = cuda_ordering_of(env);
+  // A node read (gdsb-io --gpus): each run read for the GPU of its -d, named in node.gpus[].
+  std::map<int, std::string> node_gpus;
+  if (doc.contains("node") && doc.at("node").is_object() && doc.at("node").contains("gpus") &&
+      doc.at("node").at("gpus").is_array())
+    for (const auto& g : doc.at("node").at("gpus"))
+      if (g.is_object() && g.contains("gpu") && g.at("gpu").is_number_integer() && g.contains("pci_bus_id") &&
+          g.at("pci_bus_id").is_string())
+        node_gpus[g.at("gpu").get<int>()] = g.at("pci_bus_id").get<std::string>();
+  f.run_gpus.resize(f.runs.size());
   for (std::size_t i = 0; i < runs.size(); ++i) {
     try {
       f.runs.push_back(runs.at(i).get<RunResult>());
@@ -58,6 +67,8 @@ void add_io_document(Figures& f, const nlohmann::json& doc, const std::string& n
     }
     f.run_sources.push_back(name + " runs[" + std::to_string(i) + "]");
     f.run_ordering.push_back(ordering);
+    const auto at = node_gpus.find(f.runs.back().workload.gpu);
+    f.run_gpus.push_back(at == node_gpus.end() ? std::string() : at->second);
   }
 }
 

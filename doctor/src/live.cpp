@@ -1,14 +1,16 @@
 #include "gdsb/doctor/live.hpp"
 
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 
 #include "gdsb/doctor/diagnose.hpp"
 #include "gdsb/error.hpp"
+#include "gdsb/node_run.hpp"
+#include "gdsb/topo/node_run.hpp"
 #include "gdsb/run_context.hpp"
 #include "gdsb/units.hpp"
 #include "gpu_groups.hpp"
@@ -26,47 +28,16 @@ constexpr const char* kScratchStep = "[3/6] scratch file";
 constexpr const char* kStorageStep = "[4/6] storage alone (-x 1, O_DIRECT)";
 constexpr const char* kBounceStep = "[5/6] CPU bounce (-x 2)";
 constexpr const char* kCufileStep = "[6/6] cuFile (-x 0)";
+constexpr const char* kRetryStep = "[6/6] cuFile (-x 0) again, 4x threads and 4 MiB I/O";
 
-// Removes the scratch file whatever happens (the runner created and marked it).
-class Scratch {
- public:
-  explicit Scratch(std::string path) : path_(std::move(path)) {}
-  ~Scratch() { ::unlink(path_.c_str()); }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-uint64_t scratch_size(const LiveOptions& o) {
-  if (o.file_size > 0) return o.file_size;
-  struct statvfs vfs {};
-  if (::statvfs(o.io_dir.c_str(), &vfs) != 0)
-    throw RuntimeError("--io-dir " + o.io_dir + ": " + std::strerror(errno));
-  const uint64_t half = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize / 2;
-  uint64_t size = std::min(kDefaultFile, half);
-  size -= size % kMiB;
-  if (size < 16 * kMiB)
-    throw RuntimeError("--io-dir " + o.io_dir + ": not enough free space for a scratch file (" +
-                       format_size(half * 2) + " free)");
-  return size;
-}
-
-Workload read_job(const std::string& file, uint64_t size, XferType x, double seconds, int gpu) {
-  Workload w;
-  w.name = "doctor";
-  w.file = file;
-  w.file_size = size;
-  w.io_size = kMiB;
-  w.xfer = x;
-  w.pattern = IoPattern::Read;
-  w.threads = static_cast<uint32_t>(std::clamp<long>(::sysconf(_SC_NPROCESSORS_ONLN), 1, 4));
-  w.runtime_s = seconds;
-  w.gpu = gpu;
-  w.allow_overwrite = true;  // our own scratch file
-  return w;
+// The default file of each GPU: 1 GiB over the GPUs that share a directory, at least 256 MiB
+// (the ladder's writes stay within the budget on eight GPUs: 2 GiB a directory at most).
+uint64_t default_file_size(const topo::NodePlan& plan) {
+  std::map<std::string, uint64_t> users;
+  uint64_t most = 1;
+  for (const auto& n : plan.gpus) most = std::max(most, ++users[n.directory]);
+  const uint64_t each = std::max(kDefaultFile / most, 256 * kMiB);
+  return each - each % kMiB;
 }
 
 // The GPUs whose host links are measured: every CUDA device when the service lists them,
@@ -82,7 +53,7 @@ std::vector<std::pair<int, std::string>> host_link_gpus(const LiveOptions& o, co
       }
       out.emplace_back(i, bdf);
     }
-  if (out.empty()) out.emplace_back(o.gpu, "");
+  if (out.empty()) out.emplace_back(o.gpu.value_or(0), "");
   return out;
 }
 
@@ -130,7 +101,7 @@ void host_link_step(const LiveOptions& o, const LiveDeps& deps, LiveResult& out)
       continue;
     }
     measured.push_back("GPU" + std::to_string(gpu));
-    if (gpu == o.gpu || !s.gb_s) s.gb_s = hl.h2d_gb_s;
+    if (gpu == o.gpu.value_or(0) || !s.gb_s) s.gb_s = hl.h2d_gb_s;
     out.figures.host_links.push_back(hl);
   }
   // Each reason once, with the GPUs it applies to.
@@ -144,49 +115,78 @@ void host_link_step(const LiveOptions& o, const LiveDeps& deps, LiveResult& out)
   out.steps.push_back(s);
 }
 
-// Runs one job through the runner; waived or failed runs become "not run" with the reason.
-void run_step(const std::string& name, const Workload& w, const LiveOptions& o,
-              const LiveDeps& deps, LiveResult& out, const std::string& source) {
-  Step s{name, false, "", std::nullopt, ""};
-  if (o.stop && o.stop->load()) {
-    s.reason = "interrupted before it ran";
-    out.steps.push_back(s);
-    return;
-  }
-  if (o.progress)
-    o.progress(name + (w.runtime_s > 0
-                           ? ", " + std::to_string(static_cast<int>(w.runtime_s)) + " s"
-                           : std::string()));
-  const Runner runner(deps.registry);
-  const Availability a = runner.probe(w);
-  RunResult r;
-  if (!a.ok) {
-    r.workload = w;
-    r.status = RunStatus::Waived;
-    r.reason = a.reason;
-  } else {
-    RunOptions ro;
-    ro.stop = o.stop;
-    try {
-      r = runner.run(w, ro);
-    } catch (const Error& e) {
-      r.workload = w;
-      r.status = RunStatus::Failed;
-      r.reason = e.what();
+// The GPUs whose storage reads are measured, all at once: --gpu's alone, else every GPU the
+// service lists; where it lists none (no driver) one reader under --gpu's index, so storage
+// alone still runs and the GPU types are waived with the probe's reason.
+std::vector<topo::NodeGpu> reading_gpus(const LiveOptions& o, const LiveDeps& deps) {
+  std::vector<topo::NodeGpu> out;
+  const bool listed = deps.gpus && deps.gpus->probe().ok && deps.gpus->device_count() > 0;
+  if (listed && o.gpu && *o.gpu >= deps.gpus->device_count())
+    throw UsageError("--gpu " + std::to_string(*o.gpu) + ": this machine has " +
+                     std::to_string(deps.gpus->device_count()) + " GPU(s) (0.." +
+                     std::to_string(deps.gpus->device_count() - 1) + ")");
+  const auto add = [&](int i) {
+    topo::NodeGpu n;
+    n.index = i;
+    if (listed) {
+      try {
+        n.pci_bus_id = deps.gpus->properties(i).pci_bus_id;
+      } catch (const Error&) {  // placed by its ordinal
+      }
     }
+    out.push_back(std::move(n));
+  };
+  if (o.gpu || !listed)
+    add(o.gpu.value_or(0));
+  else
+    for (int i = 0; i < deps.gpus->device_count(); ++i) add(i);
+  return out;
+}
+
+// One node read as a step: every GPU's run kept in the figures (each charged to its GPU), the
+// step's figure the aggregate where several GPUs read, each GPU's rate in its detail.
+void node_step(const std::string& name, const NodeMode& m, const topo::NodePlan& plan, const std::string& source,
+               LiveResult& out) {
+  Step s{name, false, "", std::nullopt, ""};
+  std::vector<std::string> measured;
+  std::vector<double> rates;
+  std::vector<std::pair<std::string, std::vector<std::string>>> failed;  // reason -> GPUs
+  for (std::size_t i = 0; i < m.runs.size(); ++i) {
+    const RunResult& r = m.runs[i];
+    const std::string label = "GPU" + std::to_string(r.workload.gpu);
+    if (r.status == RunStatus::Ok) {
+      measured.push_back(label);
+      rates.push_back(*run_gb_s(r));
+    } else {
+      auto it = std::find_if(failed.begin(), failed.end(), [&](const auto& f) { return f.first == r.reason; });
+      if (it == failed.end()) it = failed.insert(failed.end(), {r.reason, {}});
+      it->second.push_back(label);
+    }
+    if (r.interrupted) out.interrupted = true;
+    out.figures.runs.push_back(r);
+    out.figures.run_sources.push_back(source);
+    out.figures.run_ordering.push_back(cuda_ordering_of(collect_context().env));
+    out.figures.run_gpus.push_back(i < plan.gpus.size() ? plan.gpus[i].pci_bus_id : "");
   }
-  if (r.status == RunStatus::Ok) {
-    s.ran = true;
-    s.gb_s = run_gb_s(r);
-    s.detail = detail::describe_run(r);
-    for (const auto& warn : r.path.warnings) s.detail += "; " + warn;
-  } else {
-    s.reason = r.reason;
+  s.ran = !measured.empty();
+  if (m.runs.size() == 1) {
+    if (s.ran) {
+      s.gb_s = rates.front();
+      s.detail = detail::describe_run(m.runs.front());
+      for (const auto& warn : m.runs.front().path.warnings) s.detail += "; " + warn;
+    }
+  } else if (s.ran) {
+    s.gb_s = m.figure.gb_s;
+    s.detail = detail::gpu_set(measured) + " at once: " + span(rates) + " each, aggregate " +
+               (m.figure.gb_s ? detail::gb(*m.figure.gb_s) : std::string("-")) + "; " +
+               detail::describe_run(m.runs.front()) + " a GPU";
   }
-  if (r.interrupted) out.interrupted = true;
-  out.figures.runs.push_back(std::move(r));
-  out.figures.run_sources.push_back(source);
-  out.figures.run_ordering.push_back(cuda_ordering_of(collect_context().env));
+  std::string why;
+  for (const auto& [reason, gpus] : failed)
+    why += (why.empty() ? "" : "; ") + (s.ran || failed.size() > 1 ? "not on " + detail::gpu_set(gpus) + ": " : "") +
+           reason;
+  if (s.ran && !why.empty()) s.detail += "; " + why;
+  if (!s.ran) s.reason = why.empty() ? "interrupted before it ran" : why;
   out.steps.push_back(s);
 }
 
@@ -222,32 +222,53 @@ LiveResult run_live(const LiveOptions& o, const LiveDeps& deps) {
     return out;
   }
 
-  const double secs = step_seconds(o.budget_s);
-  const uint64_t size = scratch_size(o);
-  Scratch scratch(o.io_dir + "/gdsb-doctor." + std::to_string(::getpid()) + ".tmp");
-  Workload fill = read_job(scratch.path(), size, XferType::CpuOnly, 0, o.gpu);
-  fill.pattern = IoPattern::Write;
-  fill.threads = 1;
-  say("[3/6] writing a " + format_size(size) + " scratch file " + scratch.path());
-  {
-    const Runner runner(deps.registry);
-    RunOptions ro;
-    ro.stop = o.stop;
-    const RunResult w = runner.run(fill, ro);
-    if (w.status != RunStatus::Ok)
-      throw RuntimeError("cannot write the scratch file " + scratch.path() + ": " + w.reason);
+  // Every GPU (or --gpu's) reads at once, each from its own drive's file system where the
+  // topology shows one, else --io-dir (gdsb/topo/node_run.hpp, as gdsb-io --gpus all).
+  topo::NodePlan plan;
+  plan.gpus = reading_gpus(o, deps);
+  plan.topology_note = out.platform ? "" : "topology not collected";
+  topo::NodeLayoutOptions layout;
+  layout.shared_dir = o.io_dir;
+  topo::lay_out_node(plan, out.platform ? out.platform->snapshot.get() : nullptr, layout);
+  plan.file_size = topo::node_file_size(plan, o.file_size > 0 ? o.file_size : default_file_size(plan), "--io-dir",
+                                        "--size");
+  plan.seconds = step_seconds(o.budget_s);
+  plan.threads = plan.gpus.size() == 1 ? static_cast<uint32_t>(std::clamp<long>(::sysconf(_SC_NPROCESSORS_ONLN), 1, 4))
+                                       : topo::node_threads(plan.gpus.size());
+  const Runner runner(deps.registry);
+  topo::NodeRun run(runner, plan, "gdsb-doctor");
+  std::vector<std::string> dirs;
+  for (const auto& n : plan.gpus)
+    if (std::find(dirs.begin(), dirs.end(), n.directory) == dirs.end()) dirs.push_back(n.directory);
+  std::string where;
+  for (const auto& d : dirs) where += (where.empty() ? "" : ", ") + d;
+  say(std::string(kScratchStep) + ": writing " + std::to_string(plan.gpus.size()) + " file(s) of " +
+      format_size(plan.file_size) + " in " + where);
+  if (!run.write_files(o.stop)) {
+    out.interrupted = true;
+    return out;
   }
-  run_step(kStorageStep,
-           read_job(scratch.path(), size, XferType::CpuOnly, secs, o.gpu), o, deps, out, "live -x 1");
-  run_step(kBounceStep, read_job(scratch.path(), size, XferType::CpuGpu, secs, o.gpu),
-           o, deps, out, "live -x 2");
-  run_step(kCufileStep, read_job(scratch.path(), size, XferType::GpuDirect, secs, o.gpu), o,
-           deps, out, "live -x 0");
+  NodeReadOptions ro;
+  ro.threads = plan.threads;
+  ro.seconds = plan.seconds;
+  ro.name = "doctor";
+  ro.stop = o.stop;
+  const auto step = [&](const char* name, XferType x, const char* source, const NodeReadOptions& opts) {
+    if (o.stop && o.stop->load()) {
+      out.steps.push_back({name, false, "interrupted before it ran", std::nullopt, ""});
+      return;
+    }
+    say(std::string(name) + ", " + std::to_string(static_cast<int>(opts.seconds)) + " s" +
+        (plan.gpus.size() > 1 ? ", " + std::to_string(plan.gpus.size()) + " GPUs at once" : ""));
+    node_step(name, run.read(x, opts), plan, source, out);
+  };
+  step(kStorageStep, XferType::CpuOnly, "live -x 1", ro);
+  step(kBounceStep, XferType::CpuGpu, "live -x 2", ro);
+  step(kCufileStep, XferType::GpuDirect, "live -x 0", ro);
 
   // -x 0 again, larger, when the first figures name no platform cause.
-  const RunResult& x0 = out.figures.runs.back();
-  Step retry{"[6/6] cuFile (-x 0) again, 4x threads and 4 MiB I/O", false, "", std::nullopt, ""};
-  if (x0.status != RunStatus::Ok) {
+  Step retry{kRetryStep, false, "", std::nullopt, ""};
+  if (!out.steps.back().ran) {
     retry.reason = "-x 0 did not run";
   } else {
     const Diagnosis first = diagnose(out.platform ? &*out.platform : nullptr, out.figures);
@@ -260,10 +281,10 @@ LiveResult run_live(const LiveOptions& o, const LiveDeps& deps) {
     } else if (!first.nothing_wrong.empty()) {
       retry.reason = "not needed: within 10% of the ceiling";
     } else {
-      Workload big = x0.workload;
-      big.threads = std::min<uint32_t>(big.threads * 4, 32);
+      NodeReadOptions big = ro;
+      big.threads = std::min<uint32_t>(ro.threads * 4, 32);
       big.io_size = 4 * kMiB;
-      run_step(retry.name, big, o, deps, out, "live -x 0 retry");
+      step(kRetryStep, XferType::GpuDirect, "live -x 0 retry", big);
       return out;
     }
   }

@@ -2,13 +2,17 @@
 // said once, every GPU gets a ceiling (the live ladder measures each GPU's host link, here
 // on the fake GPU service with 4 and 8 devices), and the 8-GPU HGX recording says what its
 // GPUs share once and what each owns on its own line.
+#include <filesystem>
+#include <map>
 #include <regex>
 #include <sstream>
 
 #include "doctor_test_util.hpp"
 #include "gdsb/doctor/live.hpp"
 #include "gdsb/doctor/render.hpp"
+#include "gdsb/cpu_paths.hpp"
 #include "gdsb/gpu/fake_gpu_service.hpp"
+#include "gdsb/gpu/fake_gpu_spec.hpp"
 #include "gdsb/p2p/measure.hpp"
 #include "gdsb/report/html.hpp"
 
@@ -184,6 +188,59 @@ TEST(DoctorManyGpus, LiveLadderMeasuresEveryFakeGpusHostLink) {
                 std::string::npos)
           << t;
     }
+  }
+}
+
+// Issue 35: "the doctor uses the same run for every GPU". With --io-dir the storage steps are
+// one node read: every fake GPU reads at once (their runs overlap), each has its own measured
+// read and its own storage alone (its -x 1 run in that read), and what the GPUs share (the
+// virtual disks, the bounce step) is said once.
+TEST(DoctorManyGpus, LiveLadderReadsEveryFakeGpuAtOnce) {
+  for (int n : {4, 8}) {
+    gpu::GpuPathDeps fake = gpu::fake_gpu_path_deps(gpu::FakeGpuSpec{n, 0});
+    PathRegistry registry;
+    registry.add(make_cpu_only_path());
+    gpu::add_gpu_paths(registry, fake);
+    FakeHostLinks timer(*fake.service);
+    fx::TempDir dir;
+    fx::write_sysfs(vm_with_gpus(n), dir.path() / "root");
+    std::filesystem::create_directories(dir.path() / "io");
+    LiveDeps deps{registry, timer, [&] { return topo::collect_sysfs_root(dir.path() / "root", {}); },
+                  fake.service.get()};
+    LiveOptions o;
+    o.io_dir = (dir.path() / "io").string();
+    o.budget_s = 5;
+    o.file_size = 4ULL << 20;
+    const LiveResult live = run_live(o, deps);
+    EXPECT_TRUE(std::filesystem::is_empty(dir.path() / "io")) << "files left behind";
+    std::map<int, const RunResult*> bounce, storage;
+    for (const RunResult& r : live.figures.runs) {
+      if (r.status != RunStatus::Ok) continue;
+      (r.workload.xfer == XferType::CpuGpu ? bounce : storage)[r.workload.gpu] = &r;
+    }
+    ASSERT_EQ(bounce.size(), static_cast<std::size_t>(n));
+    ASSERT_EQ(storage.size(), static_cast<std::size_t>(n));
+    double last_start = 0, first_end = 1e300;
+    for (const auto& [gpu, r] : bounce) {
+      last_start = std::max(last_start, r->result.t0_unix_s);
+      first_end = std::min(first_end, r->result.end_unix_s);
+    }
+    EXPECT_LT(last_start, first_end) << "the GPUs' -x 2 reads did not overlap";
+    Diagnosis d = diagnose(&*live.platform, live.figures);
+    d.steps = live.steps;
+    ASSERT_EQ(d.gpus.size(), static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      const GpuDiagnosis& g = d.gpus[static_cast<std::size_t>(i)];
+      ASSERT_TRUE(g.measured_gb_s) << g.label;
+      EXPECT_DOUBLE_EQ(*g.measured_gb_s, *run_gb_s(*bounce.at(i))) << g.label;
+      ASSERT_TRUE(g.storage_gb_s) << g.label;
+      EXPECT_DOUBLE_EQ(*g.storage_gb_s, *run_gb_s(*storage.at(i))) << g.label;  // its own share
+    }
+    const std::string t = text_of(d);
+    EXPECT_EQ(count(t, "through the hypervisor"), 1U) << t;
+    EXPECT_EQ(count(t, "ran     [5/6] CPU bounce (-x 2)"), 1U) << t;
+    EXPECT_NE(t.find("GPU0-" + std::to_string(n - 1) + " at once: "), std::string::npos) << t;
+    EXPECT_EQ(count(t, " 0.0 GB/s"), 0U) << t;
   }
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <cstdio>
 #include <optional>
@@ -14,11 +15,15 @@
 
 namespace gdsb::doctor::detail {
 
-inline std::string gb(double v) {
+// One decimal from 1 GB/s up; below, two significant digits, so a small figure never reads
+// 0.0 (issue 35: "GPU 0000:00:01.0 reads at 0.0 GB/s").
+inline std::string gb_number(double v) {
+  const int digits = v > 0 && v < 0.95 ? std::min(9, 1 - static_cast<int>(std::floor(std::log10(v)))) : 1;
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GB/s", v);
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
   return buf;
 }
+inline std::string gb(double v) { return gb_number(v) + " GB/s"; }
 
 inline std::string pct(double ratio) {
   char buf[32];

@@ -72,6 +72,13 @@ struct NodeFacts {
 nlohmann::json topology_phase(const NodeOptions& o, NodeFacts& facts);
 nlohmann::json p2p_phase(const NodeOptions& o, NodeFacts& facts);
 nlohmann::json io_phase(const NodeOptions& o, const NodeFacts& facts);
+// The node's own figure (issue 35): every GPU of the node reading at once, each from its
+// nearest drive's file system, else io_dir (gdsb/topo/node_run.hpp, as gdsb-io --gpus all),
+// per-GPU and aggregate figures beside the node ceiling: an io document with its "node"
+// section (the node document's kNodeFigurePhase, summary.hpp). Run once per node, by its
+// lowest rank. The probe says why it cannot run here.
+Availability node_figure_probe(const NodeOptions& o);
+nlohmann::json node_figure_phase(const NodeOptions& o, const NodeFacts& facts);
 
 // The I/O of one point of the shared-storage phase on this rank (gdsb-cluster runs the points
 // between ranks; shared_storage.hpp judges them). Files are opened by libgdsbench's runner.

@@ -20,6 +20,8 @@
 namespace gdsb::cluster {
 
 inline constexpr const char* kNodeSchema = "gdsbench.cluster-node/1";
+// The node document's phase with the node's own figure (node_report.hpp, node_figure_phase).
+inline constexpr const char* kNodeFigurePhase = "node_figure";
 
 enum class NodeStatus { Ok, Error, Missing };
 std::string_view node_status_name(NodeStatus s);  // "ok", "error", "missing"

@@ -66,6 +66,7 @@ struct GpuDiagnosis {
   // when neither is known (no fallback of the doctor's own).
   std::optional<double> ceiling_gb_s;
   std::string binding;                  // the binding hop's name and what
+  std::string binding_hop;              // the measured hop that binds ("storage alone"), else ""
   // The same without the storage alone measurement: what a storage-side fix can reach.
   std::optional<double> path_ceiling_gb_s;
   std::string path_binding;
@@ -74,7 +75,9 @@ struct GpuDiagnosis {
   std::string source_kind;              // best source: "nvme", "nic", "virtual", "" unknown
   bool p2p_possible = false;            // GDS peer-to-peer possible from that source
   std::string virtual_storage;          // "0000:00:01.0 vda (virtio-blk disk)" when virtual
-  std::optional<double> storage_gb_s;   // storage alone (-x 1, O_DIRECT) measured
+  // Storage alone (-x 1, O_DIRECT) measured: in a node read (every GPU at once) the GPU's own
+  // share while all read, else the best such run.
+  std::optional<double> storage_gb_s;
   bool storage_bound = false;           // measured read >= 90% of storage alone
 };
 

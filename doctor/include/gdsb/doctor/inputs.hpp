@@ -59,6 +59,10 @@ struct Figures {
   std::vector<std::string> run_sources;  // where each run came from (same length)
   // The ordering each run ran under (same length; the live ladder: this process's).
   std::vector<CudaOrdering> run_ordering;
+  // For each run of a node read (every GPU reading at once: gdsb-io --gpus, the live ladder),
+  // the PCI bus id of the GPU it read for, its CPU-only (-x 1) run included: that GPU's share
+  // of the storage while all read. "" for other runs (same length as runs, or empty).
+  std::vector<std::string> run_gpus;
   std::vector<HostLink> host_links;
   std::string host_link_waived;       // why no H2D figure exists, when none does
 };

@@ -1,6 +1,9 @@
 // The live ladder: topology and stack, pinned H2D/D2H (every GPU), storage alone (-x 1, O_DIRECT),
 // CPU bounce (-x 2), cuFile (-x 0) with the path it really took, and -x 0 again with more
-// threads and larger I/O when no platform cause explains the first figures. Every step
+// threads and larger I/O when no platform cause explains the first figures. The storage steps
+// are node reads (gdsb/topo/node_run.hpp, gdsb-io's node mode): every GPU (or --gpu's) reads
+// at once, each from its own drive's file system where the topology shows one, else from
+// io_dir, so every GPU has its own measured read from one run (issue 35). Every step
 // goes through the libraries (topology collector, p2p copy timer, the engine's runner);
 // a step that cannot run here is recorded as not run with the reason.
 #pragma once
@@ -24,8 +27,10 @@ struct LiveOptions {
   // link only; the storage steps are listed as not run, and nothing is written.
   std::string io_dir;
   double budget_s = 60;     // for the whole ladder
-  int gpu = 0;              // CUDA ordinal
-  uint64_t file_size = 0;   // scratch file bytes; 0: min(1 GiB, half the free space)
+  std::optional<int> gpu;   // CUDA ordinal of the one GPU to read; none: every GPU
+  // Each GPU's file; 0: 1 GiB over the GPUs sharing a directory, at least 256 MiB, together
+  // at most half the directory's free space.
+  uint64_t file_size = 0;
   const std::atomic<bool>* stop = nullptr;
   std::function<void(const std::string&)> progress;  // one line per step
 };
@@ -36,8 +41,9 @@ struct LiveDeps {
   // The topology snapshot of this machine (the live collector; a fixture in tests).
   // Throws gdsb::RuntimeError when it cannot be collected (the step is then not run).
   std::function<topo::Snapshot()> collect_topology;
-  // The CUDA devices (count and PCI bus ids): each one's host link is measured, so every
-  // GPU has a ceiling (issue 35). Null: only LiveOptions::gpu's.
+  // The CUDA devices (count and PCI bus ids): each one's host link is measured and each one
+  // reads in the storage steps, so every GPU has a ceiling and a read (issue 35). Null: one
+  // GPU, LiveOptions::gpu's (0 by default).
   gpu::GpuService* gpus = nullptr;
 };
 

@@ -1,26 +1,26 @@
-#include "service_layers.hpp"
+#include "gdsb/p2p/service_layers.hpp"
 
 #include <chrono>
 #include <functional>
 
 #include "gdsb/error.hpp"
 
-namespace gdsb::cluster {
+namespace gdsb::p2p {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-class ServiceCudaLayer final : public p2p::CudaLayer {
+class ServiceCudaLayer final : public CudaLayer {
  public:
   explicit ServiceCudaLayer(std::shared_ptr<gpu::GpuService> s) : s_(std::move(s)) {}
   Availability probe() override { return s_->probe(); }
   int device_count() override { return s_->device_count(); }
-  p2p::CudaDeviceProps properties(int device) override {
+  CudaDeviceProps properties(int device) override {
     const gpu::DeviceProperties p = s_->properties(device);
     return {p.name, p.pci_bus_id, p.cc_major, p.cc_minor, p.total_memory};
   }
   bool can_access_peer(int, int) override { return false; }
-  p2p::CudaP2PAttributes p2p_attributes(int, int) override { return {}; }
+  CudaP2PAttributes p2p_attributes(int, int) override { return {}; }
 
  private:
   std::shared_ptr<gpu::GpuService> s_;
@@ -59,17 +59,17 @@ class Buffers {
   std::vector<gpu::StreamHandle> streams_;
 };
 
-class ServiceCopyTimer final : public p2p::CopyTimer {
+class ServiceCopyTimer final : public CopyTimer {
  public:
   explicit ServiceCopyTimer(std::shared_ptr<gpu::GpuService> s) : s_(std::move(s)) {}
   Availability probe() override { return s_->probe(); }
 
-  std::vector<double> time_case(const p2p::CopyCase& c, int warmups, int repetitions) override {
-    if (c.engine == p2p::CopyEngine::Sm)
+  std::vector<double> time_case(const CopyCase& c, int warmups, int repetitions) override {
+    if (c.engine == CopyEngine::Sm)
       throw RuntimeError("SM copies are not available through the GPU service");
     Buffers b(*s_, c.bytes);
     std::vector<std::function<void()>> enqueue;  // one copy of the case per call
-    using K = p2p::CopyKind;
+    using K = CopyKind;
     if (c.kind == K::HostToDevice || c.kind == K::DeviceToHost) {
       const int gpu = c.kind == K::HostToDevice ? c.dst : c.src;
       void* dev = b.device(gpu);
@@ -111,12 +111,12 @@ class ServiceCopyTimer final : public p2p::CopyTimer {
     return out;
   }
 
-  std::vector<double> time_plain_memcpy(p2p::CopyKind kind, int gpu, std::uint64_t bytes,
+  std::vector<double> time_plain_memcpy(CopyKind kind, int gpu, std::uint64_t bytes,
                                         int repetitions) override {
     Buffers b(*s_, bytes);
     void* dev = b.device(gpu);
     void* host = b.pinned();
-    const bool h2d = kind == p2p::CopyKind::HostToDevice;
+    const bool h2d = kind == CopyKind::HostToDevice;
     std::vector<double> out;
     for (int r = 0; r < repetitions; ++r) {
       const auto t0 = Clock::now();
@@ -128,7 +128,7 @@ class ServiceCopyTimer final : public p2p::CopyTimer {
   }
 
   // gdsb-cluster does not ask for the concurrent case; the service has no common timeline.
-  p2p::ConcurrentSamples time_concurrent(p2p::CopyKind, const std::vector<p2p::ConcurrentGpu>&,
+  ConcurrentSamples time_concurrent(CopyKind, const std::vector<ConcurrentGpu>&,
                                          std::uint64_t, int, int, int) override {
     throw RuntimeError("concurrent copies are not available through the GPU service");
   }
@@ -140,12 +140,12 @@ class ServiceCopyTimer final : public p2p::CopyTimer {
 
 }  // namespace
 
-std::unique_ptr<p2p::CudaLayer> make_service_cuda_layer(std::shared_ptr<gpu::GpuService> service) {
+std::unique_ptr<CudaLayer> make_service_cuda_layer(std::shared_ptr<gpu::GpuService> service) {
   return std::make_unique<ServiceCudaLayer>(std::move(service));
 }
 
-std::unique_ptr<p2p::CopyTimer> make_service_copy_timer(std::shared_ptr<gpu::GpuService> service) {
+std::unique_ptr<CopyTimer> make_service_copy_timer(std::shared_ptr<gpu::GpuService> service) {
   return std::make_unique<ServiceCopyTimer>(std::move(service));
 }
 
-}  // namespace gdsb::cluster
+}  // namespace gdsb::p2p
