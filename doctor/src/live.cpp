@@ -222,13 +222,16 @@ LiveResult run_live(const LiveOptions& o, const LiveDeps& deps) {
     return out;
   }
 
-  // Every GPU (or --gpu's) reads at once, each from its own drive's file system where the
-  // topology shows one, else --io-dir (gdsb/topo/node_run.hpp, as gdsb-io --gpus all).
+  // Every GPU (or --gpu's) reads at once (gdsb/topo/node_run.hpp, as gdsb-io --gpus all),
+  // each from --io-dir: the user named the storage under test (a network mount on a node
+  // with local NVMe must be read as named), so no GPU is moved to its own drive's file system.
   topo::NodePlan plan;
   plan.gpus = reading_gpus(o, deps);
   plan.topology_note = out.platform ? "" : "topology not collected";
   topo::NodeLayoutOptions layout;
   layout.shared_dir = o.io_dir;
+  layout.shared_only = true;
+  layout.shared_option = "--io-dir";
   topo::lay_out_node(plan, out.platform ? out.platform->snapshot.get() : nullptr, layout);
   plan.file_size = topo::node_file_size(plan, o.file_size > 0 ? o.file_size : default_file_size(plan), "--io-dir",
                                         "--size");

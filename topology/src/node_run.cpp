@@ -48,7 +48,7 @@ void lay_out_node(NodePlan& plan, const Snapshot* snapshot, const NodeLayoutOpti
     if (local)
       n.directory_note = n.topo.directory_note;
     else if (o.shared_only)
-      n.directory_note = "-D, given for every GPU";
+      n.directory_note = o.shared_option + ", given for every GPU";
     else if (!n.topo.directory.empty() && !o.recorded)
       n.directory_note = n.topo.directory + " is not writable here: the shared directory";
     else

@@ -40,7 +40,8 @@ struct NodePlan {
 
 struct NodeLayoutOptions {
   std::string shared_dir;    // the fallback directory
-  bool shared_only = false;  // every GPU reads shared_dir (gdsb-io -D)
+  bool shared_only = false;  // every GPU reads shared_dir (gdsb-io -D, gdsb-doctor --io-dir)
+  std::string shared_option = "-D";  // the option that named shared_dir, for the plan's notes
   bool recorded = false;     // a recorded topology: a plan only, no directory checked here
 };
 
