@@ -359,6 +359,7 @@ ClusterResult aggregate(std::vector<NodeSummary> nodes, const AggregateOptions& 
                       said(FindingKind::MissingNode, "", "",
                            std::to_string(options.expected_ranks - received) +
                                " rank(s) sent no summary"));
+  r.faults = fleet_faults(r.nodes);
   std::set<std::string> odd;
   for (const auto& f : r.findings)
     if (!f.node.empty()) odd.insert(f.node);

@@ -69,6 +69,14 @@ json cluster_document(const ClusterResult& r, const std::vector<std::string>& ar
     if (!f.files.empty()) row["files"] = f.files;
     j["findings"].push_back(std::move(row));
   }
+  j["faults"] = json::array();
+  for (const FleetFault& f : r.faults) {
+    json nodes = json::array();
+    for (const auto& n : f.nodes)
+      nodes.push_back({{"node", n.node}, {"bdfs", n.bdfs}, {"count", n.count}, {"words", n.words}});
+    j["faults"].push_back({{"kind", f.kind}, {"severity", f.severity}, {"xid", f.xid ? json(f.xid) : json()},
+                           {"title", f.title}, {"nodes", std::move(nodes)}});
+  }
   if (r.storage) j["shared_storage"] = to_json(*r.storage);
   j["stats"] = json::array();
   for (const auto& s : r.stats)
@@ -98,6 +106,17 @@ std::string cluster_text(const ClusterResult& r) {
   }
   if (r.findings.empty()) o << "  every node alike; no check failed\n";
   for (const auto& f : r.findings) o << "  [" << finding_kind_name(f.kind) << "] " << f.text << '\n';
+  if (!r.faults.empty()) o << "  hardware faults (each node's gdsb-topo fault facts, judged since boot):\n";
+  for (const FleetFault& f : r.faults) {
+    o << "    [" << f.severity << "] " << f.title << ": " << f.nodes.size() << " node(s): ";
+    for (std::size_t i = 0; i < f.nodes.size(); ++i) {
+      const auto& n = f.nodes[i];
+      o << (i ? ", " : "") << n.node << " (";
+      for (std::size_t b = 0; b < n.bdfs.size(); ++b) o << (b ? " " : "") << n.bdfs[b];
+      o << ", " << n.count << (f.kind == "xid" ? " event(s)" : "") << ")";
+    }
+    o << '\n';
+  }
   if (r.storage) o << storage_text(*r.storage);
   o << (r.failed() ? "FAIL" : "PASS") << ": "
     << (r.odd_nodes.empty() ? "no odd node" : "odd nodes: ");

@@ -11,6 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "gdsb/error.hpp"
+#include "gdsb/topo/hw_faults.hpp"
+#include "gdsb/topo/model.hpp"
+#include "gdsb/topo/collect.hpp"
 #include "summary_fields.hpp"
 
 namespace gdsb::cluster {
@@ -176,6 +179,26 @@ void read_identity(const json& doc, NodeSummary& s, const std::string& origin) {
   }
 }
 
+// The node's hardware faults: gdsb-topo's own judgement of the snapshot's fault facts
+// (hw_faults.hpp), against the boot: a node report carries no known-good file.
+std::vector<NodeFault> node_faults(const json& snapshot, const std::string& origin) {
+  if (!snapshot.is_object() || !snapshot.contains("hw_faults")) return {};  // reports before issue 36
+  const topo::Snapshot snap = topo::snapshot_from_json(snapshot, origin + ": topology.snapshot");
+  std::vector<NodeFault> out;
+  for (const topo::FaultFinding& f : topo::judge_faults(snap, topo::FaultBaseline{})) {
+    NodeFault n;
+    n.kind = topo::fault_kind_name(f.kind);
+    n.severity = topo::fault_severity_name(f.severity);
+    n.bdf = f.bdf;
+    n.device = f.device;
+    n.xid = f.xid;
+    n.count = static_cast<int>(std::min<uint64_t>(f.count, 2147483647u));
+    n.words = f.words;
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
 json gpu_metrics_json(const std::map<std::string, std::vector<std::optional<double>>>& m) {
   json j = json::object();
   for (const auto& [k, values] : m) {
@@ -228,6 +251,13 @@ json summary_without_fingerprint(const NodeSummary& s) {
   j[kNodeMetrics] = s.node_metrics;
   j[kWaived] = s.waived;
   if (s.storage) j[kStorage] = *s.storage;
+  if (!s.faults.empty()) {
+    json& faults = j[kFaults] = json::array();
+    for (const NodeFault& f : s.faults) {
+      json& one = faults.emplace_back(json::object());
+      for (const FaultField& ff : kFaultFields) one[ff.key] = ff.text != nullptr ? json(f.*ff.text) : json(f.*ff.count);
+    }
+  }
   return j;
 }
 
@@ -255,6 +285,7 @@ NodeSummary summarize(const json& doc, const std::string& origin, const std::sha
     if (topo.is_object()) {
       s.topo_verdict = topo.value("verdict", "");
       if (!topo.value("gds_applicable", true)) s.applicability = topo.value("applicability", "");
+      if (topo.contains("snapshot")) s.faults = node_faults(topo.at("snapshot"), origin);
       for (const json& c : topo.value("checks", json::array())) {
         const std::string v = c.value("verdict", "");
         if (v != "fail" && v != "warn") continue;
@@ -279,6 +310,8 @@ NodeSummary summarize(const json& doc, const std::string& origin, const std::sha
     return s;
   } catch (const json::exception& e) {
     throw UsageError(origin + ": invalid gdsb-cluster node report: " + e.what());
+  } catch (const RuntimeError& e) {  // a damaged topology snapshot: the file is bad input
+    throw UsageError(std::string(e.what()) + "; pass the files of OUT/nodes/");
   }
 }
 
@@ -300,9 +333,13 @@ NodeSummary read_node_summary(std::istream& in, const std::string& origin,
                                           "timeseries", "histogram", "repetitions", "matrices",
                                           "peers", "notes", "path_evidence", "context", "argv",
                                           "theoretical_gb_s", "percent", "latency_us"};
+  // The topology snapshot's own devices and notes (depth 3: topology.snapshot.devices) are
+  // kept: its fault facts are judged with them (node_faults: which address is a GPU here).
+  static const std::set<std::string> snapshot_keeps{"devices", "notes"};
   const json::parser_callback_t keep = [](int depth, json::parse_event_t event, json& parsed) {
-    return !(event == json::parse_event_t::key && depth >= 2 && parsed.is_string() &&
-             skip.contains(parsed.get_ref<const std::string&>()));
+    if (event != json::parse_event_t::key || depth < 2 || !parsed.is_string()) return true;
+    const auto& k = parsed.get_ref<const std::string&>();
+    return !skip.contains(k) || (depth == 3 && snapshot_keeps.contains(k));
   };
   const json doc = json::parse(text, keep, false);
   if (doc.is_discarded()) throw UsageError(origin + ": not JSON; pass the files of OUT/nodes/");

@@ -77,6 +77,26 @@ inline const CheckField* find_check_field(std::string_view key) {
   return nullptr;
 }
 
+// The fields of one hardware fault: a text or a count.
+struct FaultField {
+  const char* key;
+  std::string NodeFault::*text;
+  int NodeFault::*count;
+};
+
+inline constexpr FaultField kFaultFields[] = {
+    {"kind", &NodeFault::kind, nullptr},     {"severity", &NodeFault::severity, nullptr},
+    {"bdf", &NodeFault::bdf, nullptr},       {"device", &NodeFault::device, nullptr},
+    {"xid", nullptr, &NodeFault::xid},       {"count", nullptr, &NodeFault::count},
+    {"words", &NodeFault::words, nullptr},
+};
+
+inline const FaultField* find_fault_field(std::string_view key) {
+  for (const FaultField& f : kFaultFields)
+    if (key == f.key) return &f;
+  return nullptr;
+}
+
 // The keys of the status and of the containers.
 inline constexpr const char* kStatus = "status";
 inline constexpr const char* kErrors = "errors";
@@ -85,7 +105,8 @@ inline constexpr const char* kGpuMetrics = "gpu_metrics";
 inline constexpr const char* kNodeMetrics = "node_metrics";
 inline constexpr const char* kWaived = "waived";
 inline constexpr const char* kFingerprint = "fingerprint";
-inline constexpr const char* kStorage = "storage";  // shared_storage.hpp's RankStorage
+inline constexpr const char* kStorage = "storage";
+inline constexpr const char* kFaults = "faults";  // NodeFault, written only when there are some  // shared_storage.hpp's RankStorage
 
 inline NodeStatus status_from_name(std::string_view name) {
   return name == "ok" ? NodeStatus::Ok : name == "missing" ? NodeStatus::Missing : NodeStatus::Error;

@@ -21,6 +21,8 @@ enum class In {
   Errors,
   Checks,
   Check,
+  Faults,
+  Fault,
   GpuMetrics,
   GpuSeries,
   NodeMetrics,
@@ -72,12 +74,13 @@ In container_of(const std::string& k) {
       {kHardware, In::Hardware},        {kErrors, In::Errors},
       {kFailingChecks, In::Checks},     {kGpuMetrics, In::GpuMetrics},
       {kNodeMetrics, In::NodeMetrics},  {kWaived, In::Waived},
-      {kFingerprint, In::Fingerprint},  {kStorage, In::Storage}};
+      {kFingerprint, In::Fingerprint},  {kStorage, In::Storage},
+      {kFaults, In::Faults}};
   for (const auto& [name, in] : containers)
     if (k == name) return in;
   return In::Skip;
 }
-bool is_array(In in) { return in == In::Errors || in == In::Checks; }
+bool is_array(In in) { return in == In::Errors || in == In::Checks || in == In::Faults; }
 
 class SummaryReader final : public nlohmann::json_sax<json> {
  public:
@@ -177,6 +180,11 @@ class SummaryReader final : public nlohmann::json_sax<json> {
         s_.failing_checks.emplace_back();
         next = In::Check;
         break;
+      case In::Faults:
+        if (!object) break;
+        s_.faults.emplace_back();
+        next = In::Fault;
+        break;
       case In::GpuMetrics: {
         if (object) break;
         auto& series = s_.gpu_metrics[k];
@@ -264,6 +272,13 @@ class SummaryReader final : public nlohmann::json_sax<json> {
       case In::Check: {
         const summary_fields::CheckField* check_field = summary_fields::find_check_field(k);
         return check_field == nullptr || text(v, s_.failing_checks.back().*check_field->text);
+      }
+      case In::Faults:
+        return wrong("an object", type_words(v.type));
+      case In::Fault: {
+        const summary_fields::FaultField* ff = summary_fields::find_fault_field(k);
+        if (ff == nullptr) return true;  // a field this version does not know
+        return ff->text != nullptr ? text(v, s_.faults.back().*ff->text) : count(v, s_.faults.back().*ff->count);
       }
       case In::GpuMetrics:
         return wrong("an array", type_words(v.type));

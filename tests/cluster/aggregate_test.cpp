@@ -1,6 +1,8 @@
 // Aggregation: classes of like hardware, missing hardware first, outliers per GPU position.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "gdsb/cluster/aggregate.hpp"
@@ -90,4 +92,41 @@ TEST(Aggregate, EachClassNamesTheMemberMostLikeTheRestAsItsReference) {
   ASSERT_EQ(r.classes.size(), 2u);
   for (const NodeClass& c : r.classes)
     EXPECT_EQ(r.nodes[c.reference].node, c.key.rfind("H100", 0) == 0 ? "a2" : "b1") << c.key;
+}
+
+// Issue 36: hardware faults by fault, each node once, critical first, whatever order the
+// nodes arrive in; a warning Xid and a critical Xid are separate faults (one per code).
+TEST(Aggregate, FaultsAreListedByFaultEachNodeOnceCriticalFirst) {
+  std::vector<NodeSummary> nodes;
+  for (int i = 0; i < 5; ++i) nodes.push_back(node("n" + std::to_string(i), "H100", 8, 50));
+  const NodeFault aer{"aer_correctable_rate", "warning", "0000:18:00.0", "NVMe", 0, 40, "w"};
+  nodes[0].faults = {aer, {"aer_correctable_rate", "warning", "0000:19:00.0", "GPU", 0, 2, "w2"}};
+  nodes[1].faults = {aer};
+  nodes[2].faults = {{"xid", "warning", "0000:19:00.0", "GPU", 13, 1, "x13"}};
+  nodes[4].faults = {{"xid", "critical", "0000:cb:00.0", "GPU", 79, 1, "a"},
+                     {"xid", "critical", "0000:3b:00.0", "GPU", 79, 2, "b"}};
+  nodes[3].faults = {{"xid", "critical", "0000:cb:00.0", "GPU", 79, 1, "c"}};
+  std::reverse(nodes.begin(), nodes.end());
+  const ClusterResult r = aggregate(nodes, {});
+  ASSERT_EQ(r.faults.size(), 3u);
+  EXPECT_EQ(r.faults[0].xid, 79);
+  EXPECT_EQ(r.faults[0].severity, "critical");
+  EXPECT_EQ(r.faults[0].title.rfind("Xid 79 (", 0), 0u) << r.faults[0].title;
+  ASSERT_EQ(r.faults[0].nodes.size(), 2u);  // n4 once, with both GPUs
+  EXPECT_EQ(r.faults[0].nodes[0].node, "n3");
+  EXPECT_EQ(r.faults[0].nodes[1].node, "n4");
+  EXPECT_EQ(r.faults[0].nodes[1].bdfs, (std::vector<std::string>{"0000:cb:00.0", "0000:3b:00.0"}));
+  EXPECT_EQ(r.faults[0].nodes[1].count, 3);
+  // Warnings: the fault on two nodes before the one on one.
+  EXPECT_EQ(r.faults[1].kind, "aer_correctable_rate");
+  EXPECT_EQ(r.faults[1].nodes.size(), 2u);
+  EXPECT_EQ(r.faults[1].nodes[0].count, 42);
+  EXPECT_EQ(r.faults[2].xid, 13);
+  // Listed, not judged: the verdict is the fingerprints' and figures'.
+  EXPECT_FALSE(r.failed());
+  const auto text = cluster_text(r);
+  EXPECT_LT(text.find("[critical] Xid 79"), text.find("[warning] "));
+  const auto doc = cluster_document(r, {}, {}, "t");
+  EXPECT_EQ(doc.at("faults").size(), 3u);
+  EXPECT_TRUE(doc.at("faults")[1].at("xid").is_null());
 }

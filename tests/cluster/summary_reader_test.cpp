@@ -35,6 +35,9 @@ NodeSummary rich() {
   s.kernel = "6.8.0-45-generic";
   s.topo_verdict = "warn";
   s.failing_checks = {{"acs", "fail", "port 0000:17:02.0 ACS RR+CR"}, {"link", "warn", "x8\ttab"}};
+  s.faults = {{"xid", "critical", "0000:cb:00.0", "GPU", 79, 2,
+               "GPU 0000:cb:00.0 Xid 79 (fallen off the bus) at 11:43:14: drain, reboot"},
+              {"aer_correctable_rate", "warning", "0000:18:00.0", "NVMe", 0, 2147483647, "\"BadTLP\""}};
   s.gpu_metrics["h2d_gb_s"] = {53.25, std::nullopt, 1.5e-3, 4.25e10};
   s.gpu_metrics["d2d_gb_s"] = {};
   s.node_metrics["io_x0_read_gb_s"] = 12.5;
@@ -105,6 +108,9 @@ TEST(SummaryReader, ReadsWhatNlohmannsParserReadsFieldByField) {
   EXPECT_FALSE(s->gpu_metrics.at("h2d_gb_s")[1].has_value());
   EXPECT_DOUBLE_EQ(*s->gpu_metrics.at("h2d_gb_s")[3], 4.25e10);
   EXPECT_TRUE(s->gpu_metrics.at("d2d_gb_s").empty());
+  ASSERT_EQ(s->faults.size(), 2u);
+  EXPECT_EQ(s->faults[0].xid, 79);
+  EXPECT_EQ(s->faults[1].count, 2147483647);
   EXPECT_EQ(s->fingerprint.texts().at("kernel command line"), "BOOT_IMAGE=/vmlinuz iommu=pt \u00fc");
   // The route a rank's summary takes to rank 0, and nlohmann's get<>, read the same.
   EXPECT_EQ(json(summary_from_text(written.dump(), "rank 3")), written);

@@ -10,23 +10,6 @@ namespace {
 
 namespace om = report::openmetrics;
 
-std::string_view severity_label(FaultSeverity s) { return s == FaultSeverity::Critical ? "critical" : "warning"; }
-
-std::string_view kind_label(FaultKind k) {
-  switch (k) {
-    case FaultKind::Xid: return "xid";
-    case FaultKind::XidNotOurGpu: return "xid_not_our_gpu";
-    case FaultKind::EccUncorrectable: return "ecc_uncorrectable";
-    case FaultKind::RemapFailed: return "remap_failed";
-    case FaultKind::RemapPending: return "remap_pending";
-    case FaultKind::RetiredPagesPending: return "retired_pages_pending";
-    case FaultKind::NvLinkErrors: return "nvlink_errors";
-    case FaultKind::AerCorrectableRate: return "aer_correctable_rate";
-    case FaultKind::AerUncorrectable: return "aer_uncorrectable";
-  }
-  return "unknown";
-}
-
 // One family: its HELP line, then the samples `fill` writes.
 template <class Fill>
 void family(std::ostream& o, const std::string& name, const std::string& help, Fill fill) {
@@ -48,8 +31,8 @@ void fault_metrics(std::ostream& o, const FaultMetrics& m) {
     for (const auto& f : m.findings)
       om::sample(o, n,
                  {{"bdf", f.bdf},
-                  {"kind", std::string(kind_label(f.kind))},
-                  {"severity", std::string(severity_label(f.severity))},
+                  {"kind", std::string(fault_kind_name(f.kind))},
+                  {"severity", std::string(fault_severity_name(f.severity))},
                   {"xid", f.xid ? std::to_string(f.xid) : ""}},
                  1);
   });

@@ -186,6 +186,25 @@ void judge_aer(const Snapshot& s, const FaultBaseline& b, const FaultThresholds&
 
 }  // namespace
 
+std::string_view fault_severity_name(FaultSeverity s) {
+  return s == FaultSeverity::Critical ? "critical" : "warning";
+}
+
+std::string_view fault_kind_name(FaultKind k) {
+  switch (k) {
+    case FaultKind::Xid: return "xid";
+    case FaultKind::XidNotOurGpu: return "xid_not_our_gpu";
+    case FaultKind::EccUncorrectable: return "ecc_uncorrectable";
+    case FaultKind::RemapFailed: return "remap_failed";
+    case FaultKind::RemapPending: return "remap_pending";
+    case FaultKind::RetiredPagesPending: return "retired_pages_pending";
+    case FaultKind::NvLinkErrors: return "nvlink_errors";
+    case FaultKind::AerCorrectableRate: return "aer_correctable_rate";
+    case FaultKind::AerUncorrectable: return "aer_uncorrectable";
+  }
+  return "unknown";
+}
+
 std::vector<FaultFinding> judge_faults(const Snapshot& s, const FaultBaseline& baseline,
                                        const FaultThresholds& thresholds) {
   std::vector<FaultFinding> out;

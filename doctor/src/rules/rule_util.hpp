@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gdsb/doctor/rules.hpp"
+#include "gdsb/topo/hw_faults.hpp"
 #include "gdsb/topo/pci_config.hpp"
 
 namespace gdsb::doctor::detail {
@@ -87,6 +88,19 @@ inline void expect_after_fix(Finding& f, double expected_gb_s, std::string_view 
 inline void expect_ceiling(Finding& f, const GpuDiagnosis* g, std::optional<double> measured) {
   if (!g || !g->ceiling_gb_s) return;
   expect_after_fix(f, *g->ceiling_gb_s, ", the ceiling set by " + g->binding, measured);
+}
+
+// The GPU's measured read is below 90% of its ceiling: its path is slow (hardware fault rules).
+inline bool below_ceiling(const GpuDiagnosis& g) {
+  return g.measured_gb_s && g.ceiling_gb_s && *g.measured_gb_s < 0.9 * *g.ceiling_gb_s;
+}
+
+// NVML's error counters of the GPU in the platform's fault facts; nullptr when none.
+inline const topo::GpuErrorCounters* gpu_errors_of(const Facts& facts, const GpuDiagnosis& g) {
+  if (!facts.platform) return nullptr;
+  const auto& errors = facts.platform->snapshot->faults.gpu_errors;
+  const auto it = errors.find(g.bdf);
+  return it == errors.end() ? nullptr : &it->second;
 }
 
 }  // namespace gdsb::doctor::detail

@@ -81,6 +81,25 @@ struct MetricStats {
   int count = 0;
 };
 
+// One hardware fault across the fleet (issue 36): the nodes whose summaries carry it
+// (NodeFault), each node once. A node's list of the same fault on several devices is one row.
+struct FleetFault {
+  std::string kind;      // NodeFault::kind ("xid", "aer_correctable_rate", ...)
+  std::string severity;  // "critical" when any node's is, else "warning"
+  int xid = 0;           // Xid faults: which one (one fault per code)
+  std::string title;     // "Xid 79 (fallen off the bus)", "PCIe links replaying (...)"
+  struct Node {
+    std::string node;
+    std::vector<std::string> bdfs;   // the devices, in the node's order
+    int count = 0;                   // events or errors, summed over them
+    std::vector<std::string> words;  // gdsb-topo's line for each
+  };
+  std::vector<Node> nodes;  // by node name
+};
+
+// Grouped by fault (kind, and the Xid for Xid faults), critical first, then by how many nodes.
+std::vector<FleetFault> fleet_faults(const std::vector<NodeSummary>& nodes);
+
 struct ClusterResult {
   std::vector<NodeSummary> nodes;  // sorted by node name
   std::vector<NodeClass> classes;
@@ -89,6 +108,7 @@ struct ClusterResult {
   std::vector<std::string> odd_nodes;  // every node named by a finding, sorted
   int fleet_wide = 0;                  // FleetWide findings (they name no node)
   std::optional<SharedStorageResult> storage;  // when some node ran the shared-storage phase
+  std::vector<FleetFault> faults;              // the nodes' hardware faults, by fault
   AggregateOptions options;
   bool failed() const { return !odd_nodes.empty() || fleet_wide > 0; }
 };

@@ -37,6 +37,19 @@ struct FailingCheck {
   std::string cause{};  // the result's consequence
 };
 
+// One hardware fault of the node: a finding of gdsb-topo's judge_faults (hw_faults.hpp) on
+// the fault facts the node's topology snapshot carries (Xid events, ECC and row remapping,
+// AER counters), judged against the boot (a node report has no known-good file).
+struct NodeFault {
+  std::string kind;      // topo::fault_kind_name: "xid", "aer_correctable_rate", ...
+  std::string severity;  // "critical" (drains) or "warning"
+  std::string bdf;       // the device
+  std::string device;    // "GPU", "NVMe", "NIC", "port", "device"
+  int xid = 0;           // Xid findings
+  int count = 0;         // events, errors or rows (capped at the largest int)
+  std::string words;     // judge_faults' line
+};
+
 // Metric names and units, defined once (docs/gdsb-cluster.md).
 //   per GPU: h2d_gb_s, d2h_gb_s (pinned copies, median sample), d2d_gb_s (median over peers
 //            of the GPU's unidirectional copies, peer access on where it works, else off)
@@ -66,6 +79,7 @@ struct NodeSummary {
   // node: no NVIDIA GPU" on a login or storage node); "" when it applies (issue 29).
   std::string applicability;
   std::vector<FailingCheck> failing_checks;
+  std::vector<NodeFault> faults;  // critical first, as judge_faults orders them
   std::map<std::string, std::vector<std::optional<double>>> gpu_metrics;
   std::map<std::string, double> node_metrics;
   std::map<std::string, std::string> waived;  // metric or mode -> reason

@@ -194,6 +194,11 @@ enum class FaultKind {
   AerCorrectableRate,  // correctable AER errors rose past the rate since the known-good file
   AerUncorrectable,    // non-fatal or fatal AER errors rose since the known-good file
 };
+// Names for labels and documents (metrics, the fleet view): "xid", "aer_correctable_rate", ...;
+// "warning", "critical".
+std::string_view fault_kind_name(FaultKind k);
+std::string_view fault_severity_name(FaultSeverity s);
+
 struct FaultFinding {
   FaultKind kind = FaultKind::Xid;
   FaultSeverity severity = FaultSeverity::Warning;

@@ -1,0 +1,72 @@
+// The fleet's hardware faults (issue 36): each node summary's faults (NodeFault, gdsb-topo's
+// judge_faults of the node's fault facts) grouped by fault, so that one line says which nodes
+// had Xid 79 and one which links replay; each node once per fault, critical faults first.
+// The Xid's meaning is the Xid table's row (hw_faults.hpp); no text is read to decide.
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "gdsb/cluster/aggregate.hpp"
+#include "gdsb/topo/hw_faults.hpp"
+
+namespace gdsb::cluster {
+namespace {
+
+// What each of judge_faults' kinds is, said once for the fleet view (keys: fault_kind_name).
+struct KindWords {
+  topo::FaultKind kind;
+  const char* words;
+};
+constexpr KindWords kKindWords[] = {
+    {topo::FaultKind::Xid, "Xid"},
+    {topo::FaultKind::XidNotOurGpu, "Xid for a PCI address that is not a GPU of the node"},
+    {topo::FaultKind::EccUncorrectable, "uncorrectable ECC errors"},
+    {topo::FaultKind::RemapFailed, "GPU row remapping failed"},
+    {topo::FaultKind::RemapPending, "GPU row remapping pending (reset the GPU)"},
+    {topo::FaultKind::RetiredPagesPending, "GPU page retirement pending (reload the driver)"},
+    {topo::FaultKind::NvLinkErrors, "NVLink errors rising"},
+    {topo::FaultKind::AerCorrectableRate, "PCIe links replaying (correctable AER errors past the rate)"},
+    {topo::FaultKind::AerUncorrectable, "uncorrectable PCIe (AER) errors"},
+};
+
+std::string title_of(const std::string& kind, int xid) {
+  for (const KindWords& k : kKindWords) {
+    if (kind != topo::fault_kind_name(k.kind)) continue;
+    if (k.kind != topo::FaultKind::Xid) return k.words;
+    const topo::XidRow* row = topo::find_xid(xid);
+    return "Xid " + std::to_string(xid) + " (" +
+           (row ? std::string(row->meaning) : std::string("not in NVIDIA's catalog")) + ")";
+  }
+  return kind;  // a kind of a newer version: its name
+}
+
+}  // namespace
+
+std::vector<FleetFault> fleet_faults(const std::vector<NodeSummary>& nodes) {
+  std::map<std::pair<std::string, int>, FleetFault> by_fault;
+  for (const NodeSummary& n : nodes)
+    for (const NodeFault& f : n.faults) {
+      const int xid = f.kind == topo::fault_kind_name(topo::FaultKind::Xid) ? f.xid : 0;
+      FleetFault& g = by_fault[{f.kind, xid}];
+      if (g.kind.empty()) g = FleetFault{f.kind, f.severity, xid, title_of(f.kind, xid), {}};
+      if (f.severity == "critical") g.severity = "critical";
+      if (g.nodes.empty() || g.nodes.back().node != n.node) g.nodes.push_back({n.node, {}, 0, {}});
+      FleetFault::Node& at = g.nodes.back();
+      if (std::find(at.bdfs.begin(), at.bdfs.end(), f.bdf) == at.bdfs.end()) at.bdfs.push_back(f.bdf);
+      at.count += f.count;
+      at.words.push_back(f.words);
+    }
+  std::vector<FleetFault> out;
+  for (auto& [key, g] : by_fault) {
+    std::sort(g.nodes.begin(), g.nodes.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
+    out.push_back(std::move(g));
+  }
+  // Critical first; then the fault on most nodes; then by kind and Xid, for a stable order.
+  std::stable_sort(out.begin(), out.end(), [](const FleetFault& a, const FleetFault& b) {
+    return std::make_tuple(a.severity != "critical", -static_cast<long>(a.nodes.size()), a.kind, a.xid) <
+           std::make_tuple(b.severity != "critical", -static_cast<long>(b.nodes.size()), b.kind, b.xid);
+  });
+  return out;
+}
+
+}  // namespace gdsb::cluster
