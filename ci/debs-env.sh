@@ -12,6 +12,8 @@ if [ -n "${1:-}" ]; then
   sed -i 's|=/usr|=/opt/debs/usr|' /opt/debs/usr/lib/x86_64-linux-gnu/pkgconfig/*.pc
   export PKG_CONFIG_PATH=/opt/debs/usr/lib/x86_64-linux-gnu/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
   export LD_LIBRARY_PATH=/opt/debs/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  # CMake's find modules that do not ask pkg-config (FindSQLite3) look under the prefixes.
+  export CMAKE_PREFIX_PATH=/opt/debs/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
   # libpci reads the ID database at its built-in path: expose an unpacked pci.ids .deb.
   if [ -f /opt/debs/usr/share/misc/pci.ids ] && [ ! -e /usr/share/misc/pci.ids ]; then
     mkdir -p /usr/share/misc && ln -s /opt/debs/usr/share/misc/pci.ids /usr/share/misc/pci.ids
