@@ -38,6 +38,10 @@ for d in sys.argv[1:]:
         if name == "cluster.json":  # the machine it ran on; the key order is kept
             doc = json.loads(text)
             doc["context"] = {}
+            # Issue 36 added the fleet's hardware-fault listing; these fleets have no fault,
+            # so an empty list is the only new text, and everything else must stay the same.
+            if doc.get("faults") == []:
+                del doc["faults"]
             text = json.dumps(doc, indent=1)
         text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "TIME", text)
         text = re.sub(r'("version": |version=)"[^"]*"', r'\1"VERSION"', text)
