@@ -35,7 +35,8 @@ std::string grouped(const std::vector<std::pair<int, std::string>>& facts, const
   std::vector<std::pair<std::string, std::vector<int>>> groups;
   for (const auto& [g, text] : facts) {
     if (text.empty()) continue;
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& e) { return e.first == text; });
+    const std::string& t = text;  // a lambda may not capture a structured binding (clang < 16)
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& e) { return e.first == t; });
     if (it == groups.end()) {
       groups.push_back({text, {g}});
     } else {

@@ -75,7 +75,8 @@ void judge_xids(const Snapshot& s, const FaultBaseline& b, std::vector<FaultFind
 }
 
 void judge_gpu_errors(const Snapshot& s, const FaultBaseline& b, std::vector<FaultFinding>& out) {
-  for (const auto& [bdf, g] : s.faults.gpu_errors) {
+  for (const auto& [gpu_bdf, g] : s.faults.gpu_errors) {
+    const std::string& bdf = gpu_bdf;  // a lambda may not capture a structured binding (clang < 16)
     auto add = [&](FaultKind k, FaultSeverity sev, uint64_t count, std::string action, const std::string& what) {
       FaultFinding f;
       f.kind = k;
