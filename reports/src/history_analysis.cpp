@@ -12,6 +12,9 @@
 namespace gdsb::report::history {
 namespace {
 
+// The first line of a run's reason (cuFile's failures go on with the log lines they quote).
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
 // A change point needs three runs (changepoint.hpp: Otava's t-test needs three values).
 constexpr std::size_t kMinRuns = 3;
 
@@ -149,15 +152,21 @@ GateResult gate_history(const Analysis& a, std::optional<int64_t> accept_through
   const History& h = *a.history;
   if (h.series.empty())
     throw UsageError(h.path + ": the history has no series (add documents with `gdsb-report history add`)");
-  // Each node's newest run: a series without a point there is no longer measured.
+  // Each node's newest run of each document kind: a series without a point there either
+  // gave no figure in it (the run recorded why: the gate fails) or is no longer measured.
+  // A run counts for a node where it recorded the node's facts (a run whose every test
+  // failed has no point, and is the newest all the same) or a point.
   std::map<int64_t, std::size_t> order;
-  for (std::size_t i = 0; i < h.runs.size(); ++i) order[h.runs[i].id] = i;
-  std::map<std::string, int64_t> newest;
-  for (const auto& s : h.series) {
-    auto& n = newest[s.node];
-    const int64_t last = s.points.back().first;
-    if (n == 0 || order[last] > order[n]) n = last;
-  }
+  std::map<int64_t, std::string> kind_of;
+  for (std::size_t i = 0; i < h.runs.size(); ++i) order[h.runs[i].id] = i, kind_of[h.runs[i].id] = h.runs[i].kind;
+  std::map<std::pair<std::string, std::string>, int64_t> newest;  // (node, kind) -> run
+  const auto saw = [&](const std::string& node, int64_t run) {
+    auto& n = newest[{node, kind_of[run]}];
+    if (n == 0 || order[run] > order[n]) n = run;
+  };
+  for (const auto& [run, nodes] : h.node_facts)
+    for (const auto& [node, facts] : nodes) saw(node, run);
+  for (const auto& s : h.series) saw(s.node, s.points.back().first);
   GateResult r;
   r.kind = "history";
   r.baseline_name = h.path + " (" + std::to_string(h.runs.size()) + " runs)";
@@ -168,12 +177,25 @@ GateResult gate_history(const Analysis& a, std::optional<int64_t> accept_through
     c.group = s.data->node + " " + s.data->test;
     c.name = s.data->metric;
     const auto last = s.data->points.back().first;
-    if (!s.note.empty()) {
+    const int64_t node_newest = newest[{s.data->node, kind_of[last]}];
+    const Facts* no_figure = nullptr;
+    if (const auto run = h.test_facts.find(node_newest); run != h.test_facts.end())
+      if (const auto t = run->second.find({s.data->node, s.data->test});
+          t != run->second.end() && t->second.count(std::string(kNoFigureStatus)) != 0)
+        no_figure = &t->second;
+    if (last != node_newest && no_figure != nullptr) {
+      const auto reason = no_figure->find(std::string(kNoFigureReason));
+      c.outcome = Outcome::Fail;
+      c.message = "no figure in the node's newest run " + std::to_string(node_newest) + ": " +
+                  no_figure->at(std::string(kNoFigureStatus)) +
+                  (reason == no_figure->end() ? std::string() : ": " + first_line(reason->second)) +
+                  " (last figure in run " + std::to_string(last) + ")";
+    } else if (!s.note.empty()) {
       c.outcome = Outcome::Skip;
       c.message = s.note;
-    } else if (last != newest[s.data->node]) {
+    } else if (last != node_newest) {
       c.outcome = Outcome::Skip;
-      c.message = "not measured in the node's newest run " + std::to_string(newest[s.data->node]) +
+      c.message = "not measured in the node's newest run " + std::to_string(node_newest) +
                   " (last in run " + std::to_string(last) + ")";
     } else if (s.changes.empty()) {
       const auto& seg = s.segments.front();

@@ -1,4 +1,5 @@
 // The history in Apache Otava's CSV layout, so a team on Otava keeps its pipeline.
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <map>
@@ -52,8 +53,13 @@ OtavaExport otava_csv(const History& h) {
     for (int i = 2; used.count(name) != 0; ++i) name = safe_name(node + "." + test) + "_" + std::to_string(i);
     used.insert(name);
     std::set<std::string> facts;
-    for (const auto& r : h.runs)
+    for (const auto& r : h.runs) {
+      // A run that gave the test no figure (its no_figure facts) adds no column.
+      const bool measured = std::any_of(metrics.begin(), metrics.end(),
+                                        [&](const auto& m) { return m.second.count(r.id) != 0; });
+      if (!measured) continue;
       for (const auto& kv : h.facts_of(r.id, node, test)) facts.insert(kv.first);
+    }
     std::string csv = "time,run,document";
     for (const auto& f : facts) csv += "," + csv_field(f);
     for (const auto& m : metrics) csv += "," + csv_field(m.first);

@@ -95,9 +95,18 @@ void add_io_runs(const Document& doc, const std::string& node, RunRecord& rec) {
   for (const auto& r : runs)
     if (r.status == RunStatus::Ok) ++uses[test_name(r.workload)];
   for (const auto& r : runs) {
-    if (r.status != RunStatus::Ok) continue;  // waived, failed, page cache: no figure to keep
     // Two runs of one test in a document (a thread sweep) keep apart by their full label.
     std::string test = test_name(r.workload);
+    if (r.status != RunStatus::Ok) {
+      // Waived, failed, page cache: no figure to keep, but the run was asked for and gave
+      // none, which the gate must see (a nightly run that failed is no pass).
+      if (uses[test] > 0) test = run_label(r.workload);
+      Facts f = run_facts(r);
+      f[std::string(kNoFigureStatus)] = std::string(run_status_name(r.status));
+      put(f, std::string(kNoFigureReason), r.reason);
+      rec.test_facts.push_back({node, test, std::move(f)});
+      continue;
+    }
     if (uses[test] > 1) test = run_label(r.workload);
     rec.test_facts.push_back({node, test, run_facts(r)});
     rec.points.push_back({node, test, "throughput", r.result.throughput_gib_s});

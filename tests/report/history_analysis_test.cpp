@@ -220,5 +220,25 @@ TEST(HistoryGate, ASeriesNoLongerMeasuredIsSkipped) {
   EXPECT_NE(r.cases[0].message.find("not measured in the node's newest run 31"), std::string::npos);
 }
 
+// The newest run of the node failed the test (a cufile.json cuFile refused, on 4 x H100):
+// before, the gate judged the last run with a figure and passed.
+TEST(HistoryGate, ANewestRunThatGaveNoFigureFails) {
+  auto h = history_of(series(12, 3, flat(10.0), flat(0.02)));
+  h.runs.push_back({13, "k13", "io", time_of(12), "run13.json"});
+  h.node_facts[13]["n1"] = Facts{{"kernel", "6.1.0"}};
+  h.test_facts[13][{"n1", "CPUONLY READ 1 MiB"}] = Facts{{std::string(kNoFigureStatus), "failed"},
+                                                        {std::string(kNoFigureReason), "cuFile refused\nits log"}};
+  const auto r = gate_history(analyse(h, {}));
+  ASSERT_EQ(r.cases.size(), 1U);
+  EXPECT_EQ(r.cases[0].outcome, Outcome::Fail);
+  EXPECT_EQ(r.cases[0].message, "no figure in the node's newest run 13: failed: cuFile refused (last figure in run 12)");
+  // The same night without the test at all: not measured, skipped.
+  h.test_facts.erase(13);
+  EXPECT_EQ(gate_of(h), Outcome::Skip);
+  // A p2p document of the node after the io runs is no newer io run: the io series is judged.
+  h.runs.back().kind = "p2p";
+  EXPECT_EQ(gate_of(h), Outcome::Pass);
+}
+
 }  // namespace
 }  // namespace gdsb::report::history

@@ -132,6 +132,38 @@ for n in 1 2 3; do
   else bad "gate on $n run(s)"; fi
 done
 
+# 12 good nights, then a night whose run failed (as on 4 x H100 on 2026-11-27: a cufile.json
+# cuFile refused, exit 1, the document written with the run failed): the gate fails and says
+# why; before, it judged the last good night and passed. A night that measured another
+# test only is no failure of this one.
+gen fail nodeF 13 '10.0' '8' 0.02 5
+python3 - fail/nodeF-0012.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["runs"][0]
+r["status"] = "failed"
+r["reason"] = "cuFileDriverOpen failed: EINVAL (-22)\n  cuFile log: ..."
+r.pop("result", None)
+json.dump(d, open(sys.argv[1], "w"))
+PY
+"$bin" history add f.db fail/*.json >/dev/null
+if run 3 "$bin" gate --history f.db &&
+   grep -q "no figure in the node's newest run 13: failed: cuFileDriverOpen failed: EINVAL (-22) (last figure in run 12)" out.txt &&
+   run 0 "$bin" history show f.db --json f.json &&
+   python3 -c "import json,sys; h=json.load(open('f.json')); sys.exit(0 if [len(s['points']) for s in h['series']] == [12, 12, 12] else 1)"; then
+  ok "gate --history: a newest run that failed its test fails the gate, with the run's reason"
+else bad "gate on a failed newest run"; fi
+python3 - fail/nodeF-0012.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["runs"][0]["workload"]["io_size"] = 4096
+json.dump(d, open(sys.argv[1], "w"))
+PY
+"$bin" history add f2.db fail/*.json >/dev/null
+if run 0 "$bin" gate --history f2.db && grep -q "not measured in the node's newest run 13" out.txt; then
+  ok "gate --history: a newest run that did not ask for a test skips it"
+else bad "gate on a newest run of another test"; fi
+
 # 30 nights of 8% noise and no change; find a seed whose newest night is more than 5% below
 # the one before: the two-document gate fails it, the history gate does not.
 for seed in $(seq 1 60); do

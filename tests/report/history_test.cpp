@@ -80,6 +80,25 @@ TEST(Extract, AnIoDocumentGivesThreeMetricsPerRunAndItsFacts) {
   EXPECT_EQ(rec.test_facts[0].facts.at("engine"), "psync");
 }
 
+TEST(Extract, ARunWithoutAFigureIsRecordedWithWhyAndNoPoint) {
+  auto ok = test::run(XferType::CpuOnly, 2.0);
+  auto failed = test::run(XferType::GpuDirect, 0);
+  failed.status = RunStatus::Failed;
+  failed.reason = "cuFileDriverOpen failed: EINVAL (-22)";
+  auto waived = test::run(XferType::CpuGpu, 0);
+  waived.status = RunStatus::Waived;
+  waived.reason = "no NVIDIA driver";
+  const auto rec = extract_run(doc_of(test::io_doc({ok, failed, waived})));
+  ASSERT_EQ(rec.points.size(), 3U);  // the ok run's three metrics only
+  for (const auto& p : rec.points) EXPECT_EQ(p.test, "CPUONLY READ 1 MiB");
+  ASSERT_EQ(rec.test_facts.size(), 3U);
+  EXPECT_EQ(rec.test_facts[0].facts.count(std::string(kNoFigureStatus)), 0U);
+  EXPECT_EQ(rec.test_facts[1].test, "GPUD READ 1 MiB");
+  EXPECT_EQ(rec.test_facts[1].facts.at(std::string(kNoFigureStatus)), "failed");
+  EXPECT_EQ(rec.test_facts[1].facts.at(std::string(kNoFigureReason)), "cuFileDriverOpen failed: EINVAL (-22)");
+  EXPECT_EQ(rec.test_facts[2].facts.at(std::string(kNoFigureStatus)), "waived");
+}
+
 TEST(Extract, TheSameDocumentIndentedOtherwiseHasTheSameKey) {
   const auto j = io_with(2.5, "2026-11-20T00:00:00Z");
   EXPECT_EQ(extract_run(parse_document(j.dump(2), "a.json")).key, extract_run(parse_document(j.dump(), "b.json")).key);

@@ -45,6 +45,11 @@ struct Point {
   double value = 0;
 };
 
+// A test a run asked for and got no figure from (waived, failed, page cache) is recorded by
+// two test facts, no points: why the series has no point there (the gate fails on it).
+inline constexpr std::string_view kNoFigureStatus = "no_figure";   // "failed", "waived", "page cache"
+inline constexpr std::string_view kNoFigureReason = "no_figure_reason";
+
 struct TestFacts {
   std::string node;
   std::string test;
