@@ -31,9 +31,32 @@ TEST(CufileErrorTable, LabelsByNameAndNumber) {
   EXPECT_EQ(error_label(5027), "CU_FILE_HANDLE_NOT_REGISTERED (5027)");
   EXPECT_EQ(error_label(27), "CU_FILE_HANDLE_NOT_REGISTERED (5027)");
   EXPECT_EQ(error_label(5099), "unknown cuFile error 5099");
+  EXPECT_EQ(error_label(-22), "EINVAL (-22)");  // an errno cuFile passed through, negated
   EXPECT_EQ(io_result_label(-5044), "CU_FILE_IO_ERROR (5044)");
   EXPECT_EQ(io_result_label(-5), "EIO (Input/output error)");
   EXPECT_EQ(io_result_label(4096), "4096 bytes");
+}
+
+// cuFileDriverOpen gave -22 on 4 x H100 (CUDA 13.0) for a cufile.json with
+// max_direct_io_size_kb 64, its log saying "directIO size should be greater than or equal to
+// PerBufferCacheSize" (docs/PERFORMANCE.md, 2026-11-27).
+TEST(CufileHints, ConfigurationCuFileRefuses) {
+  FailureContext c;
+  c.call = "cuFileDriverOpen";
+  c.code = -EINVAL;
+  c.config_path = "/tmp/cufile-b.json";
+  c.max_direct_io_size_kb = 64;
+  const std::string msg = describe_failure(c);
+  EXPECT_NE(msg.find("cuFileDriverOpen failed: EINVAL (-22)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("/tmp/cufile-b.json: properties.max_direct_io_size_kb is 64, below "
+                     "properties.per_buffer_cache_size_kb (1024, cuFile's default)"),
+            std::string::npos)
+      << msg;
+  c.per_buffer_cache_size_kb = 64;  // consistent sizes: refused for another reason
+  EXPECT_TRUE(has_hint(select_hints(c), "config-refused"));
+  EXPECT_FALSE(has_hint(select_hints(c), "config-direct-io-below-cache"));
+  c.code = 5030;  // another failure of the call: no configuration hint
+  EXPECT_FALSE(has_hint(select_hints(c), "config-refused"));
 }
 
 TEST(CufileHints, NoUdevDatabaseOnHandleRegistration) {

@@ -41,6 +41,8 @@ TEST(CufileJson, CommentsAreStrippedButNotInsideStrings) {
   EXPECT_EQ(c.use_pci_p2pdma, std::optional<bool>(false));
   EXPECT_FALSE(c.force_compat_mode.has_value());
   EXPECT_EQ(c.log_level, "ERROR");
+  EXPECT_EQ(c.max_direct_io_size_kb, std::optional<long long>(16384));  // the live line, not the commented one
+  EXPECT_FALSE(c.per_buffer_cache_size_kb.has_value());
   EXPECT_FALSE(read_cufile_config(kFixtures + "/none.json").found);
   EXPECT_EQ(cufile_config_path(nullptr), "/etc/cufile.json");
   EXPECT_EQ(cufile_config_path("/x/c.json"), "/x/c.json");

@@ -32,6 +32,11 @@ CufileDriver::CufileDriver(std::shared_ptr<const cufile::CufileApi> api, const E
     c.code = e.err;
     c.cu_err = e.cu_err;
     c.nvfs_loaded = read_nvfs(roots.nvfs_dir).loaded;
+    if (config_.found) {
+      c.config_path = config_.path;
+      c.max_direct_io_size_kb = config_.max_direct_io_size_kb;
+      c.per_buffer_cache_size_kb = config_.per_buffer_cache_size_kb;
+    }
     if (!log_dir_.empty()) c.log_lines = relevant_log_lines(log_dir_);
     const std::string why = cufile::describe_failure(c);
     restore_env();

@@ -89,6 +89,10 @@ std::string error_label(int code) {
   if (const ErrorInfo* e = find_error(code)) {
     return std::string(e->name) + " (" + std::to_string(e->code) + ")";
   }
+  // cuFile passes an errno through, negated (cuFileDriverOpen gave -22 for a configuration
+  // it refused, on 4 x H100 with CUDA 13.0).
+  if (code < 0 && code > -4096 && strerrorname_np(-code) != nullptr)
+    return std::string(strerrorname_np(-code)) + " (" + std::to_string(code) + ")";
   return "unknown cuFile error " + std::to_string(code);
 }
 
@@ -100,6 +104,8 @@ std::string io_result_label(long long result) {
   return std::string(strerrorname_np(err) != nullptr ? strerrorname_np(err) : "errno") + " (" +
          std::strerror(err) + ")";
 }
+
+constexpr long long kDefaultPerBufferCacheKb = 1024;
 
 std::vector<Hint> select_hints(const FailureContext& c) {
   std::vector<Hint> out;
@@ -130,6 +136,26 @@ std::vector<Hint> select_hints(const FailureContext& c) {
                        (c.udev_database_present ? " is missing" : " is missing: this machine has no udev database (typical in containers and VMs)") +
                        "; handle registration fails without it. Expose the host's /run/udev "
                        "(e.g. docker -v /run/udev:/run/udev:ro) or run where udev runs."});
+  }
+  if (c.call == "cuFileDriverOpen" && c.code == -EINVAL && !c.config_path.empty()) {
+    // cuFile refuses a configuration whose direct I/O size is below its per-buffer cache
+    // ("directIO size should be greater than or equal to PerBufferCacheSize", its log, seen
+    // with max_direct_io_size_kb 64); per_buffer_cache_size_kb is 1024 in the cufile.json
+    // NVIDIA ships.
+    const long long cache = c.per_buffer_cache_size_kb.value_or(kDefaultPerBufferCacheKb);
+    if (c.max_direct_io_size_kb && *c.max_direct_io_size_kb < cache) {
+      out.push_back({"config-direct-io-below-cache",
+                     c.config_path + ": properties.max_direct_io_size_kb is " +
+                         std::to_string(*c.max_direct_io_size_kb) + ", below properties.per_buffer_cache_size_kb (" +
+                         std::to_string(cache) +
+                         (c.per_buffer_cache_size_kb ? "" : ", cuFile's default") +
+                         "), which cuFile refuses: set per_buffer_cache_size_kb to at most " +
+                         std::to_string(*c.max_direct_io_size_kb) + ", or raise max_direct_io_size_kb"});
+    } else {
+      out.push_back({"config-refused", "cuFile refused its configuration file " + c.config_path +
+                                           " (CUFILE_ENV_PATH_JSON, else /etc/cufile.json): the lines cuFile "
+                                           "printed before this one name the key"});
+    }
   }
   // An O_DIRECT open that failed with EINVAL is the file system refusing O_DIRECT (open(2));
   // either the failed call was that open, or the open tried on the file here.

@@ -204,6 +204,12 @@ CufileConfig read_cufile_config(const std::string& path) {
     c.allow_compat_mode = json_bool(j, "properties", "allow_compat_mode");
     c.force_compat_mode = json_bool(j, "properties", "force_compat_mode");
     c.use_pci_p2pdma = json_bool(j, "properties", "use_pci_p2pdma");
+    if (j.contains("properties") && j.at("properties").is_object()) {
+      const auto& p = j.at("properties");
+      for (auto [key, field] : {std::pair{"max_direct_io_size_kb", &c.max_direct_io_size_kb},
+                                std::pair{"per_buffer_cache_size_kb", &c.per_buffer_cache_size_kb}})
+        if (p.contains(key) && p.at(key).is_number_integer()) *field = p.at(key).get<long long>();
+    }
     if (j.contains("logging") && j.at("logging").is_object()) {
       c.log_dir = j.at("logging").value("dir", std::string());
       c.log_level = j.at("logging").value("level", std::string());

@@ -46,6 +46,10 @@ struct FailureContext {
   std::optional<int> odirect_open_errno;
   // The process's descriptors when the call failed: open (/proc/self/fd) and the soft limit.
   std::optional<uint64_t> descriptors_open, descriptor_limit;
+  // cuFileDriverOpen: the configuration file cuFile read (CUFILE_ENV_PATH_JSON, else
+  // /etc/cufile.json) and the sizes it sets that cuFile checks against each other.
+  std::string config_path;
+  std::optional<long long> max_direct_io_size_kb, per_buffer_cache_size_kb;
 };
 
 struct Hint {

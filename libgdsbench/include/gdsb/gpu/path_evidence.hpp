@@ -31,6 +31,7 @@ struct CufileConfig {
   bool found = false;
   std::string error;  // parse error, when found but unreadable
   std::optional<bool> allow_compat_mode, force_compat_mode, use_pci_p2pdma;
+  std::optional<long long> max_direct_io_size_kb, per_buffer_cache_size_kb;  // properties.*
   std::string log_dir, log_level;
   std::string text;   // the file with comments removed (valid JSON when error is empty)
 };
