@@ -24,7 +24,9 @@ constexpr KindWords kKindWords[] = {
     {topo::FaultKind::RemapFailed, "GPU row remapping failed"},
     {topo::FaultKind::RemapPending, "GPU row remapping pending (reset the GPU)"},
     {topo::FaultKind::RetiredPagesPending, "GPU page retirement pending (reload the driver)"},
-    {topo::FaultKind::NvLinkErrors, "NVLink errors rising"},
+    {topo::FaultKind::GpuRecoveryAction, "GPU recovery action set by the driver"},
+    {topo::FaultKind::NvLinkErrors, "NVLink links replaying or retraining"},
+    {topo::FaultKind::NvLinkCrcRate, "NVLink CRC errors past the rate"},
     {topo::FaultKind::AerCorrectableRate, "PCIe links replaying (correctable AER errors past the rate)"},
     {topo::FaultKind::AerUncorrectable, "uncorrectable PCIe (AER) errors"},
 };

@@ -193,6 +193,7 @@ std::unique_ptr<Library> Library::open(const std::string& path) {
   bind(handle, "nvmlDeviceGetCurrentClocksEventReasons", a.device_get_current_clocks_event_reasons);
   bind(handle, "nvmlDeviceGetCurrentClocksThrottleReasons", a.device_get_current_clocks_throttle_reasons);
   bind(handle, "nvmlDeviceGetNvLinkErrorCounter", a.device_get_nvlink_error_counter);
+  bind(handle, "nvmlDeviceGetFieldValues", a.device_get_field_values);
 
   if (a.init_v2 == nullptr || a.shutdown == nullptr || a.device_get_count_v2 == nullptr ||
       a.device_get_handle_by_index_v2 == nullptr) {
@@ -382,6 +383,24 @@ Result<unsigned long long> Library::clocks_event_reasons(Device d) const {
 
 Result<unsigned long long> Library::nvlink_error_counter(Device d, unsigned link, NvLinkErrorCounter counter) const {
   return call<unsigned long long>(api_.device_get_nvlink_error_counter, d, link, counter);
+}
+
+Result<unsigned long long> Library::field_value_uint(Device d, unsigned field_id) const {
+  if (api_.device_get_field_values == nullptr) return {kErrorFunctionNotFound, 0};
+  FieldValue v;
+  v.field_id = field_id;
+  const Return rc = api_.device_get_field_values(d, 1, &v);
+  if (rc != kSuccess) return {rc, 0};
+  if (v.nvml_return != kSuccess) return {v.nvml_return, 0};
+  switch (v.value_type) {
+    case 1: return {kSuccess, v.value.ui};
+    case 2: return {kSuccess, v.value.ul};
+    case 3: return {kSuccess, v.value.ull};
+    case 4: return {v.value.sll < 0 ? kErrorUnknown : kSuccess, static_cast<unsigned long long>(v.value.sll)};
+    case 5: return {v.value.si < 0 ? kErrorUnknown : kSuccess, static_cast<unsigned long long>(v.value.si)};
+    case 6: return {kSuccess, v.value.us};
+    default: return {kErrorUnknown, 0};  // a double, or a type this reader does not know
+  }
 }
 
 }  // namespace gdsb::nvml

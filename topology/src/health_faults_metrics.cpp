@@ -86,6 +86,26 @@ void fault_metrics(std::ostream& o, const FaultMetrics& m) {
     for (const auto& [bdf, g] : f->gpu_errors)
       if (g.remap_failed) om::sample(o, n, {{"bdf", bdf}}, *g.remap_failed ? 1 : 0);
   });
+  family(o, "gdsb_health_gpu_recovery_action",
+         "The driver's recovery action for each GPU (NVML; 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain "
+         "and reset)",
+         [&](const std::string& n) {
+           if (!f) return;
+           for (const auto& [bdf, g] : f->gpu_errors)
+             if (g.recovery_action) om::sample(o, n, {{"bdf", bdf}}, *g.recovery_action);
+         });
+  family(o, "gdsb_health_nvlink_errors",
+         "NVLink error counters of each GPU's links since the driver loaded (NVML), by link and counter",
+         [&](const std::string& n) {
+           if (!f) return;
+           for (const auto& [bdf, g] : f->gpu_errors)
+             for (const auto& l : g.nvlinks)
+               for (auto [counter, v] : {std::pair{"replay", l.replay}, std::pair{"recovery", l.recovery},
+                                         std::pair{"crc_flit", l.crc_flit}, std::pair{"crc_data", l.crc_data}})
+                 if (v)
+                   om::sample(o, n, {{"bdf", bdf}, {"link", std::to_string(l.link)}, {"counter", counter}},
+                              static_cast<double>(*v));
+         });
   family(o, "gdsb_health_gpu_clock_event_reasons",
          "NVML clock event (throttle) reason bits of each GPU at the check (nvmlClocksEventReason*)",
          [&](const std::string& n) {

@@ -103,6 +103,11 @@ GpuErrorCounters read_gpu_errors(const nvml::Library& lib, nvml::Device d,
     g.remap_failed = rows.value.failed != 0;
   }
   take(lib.clocks_event_reasons(d), g.clock_event_reasons);
+  // The driver's own verdict on the GPU (R560 and newer; NOT_SUPPORTED before).
+  if (const auto a = lib.field_value_uint(d, nvml::kFieldGpuRecoveryAction); a.rc != nvml::kErrorFunctionNotFound) {
+    seen(a.rc);
+    if (a.ok()) g.recovery_action = static_cast<int>(a.value);
+  }
   // NVML answers NOT_SUPPORTED or INVALID_ARGUMENT past a GPU's last link.
   for (unsigned link = 0; link < nvml::kNvLinkMaxLinks; ++link) {
     NvLinkErrorCounters c;

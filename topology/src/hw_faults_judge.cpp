@@ -74,7 +74,7 @@ void judge_xids(const Snapshot& s, const FaultBaseline& b, std::vector<FaultFind
   }
 }
 
-void judge_gpu_errors(const Snapshot& s, const FaultBaseline& b, std::vector<FaultFinding>& out) {
+void judge_gpu_errors(const Snapshot& s, std::vector<FaultFinding>& out) {
   for (const auto& [gpu_bdf, g] : s.faults.gpu_errors) {
     const std::string& bdf = gpu_bdf;  // a lambda may not capture a structured binding (clang < 16)
     auto add = [&](FaultKind k, FaultSeverity sev, uint64_t count, std::string action, const std::string& what) {
@@ -97,23 +97,84 @@ void judge_gpu_errors(const Snapshot& s, const FaultBaseline& b, std::vector<Fau
     else if (g.remap_pending.value_or(false))
       add(FaultKind::RemapPending, FaultSeverity::Warning, g.remapped_rows_uncorrectable.value_or(0),
           "reset the GPU when it is idle", "memory rows wait to be remapped");
+    // The driver's recovery action (NVML): the same verdict Xid 154 announces in the log, read
+    // now, so a check after the log rotated (or without root) still sees it.
+    if (g.recovery_action && *g.recovery_action != 0) {
+      // Critical as Xid 154 with an action is: every action needs the GPU out of service.
+      const auto a = recovery_action_from_code(*g.recovery_action);
+      add(FaultKind::GpuRecoveryAction, FaultSeverity::Critical, static_cast<uint64_t>(*g.recovery_action), a ? std::string(recovery_action_words(*a)) : "contact support",
+          "recovery action " + std::to_string(*g.recovery_action) + " (the driver's, NVML)");
+    }
     if (g.retired_pages_pending.value_or(false))
       add(FaultKind::RetiredPagesPending, FaultSeverity::Warning, g.retired_pages_dbe.value_or(0),
           "reload the driver (reset the GPU) when it is idle", "retired pages wait for a driver reload");
-    const auto base = b.nvlinks.find(bdf);
-    if (base == b.nvlinks.end()) continue;
+  }
+}
+
+// NVLink counters. A replay (the link resent a packet) or a recovery (the link retrained) is
+// an event: one since the known-good file of this boot is a warning, as NVIDIA's DCGM health
+// watch counts any (it fails the GPU; we do not drain on it). Counted since boot with no
+// known-good file of this boot they are not judged: when they happened is unknown, and
+// long-running healthy H100 fleets show some (DCGM 4.6.1's lifetime check flagged them,
+// aws/eks-node-monitoring-agent#261). CRC errors matter by rate (FaultThresholds).
+void judge_nvlinks(const Snapshot& s, const FaultBaseline& b, const FaultThresholds& th,
+                   std::vector<FaultFinding>& out) {
+  const HwFaults& hf = s.faults;
+  const bool same_boot = !b.boot_id.empty() && b.boot_id == hf.boot_id && b.taken_unix_s && hf.collected_unix_s &&
+                         *hf.collected_unix_s > *b.taken_unix_s;
+  for (const auto& [gpu_bdf, g] : hf.gpu_errors) {
+    const std::string& bdf = gpu_bdf;  // a lambda may not capture a structured binding (clang < 16)
+    const auto base = same_boot ? b.nvlinks.find(bdf) : b.nvlinks.end();
+    const bool has_base = base != b.nvlinks.end();
+    // The window: since the known-good file, else since boot (NVML counts since the driver loaded).
+    const double seconds = has_base ? static_cast<double>(*hf.collected_unix_s - *b.taken_unix_s)
+                                    : hf.uptime_s.value_or(0);
+    const std::string since = has_base ? "since the known-good file" : "since boot";
     for (const NvLinkErrorCounters& now : g.nvlinks) {
-      const auto then = std::find_if(base->second.begin(), base->second.end(),
-                                     [&](const NvLinkErrorCounters& c) { return c.link == now.link; });
-      if (then == base->second.end()) continue;
-      uint64_t rise = 0;
-      for (auto [n, t] : {std::pair{now.replay, then->replay}, std::pair{now.recovery, then->recovery},
-                          std::pair{now.crc_flit, then->crc_flit}, std::pair{now.crc_data, then->crc_data}})
-        if (n && t && *n > *t) rise += *n - *t;
-      if (rise > 0)
-        add(FaultKind::NvLinkErrors, FaultSeverity::Warning, rise, "check the NVLink (nvidia-smi nvlink -e)",
-            "NVLink " + std::to_string(now.link) + " errors rose by " + std::to_string(rise) +
-                " since the known-good file");
+      const NvLinkErrorCounters* then = nullptr;
+      if (has_base)
+        for (const auto& c : base->second)
+          if (c.link == now.link) then = &c;
+      if (has_base && then == nullptr) continue;  // a link the known-good file lacks: no baseline
+      const auto rise = [&](std::optional<uint64_t> NvLinkErrorCounters::*m) -> uint64_t {
+        const auto& n = now.*m;
+        if (!n) return 0;
+        const uint64_t t = then != nullptr && (then->*m) && *(then->*m) <= *n ? *(then->*m) : 0;
+        return *n - t;
+      };
+      const std::string link = "NVLink " + std::to_string(now.link);
+      if (has_base) {
+        const uint64_t replays = rise(&NvLinkErrorCounters::replay), recoveries = rise(&NvLinkErrorCounters::recovery);
+        if (replays + recoveries > 0) {
+          std::string what;
+          if (recoveries > 0) what = "retrained " + std::to_string(recoveries) + (recoveries == 1 ? " time" : " times");
+          if (replays > 0)
+            what += (what.empty() ? "" : " and ") + std::string("replayed ") + std::to_string(replays) +
+                    (replays == 1 ? " packet" : " packets");
+          FaultFinding f;
+          f.kind = FaultKind::NvLinkErrors;
+          f.bdf = bdf;
+          f.device = "GPU";
+          f.count = replays + recoveries;
+          f.action = "check the NVLink (nvidia-smi nvlink -e); service the board if it goes on";
+          f.words = "GPU " + bdf + " " + link + " " + what + " " + since + ": " + f.action;
+          out.push_back(std::move(f));
+        }
+      }
+      const uint64_t crc = rise(&NvLinkErrorCounters::crc_flit) + rise(&NvLinkErrorCounters::crc_data);
+      if (crc == 0 || seconds <= 0 || static_cast<double>(crc) / seconds < th.nvlink_crc_per_second) continue;
+      FaultFinding f;
+      f.kind = FaultKind::NvLinkCrcRate;
+      f.bdf = bdf;
+      f.device = "GPU";
+      f.count = crc;
+      f.rate_per_hour = static_cast<double>(crc) / seconds * 3600;
+      f.action = "check the NVLink (nvidia-smi nvlink -e); service the board if it goes on";
+      char rate[32];
+      std::snprintf(rate, sizeof rate, "%.0f", static_cast<double>(crc) / seconds);
+      f.words = "GPU " + bdf + " " + link + " " + std::to_string(crc) + " CRC errors " + since + " (" + rate +
+                "/s, past " + std::to_string(static_cast<long long>(th.nvlink_crc_per_second)) + "/s): " + f.action;
+      out.push_back(std::move(f));
     }
   }
 }
@@ -200,6 +261,8 @@ std::string_view fault_kind_name(FaultKind k) {
     case FaultKind::RemapPending: return "remap_pending";
     case FaultKind::RetiredPagesPending: return "retired_pages_pending";
     case FaultKind::NvLinkErrors: return "nvlink_errors";
+    case FaultKind::NvLinkCrcRate: return "nvlink_crc_rate";
+    case FaultKind::GpuRecoveryAction: return "gpu_recovery_action";
     case FaultKind::AerCorrectableRate: return "aer_correctable_rate";
     case FaultKind::AerUncorrectable: return "aer_uncorrectable";
   }
@@ -210,7 +273,8 @@ std::vector<FaultFinding> judge_faults(const Snapshot& s, const FaultBaseline& b
                                        const FaultThresholds& thresholds) {
   std::vector<FaultFinding> out;
   judge_xids(s, baseline, out);
-  judge_gpu_errors(s, baseline, out);
+  judge_gpu_errors(s, out);
+  judge_nvlinks(s, baseline, thresholds, out);
   judge_aer(s, baseline, thresholds, out);
   std::stable_sort(out.begin(), out.end(), [](const FaultFinding& a, const FaultFinding& b) {
     if (a.severity != b.severity) return a.severity == FaultSeverity::Critical;

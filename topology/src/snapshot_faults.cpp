@@ -106,6 +106,7 @@ json hw_faults_json(const HwFaults& f) {
                  {"remap_pending", opt(g.remap_pending)},
                  {"remap_failed", opt(g.remap_failed)},
                  {"clock_event_reasons", opt(g.clock_event_reasons)},
+                 {"recovery_action", opt(g.recovery_action)},
                  {"nvlinks", link_errors_json(g.nvlinks)}};
   out["gpu_errors"] = gpus;
   json aer = json::object();
@@ -156,6 +157,7 @@ HwFaults hw_faults_from(const json& j) {
     c.remap_pending = get_opt<bool>(g, "remap_pending");
     c.remap_failed = get_opt<bool>(g, "remap_failed");
     c.clock_event_reasons = get_opt<uint64_t>(g, "clock_event_reasons");
+    c.recovery_action = get_opt<int>(g, "recovery_action");
     c.nvlinks = link_errors_from(g.value("nvlinks", json::array()));
     f.gpu_errors[bdf] = std::move(c);
   }

@@ -96,6 +96,29 @@ enum class MemoryErrorType : int { Corrected = 0, Uncorrected = 1 };
 enum class EccCounterType : int { Volatile = 0, Aggregate = 1 };
 enum class PageRetirementCause : int { MultipleSingleBitEcc = 0, DoubleBitEcc = 1 };
 enum class NvLinkErrorCounter : int { DlReplay = 0, DlRecovery = 1, DlCrcFlit = 2, DlCrcData = 3 };
+// nvmlFieldValue_t (nvml.h), as nvmlDeviceGetFieldValues fills it: 40 bytes, the value a
+// union of 8. Field ids are nvml.h's NVML_FI_* numbers.
+struct FieldValue {
+  unsigned field_id = 0;
+  unsigned scope_id = 0;
+  long long timestamp = 0;
+  long long latency_us = 0;
+  int value_type = 0;  // nvmlValueType_t: 0 double, 1 uint, 2 ulong, 3 ulonglong, 4 slonglong, 5 sint, 6 ushort
+  Return nvml_return = 0;
+  union {
+    double d;
+    unsigned ui;
+    unsigned long ul;
+    unsigned long long ull;
+    long long sll;
+    int si;
+    unsigned short us;
+  } value{};
+};
+static_assert(sizeof(FieldValue) == 40, "nvmlFieldValue_t is 40 bytes");
+// NVML_FI_DEV_GET_GPU_RECOVERY_ACTION (driver R560 and newer): the value is an
+// nvmlDeviceGpuRecoveryAction_t, 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset.
+inline constexpr unsigned kFieldGpuRecoveryAction = 230;
 struct RemappedRows {  // nvmlDeviceGetRemappedRows' four outputs
   unsigned correctable = 0, uncorrectable = 0, pending = 0, failed = 0;
 };
@@ -134,6 +157,7 @@ struct Api {
   Return (*device_get_current_clocks_event_reasons)(Device, unsigned long long*) = nullptr;
   Return (*device_get_current_clocks_throttle_reasons)(Device, unsigned long long*) = nullptr;
   Return (*device_get_nvlink_error_counter)(Device, unsigned, NvLinkErrorCounter, unsigned long long*) = nullptr;
+  Return (*device_get_field_values)(Device, int, FieldValue*) = nullptr;
 };
 
 template <class T>
@@ -213,6 +237,9 @@ class Library {
   // nvmlDeviceGetCurrentClocksEventReasons, else ...ThrottleReasons (older drivers).
   Result<unsigned long long> clocks_event_reasons(Device d) const;
   Result<unsigned long long> nvlink_error_counter(Device d, unsigned link, NvLinkErrorCounter counter) const;
+  // One field of nvmlDeviceGetFieldValues as an unsigned integer (the field's own return
+  // code where the call succeeded but the field did not: NOT_SUPPORTED on older drivers).
+  Result<unsigned long long> field_value_uint(Device d, unsigned field_id) const;
 
  private:
   Library() = default;

@@ -150,6 +150,9 @@ struct GpuErrorCounters {
   std::optional<uint64_t> remapped_rows_correctable, remapped_rows_uncorrectable;
   std::optional<bool> remap_pending, remap_failed;
   std::optional<uint64_t> clock_event_reasons;  // nvmlClocksEventReason* bits, at collection
+  // NVML_FI_DEV_GET_GPU_RECOVERY_ACTION: what the driver says the GPU needs now (RecoveryAction's
+  // numbers; a number past them is kept as read).
+  std::optional<int> recovery_action;
   std::vector<NvLinkErrorCounters> nvlinks;     // links that answered
   bool operator==(const GpuErrorCounters&) const = default;
 };
@@ -190,7 +193,9 @@ enum class FaultKind {
   RemapFailed,         // row remapping failed
   RemapPending,        // rows wait to be remapped at the next GPU reset
   RetiredPagesPending, // pages wait to be retired at the next driver reload
-  NvLinkErrors,        // NVLink replay/recovery/CRC counters rose since the known-good file
+  GpuRecoveryAction,   // NVML's recovery action is not None (reset, reboot, drain)
+  NvLinkErrors,        // NVLink replays or recoveries since the known-good file of this boot
+  NvLinkCrcRate,       // NVLink CRC errors (flit and data) past the rate on one link
   AerCorrectableRate,  // correctable AER errors rose past the rate since the known-good file
   AerUncorrectable,    // non-fatal or fatal AER errors rose since the known-good file
 };
@@ -208,7 +213,7 @@ struct FaultFinding {
   uint64_t count = 0;       // events, errors or rows
   std::string when;         // "11:43:14", "+5107.6 s after boot" (Xid: the last event)
   std::string aer_kind;     // AER findings: the kernel's name of the kind that rose most
-  double rate_per_hour = 0; // AerCorrectableRate
+  double rate_per_hour = 0; // AerCorrectableRate, NvLinkCrcRate
   std::string action;       // "reboot", "reset the GPU", "reseat the card or replace the riser"
   std::string words;        // the line: "GPU 0000:cb:00.0 Xid 79 (fallen off the bus) at 11:43:14: drain, reboot"
   bool operator==(const FaultFinding&) const = default;
@@ -230,6 +235,12 @@ struct FaultBaseline {
 
 struct FaultThresholds {
   double aer_correctable_per_hour = 10;  // correctable AER errors per hour on one device
+  // NVLink CRC errors (flit + data) per second on one link. NVIDIA's DCGM fails a GPU at
+  // 100/s ("CRC errors only matter at rates of 100+ per second", its GpuHardwareLimits.h,
+  // from the driver team); a healthy idle 4 x H100 counted 0.1-0.7/s of data CRC on every
+  // link (1.7/s at most under NVLink load) while nvidia-smi nvlink -e showed none
+  // (docs/PERFORMANCE.md, 2026-11-27).
+  double nvlink_crc_per_second = 100;
 };
 
 // The findings of a snapshot's fault facts, critical first, then by device. Pure: the
