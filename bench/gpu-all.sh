@@ -32,6 +32,11 @@
 #              test directory's disk at once with -x 1,0,2; a tmpfs is no storage: its reads
 #              are the page cache's and not measured); the crash regression (checkpoint-load -x 0 on every GPU, four
 #              times: no exit 139 or 134); dataset -x 0 with 9,950 files on the last GPU
+#   nvlink     issue 36: which NVLink error counters a healthy machine counts, and how fast:
+#              gdsb-topo --save-snapshot and `nvidia-smi nvlink -e` (the oracle) at the start,
+#              after NVLINK_IDLE seconds idle (default 60) and after gdsb-p2p's matrix (NVLink
+#              load); deltas per GPU, link and counter from both, and the recovery action
+#              nvidia-smi -q reports
 #   history    issue 37: bench/history-gpu.sh: 20 gdsb-io runs with the thread count changed
 #              at run 11 (and 20 -x 0 runs with cufile.json's max_direct_io_size_kb changed),
 #              kept in a history; history show --html/--json and gate --history under OUT
@@ -122,6 +127,65 @@ print("AER counters: %d devices, nonzero:" % len(aer))
 for bdf, a in aer.items():
     t = [a.get("total_correctable"), a.get("total_nonfatal"), a.get("total_fatal")]
     if any(t): print("  %s correctable/nonfatal/fatal %s" % (bdf, t))
+PY
+  return "$status"
+}
+
+nvlink_part() {
+  local t=build/release/apps/gdsb-topo/gdsb-topo p=build/release/apps/gdsb-p2p/gdsb-p2p i rc status=0
+  sample() {  # $1 label
+    date +%s.%N >"$OUT/$1.time"
+    nvidia-smi nvlink -e >"$OUT/$1-smi.txt" 2>&1
+    "$t" --save-snapshot "$OUT/$1-snap" -q >/dev/null 2>&1; echo "$1: snapshot rc=$?"
+  }
+  nvidia-smi -q | grep -i 'GPU Recovery Action' | sed 's/^/nvidia-smi -q: /'
+  "$t" --save-fingerprint "$OUT/known-good.json" --allow-overwrite >/dev/null; echo "save-fingerprint rc=$?"
+  sample s0
+  sleep "${NVLINK_IDLE:-60}"
+  sample s1
+  for i in 1 2 3; do "$p" --json "$OUT/p2p-$i.json" >"$OUT/p2p-$i.txt" 2>&1; echo "gdsb-p2p load $i rc=$?"; done
+  sample s2
+  # The healthy machine's check against the file saved before: exit 0, no NVLink warning.
+  "$t" --health --expect "$OUT/known-good.json" --openmetrics "$OUT/nvlink.prom"; rc=$?
+  echo "health against the known-good file of ${NVLINK_IDLE:-60} s + load ago: rc=$rc (0 expected)"
+  grep -E 'gdsb_health_(gpu_recovery_action|fault_findings)' "$OUT/nvlink.prom" | grep -v '^#' | head -8
+  grep -c 'gdsb_health_nvlink_errors{' "$OUT/nvlink.prom" | sed 's/^/nvlink error samples in the metrics: /'
+  python3 -c "import json,sys; g=json.load(open(sys.argv[1]))['hw_faults']['gpu_errors']; print('recovery_action (ours):', {b: v.get('recovery_action') for b, v in g.items()})" "$OUT/s2-snap/snapshot.json"
+  [ "$rc" -eq 0 ] || status=1
+  python3 - "$OUT" <<'PY'
+import json, re, sys
+out = sys.argv[1]
+def ours(label):
+    d = json.load(open(f"{out}/{label}-snap/snapshot.json")).get("hw_faults", {})
+    r = {}
+    for bdf, g in d.get("gpu_errors", {}).items():
+        for l in g.get("nvlinks", []):
+            for k in ("replay", "recovery", "crc_flit", "crc_data"):
+                if l.get(k) is not None: r[(bdf, l["link"], k)] = l[k]
+    return r, d.get("gpu_errors_unread", "")
+def smi(label):
+    r, gpu = {}, None
+    for line in open(f"{out}/{label}-smi.txt"):
+        m = re.match(r"GPU (\d+):", line)
+        if m: gpu = int(m.group(1)); continue
+        m = re.match(r"\s*Link (\d+): (.+?):\s*(\d+)\s*$", line)
+        if m and gpu is not None: r[(gpu, int(m.group(1)), m.group(2))] = int(m.group(3))
+    return r
+t = {l: float(open(f"{out}/{l}.time").read()) for l in ("s0", "s1", "s2")}
+for a, b, what in (("s0", "s1", "idle"), ("s1", "s2", "under gdsb-p2p load")):
+    secs = t[b] - t[a]
+    (x, why), (y, _) = ours(a), ours(b)
+    if why: print("ours: not read:", why)
+    rises = {k: y[k] - x[k] for k in y if k in x and y[k] != x[k]}
+    tot = {}
+    for (bdf, link, k), d in rises.items(): tot[k] = tot.get(k, 0) + d
+    print(f"ours {what}, {secs:.0f} s: {len(x)} counters, rises by kind {tot or 'none'}; "
+          f"largest per link {max(rises.values()) if rises else 0} ({max(rises.values()) / secs if rises else 0:.3f}/s)")
+    sx, sy = smi(a), smi(b)
+    srise = {k: sy[k] - sx[k] for k in sy if k in sx and sy[k] != sx[k]}
+    stot = {}
+    for (g, link, k), d in srise.items(): stot[k] = stot.get(k, 0) + d
+    print(f"nvidia-smi nvlink -e {what}: {len(sx)} counters, rises by kind {stot or 'none'}")
 PY
   return "$status"
 }
@@ -277,6 +341,7 @@ for part in "${parts[@]}"; do
     survey) ok="0"; run_part survey survey_part ;;
     node) ok="0"; run_part node node_part ;;
     ckpt) ok="0"; run_part ckpt bash bench/checkpoint-sweep.sh "$testdir/ckpt-sweep" ;;
+    nvlink) ok="0"; run_part nvlink nvlink_part ;;
     history) ok="0"; GDSB_TEST_DIR="$testdir" run_part history bash bench/history-gpu.sh ;;
     issue11)
       ok="0"
