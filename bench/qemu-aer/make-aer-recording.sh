@@ -26,6 +26,11 @@ work="${1:?usage: make-aer-recording.sh WORKDIR}"
 mkdir -p "$work"
 work="$(cd "$work" && pwd)"
 cd "$work"
+qver="$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9]*\)\..*/\1/p')"
+if [ "${qver:-0}" -lt 8 ]; then
+  echo "make-aer-recording: QEMU ${qver:-?} cannot route correctable AER errors; needs 8.0 or newer" >&2
+  exit 2
+fi
 
 # 1. The kernel: Debian's linux-image-amd64 dependency, unpacked (not installed).
 kpkg_name="$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-/{print $2; exit}')"
