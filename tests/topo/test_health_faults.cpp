@@ -100,3 +100,50 @@ TEST_F(HealthFaults, BinaryOrCutOffLogIsANamedErrorExit1) {
 
 }  // namespace
 }  // namespace gdsb::topo::testing
+
+namespace gdsb::topo::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The QEMU AER recording (fixtures/real/aer-qemu/SOURCES.md) as --sysfs-root trees: the
+// known-good file saved before the injections, --health after them. The drive 0000:02:00.0
+// counted RxErr 2, BadTLP 1, BadDLLP 1 and one non-fatal CmpltTO in 67.72 s of uptime; the
+// NIC 0000:01:00.0 counted nothing (its error sent no message).
+class HealthFaultsAerQemu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("gdsb-health-aer-qemu-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    known_ = (dir_ / "known.json").string();
+    ASSERT_EQ(cli({"--sysfs-root", tree("before"), "--save-fingerprint", known_}).rc, 0);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  static std::string tree(const std::string& phase) {
+    return (fs::path(GDSB_TOPO_REAL_FIXTURES) / "aer-qemu" / ("sysfs-" + phase)).string();
+  }
+  fs::path dir_;
+  std::string known_;
+};
+
+TEST_F(HealthFaultsAerQemu, BeforeIsHealthy) {
+  const CliRun r = cli({"--health", "--expect", known_, "--sysfs-root", tree("before")});
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("PCIe errors"), std::string::npos) << r.out;
+}
+
+TEST_F(HealthFaultsAerQemu, AfterNamesTheDriveItsKindsAndNotTheNic) {
+  const CliRun r = cli({"--health", "--expect", known_, "--sysfs-root", tree("after")});
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;  // correctable and non-fatal: warnings, no drain
+  EXPECT_NE(r.out.find("0000:02:00.0 4 correctable PCIe errors since boot (213/h; most RxErr"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("0000:02:00.0 1 non-fatal uncorrectable PCIe errors since boot (most CmpltTO)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("0000:01:00.0"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("0000:00:03.0"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace gdsb::topo::testing
