@@ -13,6 +13,7 @@
 #include "gdsb/doctor/rules.hpp"
 #include "gdsb/topo/hw_faults.hpp"
 #include "gdsb/topo/pci_config.hpp"
+#include "gdsb/units.hpp"
 
 namespace gdsb::doctor::detail {
 
@@ -20,9 +21,7 @@ namespace gdsb::doctor::detail {
 // 0.0 (issue 35: "GPU 0000:00:01.0 reads at 0.0 GB/s").
 inline std::string gb_number(double v) {
   const int digits = v > 0 && v < 0.95 ? std::min(9, 1 - static_cast<int>(std::floor(std::log10(v)))) : 1;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
+  return format_fixed(v, digits);
 }
 inline std::string gb(double v) { return gb_number(v) + " GB/s"; }
 
