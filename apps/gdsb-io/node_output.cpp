@@ -1,7 +1,6 @@
 #include "node_output.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -13,12 +12,6 @@ namespace {
 
 using topo::gpu_ranges;
 
-std::string fixed(double v, int digits = 2) {
-  char b[32];
-  (void)std::snprintf(b, sizeof b, "%.*f", digits, v);
-  return b;
-}
-
 std::string pad(std::string s, std::size_t width) {
   if (s.size() < width) s.append(width - s.size(), ' ');
   return s;
@@ -27,7 +20,7 @@ std::string pad(std::string s, std::size_t width) {
 std::string mode_label(XferType x) { return "-x " + std::to_string(static_cast<int>(x)); }
 
 std::string ceiling_text(const topo::Ceiling& c) {
-  return c.gb_s ? "~" + fixed(*c.gb_s, 1) + " GB/s, limited by " + c.limited_by : "unknown: " + c.limited_by;
+  return c.gb_s ? "~" + format_fixed(*c.gb_s, 1) + " GB/s, limited by " + c.limited_by : "unknown: " + c.limited_by;
 }
 
 // Facts that several GPUs share, said once: "GPU0-3: <text>" per distinct text.
@@ -51,7 +44,7 @@ std::string grouped(const std::vector<std::pair<int, std::string>>& facts, const
 std::string header(const NodePlan& p) {
   std::string s = "gdsb-io node: " + std::to_string(p.gpus.size()) + " GPU(s)";
   if (p.file_size > 0)
-    s += " reading at once, a " + format_size(p.file_size) + " file each, " + fixed(p.seconds, 0) + " s per type, " +
+    s += " reading at once, a " + format_size(p.file_size) + " file each, " + format_fixed(p.seconds, 0) + " s per type, " +
          std::to_string(p.threads) + " thread(s) per GPU";
   return s + "\n";
 }
@@ -73,7 +66,7 @@ std::string node_plan_text(const NodePlan& p) {
   std::vector<std::pair<int, std::string>> notes, limits;
   for (const auto& n : p.gpus) {
     o << pad(std::to_string(n.index), 6) << pad(n.pci_bus_id, 15) << pad(sources_text(n), 34)
-      << (n.topo.ceiling.gb_s ? fixed(*n.topo.ceiling.gb_s, 1) : "-") << "\n";
+      << (n.topo.ceiling.gb_s ? format_fixed(*n.topo.ceiling.gb_s, 1) : "-") << "\n";
     notes.emplace_back(n.index, "reads " + n.directory + (n.directory_note.empty() ? "" : " (" + n.directory_note + ")"));
     if (!n.topo.ceiling.gb_s) limits.emplace_back(n.index, "ceiling unknown: " + n.topo.ceiling.limited_by);
   }
@@ -94,23 +87,23 @@ std::string node_text(const NodePlan& p) {
   std::vector<std::pair<int, std::string>> notes, limits;
   for (const auto& n : p.gpus) {
     o << pad(std::to_string(n.index), 6) << pad(n.pci_bus_id, 15)
-      << pad(n.topo.ceiling.gb_s ? fixed(*n.topo.ceiling.gb_s, 1) : "-", 9);
+      << pad(n.topo.ceiling.gb_s ? format_fixed(*n.topo.ceiling.gb_s, 1) : "-", 9);
     for (const NodeMode* m : ran) {
       const auto f = std::find_if(m->figure.per_gpu.begin(), m->figure.per_gpu.end(),
                                   [&](const GpuFigure& g) { return g.gpu == n.index; });
-      o << pad(f == m->figure.per_gpu.end() ? "-" : fixed(f->gb_s), 9);
+      o << pad(f == m->figure.per_gpu.end() ? "-" : format_fixed(f->gb_s, 2), 9);
     }
     o << "\n";
     notes.emplace_back(n.index, "reads " + n.directory + (n.directory_note.empty() ? "" : " (" + n.directory_note + ")"));
     if (!n.topo.ceiling.gb_s) limits.emplace_back(n.index, "ceiling unknown: " + n.topo.ceiling.limited_by);
   }
-  o << pad("node", 21) << pad(p.ceiling.gb_s ? fixed(*p.ceiling.gb_s, 1) : "-", 9);
-  for (const NodeMode* m : ran) o << pad(m->figure.gb_s ? fixed(*m->figure.gb_s) : "-", 9);
+  o << pad("node", 21) << pad(p.ceiling.gb_s ? format_fixed(*p.ceiling.gb_s, 1) : "-", 9);
+  for (const NodeMode* m : ran) o << pad(m->figure.gb_s ? format_fixed(*m->figure.gb_s, 2) : "-", 9);
   o << "aggregate: all bytes / (last end - first start)\n";
   if (p.ceiling.gb_s && *p.ceiling.gb_s > 0) {
     o << pad("of the node ceiling", 30);
     for (const NodeMode* m : ran)
-      o << pad(m->figure.gb_s ? fixed(100 * *m->figure.gb_s / *p.ceiling.gb_s, 0) + "%" : "-", 9);
+      o << pad(m->figure.gb_s ? format_fixed(100 * *m->figure.gb_s / *p.ceiling.gb_s, 0) + "%" : "-", 9);
     o << "\n";
   }
   o << grouped(notes, "") << grouped(limits, "");
@@ -120,8 +113,8 @@ std::string node_text(const NodePlan& p) {
     for (const auto& f : m->figure.per_gpu) paths.emplace_back(f.gpu, mode_label(m->xfer) + " read through " + f.path_used);
     o << grouped(paths, "");
     for (const auto& odd : m->figure.odd)
-      o << "odd GPU: " << mode_label(m->xfer) << ": GPU" << odd.gpu << " reads " << fixed(odd.gb_s) << " GB/s, "
-        << fixed(100 * odd.share, 0) << "% of its peers' median " << fixed(odd.peers_median_gb_s) << " GB/s: "
+      o << "odd GPU: " << mode_label(m->xfer) << ": GPU" << odd.gpu << " reads " << format_fixed(odd.gb_s, 2) << " GB/s, "
+        << format_fixed(100 * odd.share, 0) << "% of its peers' median " << format_fixed(odd.peers_median_gb_s, 2) << " GB/s: "
         << topo::odd_gpu_explanation(p, *m, odd) << "\n";
   }
   // Runs that did not measure, a reason once: "not measured: -x 1, -x 2 on GPU0-3: <why>".

@@ -2,14 +2,13 @@
 // job's start to the last job's end on one wall clock), then GB/s and latencies, and the
 // platform ceiling from a gdsb-topo report when one was given.
 #include <algorithm>
-#include <cstdio>
 #include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "gdsb/naive_comparison.hpp"
 #include "gdsb/node_figure.hpp"
+#include "gdsb/units.hpp"
 #include "presets.hpp"
 
 namespace gdsb::io {
@@ -78,14 +77,6 @@ json request_figures(const RunResult& r) {
           {"write_ops", m.write_ops}};
 }
 
-std::string num(double v, int decimals) {
-  std::ostringstream o;
-  o.setf(std::ios::fixed);
-  o.precision(decimals);
-  o << v;
-  return o.str();
-}
-
 std::string group_text(const json& g, const std::string& label) {
   std::string out;
   if (g.at("node_s").is_null()) {
@@ -94,13 +85,13 @@ std::string group_text(const json& g, const std::string& label) {
       out += "    " + m.get<std::string>() + "\n";
     return out;
   }
-  out += "  " + label + ": " + (num(g.at("node_s").get<double>(), 3) + " s") + " for the node, " +
-         (num(g.at("gb_s").get<double>(), 2) + " GB/s") + "\n";
+  out += "  " + label + ": " + (format_fixed(g.at("node_s").get<double>(), 3) + " s") + " for the node, " +
+         (format_fixed(g.at("gb_s").get<double>(), 2) + " GB/s") + "\n";
   for (const auto& e : g.at("per_gpu")) {
     out += "    GPU " + std::to_string(e.at("gpu").get<int>()) + ": " +
-           (num(e.at("seconds").get<double>(), 3) + " s") + ", " +
-           (num(e.at("gb_s").get<double>(), 2) + " GB/s");
-    if (e.at("fsync_s").get<double>() > 0) out += (std::string(" (fsync ") + num(e.at("fsync_s").get<double>(), 3) + " s)");
+           (format_fixed(e.at("seconds").get<double>(), 3) + " s") + ", " +
+           (format_fixed(e.at("gb_s").get<double>(), 2) + " GB/s");
+    if (e.at("fsync_s").get<double>() > 0) out += (std::string(" (fsync ") + format_fixed(e.at("fsync_s").get<double>(), 3) + " s)");
     out += " [" + e.at("path_used").get<std::string>() + "]\n";
   }
   return out;
@@ -121,7 +112,7 @@ std::string naive_text(const json& f) {
          "\n";
   if (f.at("cached_share").is_number()) {
     const double share = f.at("cached_share").get<double>();
-    out += "    page cache before the naive load: " + num(100 * share, 0) + "% of the shards resident" +
+    out += "    page cache before the naive load: " + format_fixed(100 * share, 0) + "% of the shards resident" +
            (share >= 0.99   ? " (cached: a RAM-backed file system, or a warm cache)"
             : share <= 0.01 ? " (cold: read from storage)"
                             : " (partly cached)") +
@@ -258,7 +249,7 @@ std::string preset_summary_text(const json& s) {
                                      "a cudaMemcpy per tensor)");
     out += naive_text(s.at("naive").value("facts", json()));
     if (s.at("speedup_vs_naive").is_number())
-      out += "  the naive load takes " + num(s.at("speedup_vs_naive").get<double>(), 2) + "x as long\n";
+      out += "  the naive load takes " + format_fixed(s.at("speedup_vs_naive").get<double>(), 2) + "x as long\n";
     if (s.contains("slower_than_naive") && s.at("slower_than_naive").is_object())
       out += "  slower than the naive load: " + s.at("slower_than_naive").at("why").get<std::string>() + "\n";
   } else if (preset == "checkpoint-save") {
@@ -266,23 +257,23 @@ std::string preset_summary_text(const json& s) {
   } else if (preset == "kv-offload") {
     for (const auto& j : s.at("requests")) {
       out += "  " + j.at("job").get<std::string>() + ": request p50 " +
-             (num(j.at("request_latency").at("p50_us").get<double>(), 1) + " us") + ", p99 " +
-             (num(j.at("request_latency").at("p99_us").get<double>(), 1) + " us") + "; block p50 " +
-             (num(j.at("block_latency").at("p50_us").get<double>(), 1) + " us") + ", p99 " +
-             (num(j.at("block_latency").at("p99_us").get<double>(), 1) + " us") + "; " +
-             (num(j.at("requests_per_s").get<double>(), 0) + " requests/s, ") +
-             (num(j.at("gb_s").get<double>(), 2) + " GB/s\n");
+             (format_fixed(j.at("request_latency").at("p50_us").get<double>(), 1) + " us") + ", p99 " +
+             (format_fixed(j.at("request_latency").at("p99_us").get<double>(), 1) + " us") + "; block p50 " +
+             (format_fixed(j.at("block_latency").at("p50_us").get<double>(), 1) + " us") + ", p99 " +
+             (format_fixed(j.at("block_latency").at("p99_us").get<double>(), 1) + " us") + "; " +
+             (format_fixed(j.at("requests_per_s").get<double>(), 0) + " requests/s, ") +
+             (format_fixed(j.at("gb_s").get<double>(), 2) + " GB/s\n");
     }
   } else if (preset == "dataset" && s.contains("time_to_result")) {
     const auto& t = s.at("time_to_result");
     const auto& u = s.at("setup");
-    out += (std::string("  ") + num(t.at("seconds").get<double>(), 3) + " s: ") +
-           (num(t.at("files_per_s").get<double>(), 0) + " files/s, ") +
-           (num(t.at("gb_s").get<double>(), 2) + " GB/s\n");
-    out += "  setup before the reads: open " + (num(u.at("open_mean_us").get<double>(), 1) + " us/file mean") +
-           (std::string(" (p99 ") + num(u.at("open_p99_us").get<double>(), 1) + " us)") + ", path start " +
-           (num(u.at("path_start_s").get<double>(), 3) + " s") +
-           (std::string(" = ") + num(u.at("path_start_per_file_us").get<double>(), 1) + " us/file (cuFile: driver open + handle registration)\n");
+    out += (std::string("  ") + format_fixed(t.at("seconds").get<double>(), 3) + " s: ") +
+           (format_fixed(t.at("files_per_s").get<double>(), 0) + " files/s, ") +
+           (format_fixed(t.at("gb_s").get<double>(), 2) + " GB/s\n");
+    out += "  setup before the reads: open " + (format_fixed(u.at("open_mean_us").get<double>(), 1) + " us/file mean") +
+           (std::string(" (p99 ") + format_fixed(u.at("open_p99_us").get<double>(), 1) + " us)") + ", path start " +
+           (format_fixed(u.at("path_start_s").get<double>(), 3) + " s") +
+           (std::string(" = ") + format_fixed(u.at("path_start_per_file_us").get<double>(), 1) + " us/file (cuFile: driver open + handle registration)\n");
   }
   const auto& c = s.at("ceiling");
   if (c.is_object() && c.contains("per_gpu")) {
@@ -292,7 +283,7 @@ std::string preset_summary_text(const json& s) {
     std::vector<std::pair<std::string, std::string>> lines;  // text, GPUs
     for (const auto& e : c.at("per_gpu")) {
       const bool figure = e.contains("gb_s") && e.at("gb_s").is_number();
-      const std::string text = (figure ? num(e.at("gb_s").get<double>(), 1) + " GB/s (" : std::string("no figure (")) +
+      const std::string text = (figure ? format_fixed(e.at("gb_s").get<double>(), 1) + " GB/s (" : std::string("no figure (")) +
                                e.value("limited_by", std::string()) + ")";
       const std::string gpu = e.value("gpu", std::string("?"));
       auto it = std::find_if(lines.begin(), lines.end(), [&](const auto& l) { return l.first == text; });

@@ -65,13 +65,13 @@ void judge_bound(ScalingCurve& c, const StoragePoint& last, const std::map<std::
                          (c.op == "write" ? "writes " : "reads ") + gbs(share);
   if (ceiling && share >= 0.8 * *ceiling) {
     c.bound = "nodes";
-    c.bound_text = at + ", " + fixed(100 * share / *ceiling, 0) + "%" + " of its own ceiling " + gbs(*ceiling) +
+    c.bound_text = at + ", " + format_fixed(100 * share / *ceiling, 0) + "%" + " of its own ceiling " + gbs(*ceiling) +
                    " (" + ceiling_text + "): the nodes bound the aggregate, not the storage";
   } else if (c.scaling_stops_at) {
     c.bound = "storage";
     c.bound_text = "the aggregate peaks at " +
                    gbs(*std::max_element(c.aggregate_gb_s.begin(), c.aggregate_gb_s.end())) + " while " +
-                   at + (ceiling ? ", " + fixed(100 * share / *ceiling, 0) + "%" + " of its own ceiling " + gbs(*ceiling)
+                   at + (ceiling ? ", " + format_fixed(100 * share / *ceiling, 0) + "%" + " of its own ceiling " + gbs(*ceiling)
                                  : " (its own ceiling " + ceiling_text + ")") +
                    ": the shared storage bounds it";
   } else if (c.nodes.size() > 1) {
@@ -207,9 +207,9 @@ std::optional<SharedStorageResult> shared_storage(const std::vector<const NodeSu
         for (const NodeShare& s : last->shares) g.gpus_measured += node_of.at(s.node_id)->gpus;
       std::string head = "At " + gbs(*demand) + " a GPU (" + (demand_text.empty() ? "--demand-per-gpu" : demand_text) +
                          "), this storage feeds " + (g.at_least ? "at least " : "") + std::to_string(g.gpus) +
-                         " GPUs at >= " + fixed(g.busy_percent, 0) + "% of their demand (" + kBusyWhy + "): " +
+                         " GPUs at >= " + format_fixed(g.busy_percent, 0) + "% of their demand (" + kBusyWhy + "): " +
                          gbs(best_max) + " read through " + mode_words(best->mode) + paths_words(r.points, best->mode) +
-                         ", over " + fixed(g.busy_percent, 0) + "% of " + gbs(*demand) + " = " + gbs(per_gpu_floor) +
+                         ", over " + format_fixed(g.busy_percent, 0) + "% of " + gbs(*demand) + " = " + gbs(per_gpu_floor) +
                          " a GPU.";
       std::string tail;
       if (best->bound == "storage")

@@ -84,12 +84,12 @@ bool clocks_disagree(StoragePoint& p, double tolerance) {
   }
   if (p.clock_suspects.empty())  // two nodes, or no majority: name them all
     for (const NodeShare& n : p.shares) {
-      p.clock_suspects.push_back(n.node + " (start " + fixed(n.start_unix_s, 3) + ", end " + fixed(n.end_unix_s, 3) + ")");
+      p.clock_suspects.push_back(n.node + " (start " + format_fixed(n.start_unix_s, 3) + ", end " + format_fixed(n.end_unix_s, 3) + ")");
       p.clock_nodes.push_back(n.node);
     }
   p.status = "clock";
-  p.reason = "the nodes' intervals do not overlap (the common window would be " + fixed(first_end - last_ready, 3) +
-             " s, beyond the " + fixed(tolerance, 3) + " s the barrier's skew allows): a node's clock disagrees; " +
+  p.reason = "the nodes' intervals do not overlap (the common window would be " + format_fixed(first_end - last_ready, 3) +
+             " s, beyond the " + format_fixed(tolerance, 3) + " s the barrier's skew allows): a node's clock disagrees; " +
              "synchronize the clocks (chrony or NTP) and run again";
   return true;
 }

@@ -29,7 +29,7 @@ std::string storage_text(const SharedStorageResult& r) {
     }
     o << gbs(*p.aggregate_gb_s) << " aggregate over " << secs(p.window_s) << "; per node min "
       << gbs(p.share_min_gb_s) << " median " << gbs(p.share_median_gb_s) << " max " << gbs(p.share_max_gb_s)
-      << ", fairness " << fixed(p.fairness, 3) << ", slowest " << p.slowest_node;
+      << ", fairness " << format_fixed(p.fairness, 3) << ", slowest " << p.slowest_node;
     if (!p.stopped_by.empty()) o << ", stopped by " << p.stopped_by;
     for (std::size_t i = 0; i < p.paths_used.size(); ++i) o << (i ? " and " : ", path ") << p.paths_used[i];
     o << '\n';

@@ -7,15 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "gdsb/units.hpp"
 #include "gdsb/workload.hpp"
 
 namespace gdsb::cluster::storage_words {
 
-inline std::string fixed(double v, int decimals) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", decimals, v);
-  return b;
-}
 inline std::string signed_fixed(double v, int decimals) {
   char b[64];
   std::snprintf(b, sizeof b, "%+.*f", decimals, v);
@@ -26,8 +22,8 @@ inline std::string sig3(double v) {
   std::snprintf(b, sizeof b, "%.3g", v);
   return b;
 }
-inline std::string gbs(double v) { return (v >= 100 ? fixed(v, 0) : v >= 10 ? fixed(v, 1) : sig3(v)) + " GB/s"; }
-inline std::string secs(double v) { return (v >= 100 ? fixed(v, 0) : sig3(v)) + " s"; }
+inline std::string gbs(double v) { return (v >= 100 ? format_fixed(v, 0) : v >= 10 ? format_fixed(v, 1) : sig3(v)) + " GB/s"; }
+inline std::string secs(double v) { return (v >= 100 ? format_fixed(v, 0) : sig3(v)) + " s"; }
 
 inline std::string mode_words(int mode) {
   const auto t = static_cast<XferType>(mode);

@@ -1,8 +1,8 @@
 #include "said_once.hpp"
 
 #include <algorithm>
-#include <cstdio>
 
+#include "gdsb/units.hpp"
 #include "gpu_groups.hpp"
 #include "rules/rule_util.hpp"
 
@@ -40,11 +40,7 @@ Clause& Clause::pct(double ratio) {
 
 namespace {
 
-std::string percent(double ratio) {
-  char b[32];
-  (void)std::snprintf(b, sizeof b, "%.0f", ratio * 100.0);
-  return b;
-}
+std::string percent(double ratio) { return format_fixed(ratio * 100.0, 0); }
 
 // "a" where every figure reads alike, else "lo-hi".
 std::string range(const std::vector<double>& v, std::string (*format)(double)) {

@@ -1,5 +1,6 @@
 #include "gdsb/units.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <optional>
@@ -205,6 +206,17 @@ std::string format_bytes_iec(double bytes) {
     (void)std::snprintf(buf.data(), buf.size(), "%.2f %s", bytes, kUnits[u]);
   }
   return buf.data();
+}
+
+std::string format_fixed(double v, int digits) {
+  digits = std::max(digits, 0);
+  // Measure first, so no value is cut short (1e308 has 309 digits before the point).
+  const int n = std::snprintf(nullptr, 0, "%.*f", digits, v);
+  if (n <= 0) return {};
+  std::string out(static_cast<std::size_t>(n), '\0');
+  // n + 1 bytes: the string's own terminator takes snprintf's '\0'.
+  (void)std::snprintf(out.data(), out.size() + 1, "%.*f", digits, v);
+  return out;
 }
 
 }  // namespace gdsb

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "gdsb/error.hpp"
+#include "gdsb/units.hpp"
 
 namespace gdsb::p2p {
 
@@ -24,7 +25,9 @@ std::string lower(std::string s) {
                    "min-d2h=, min-d2d=, min-d2d-bi=, max-latency=5us, min-h2d-percent=80, ...)");
 }
 
-// Splits "50GB/s" into 50 and "gb/s"; returns the value in the unit's base scale.
+// A condition's value in its kind's scale: percent, us for a latency, GB/s for a rate. Rates
+// are read by gdsb::parse_rate, the one reader of rates users type: the case of the b decides
+// bytes or bits ("400Gb/s" is 50 GB/s), and "50gb/s", which could be either, is refused.
 double quantity(const std::string& expr, const std::string& text, bool latency, bool percent) {
   double v = 0;
   const char* begin = text.data();
@@ -32,23 +35,21 @@ double quantity(const std::string& expr, const std::string& text, bool latency, 
   const auto [ptr, ec] = std::from_chars(begin, end, v);
   if (ec != std::errc() || ptr == begin) bad(expr, "'" + text + "' does not start with a number");
   if (v < 0) bad(expr, "the value must not be negative");
-  const std::string unit = lower(std::string(ptr, end));
+  const std::string unit(ptr, end);
   if (percent) {
     if (unit.empty() || unit == "%") return v;
     bad(expr, "a percentage takes no unit other than %");
   }
   if (latency) {
-    if (unit == "us") return v;
-    if (unit == "ns") return v / 1e3;
-    if (unit == "ms") return v * 1e3;
+    const std::string u = lower(unit);
+    if (u == "us") return v;
+    if (u == "ns") return v / 1e3;
+    if (u == "ms") return v * 1e3;
     bad(expr, unit.empty() ? "a latency needs a unit (us, ns or ms)" : "unit '" + unit + "' is not a time");
   }
-  if (unit == "gb/s") return v;
-  if (unit == "mb/s") return v / 1e3;
-  if (unit == "gib/s") return v * 1073741824.0 / 1e9;
-  if (unit == "mib/s") return v * 1048576.0 / 1e9;
-  bad(expr, unit.empty() ? "a bandwidth needs a unit (GB/s, GiB/s, MB/s, MiB/s)"
-                         : "unit '" + unit + "' is not a bandwidth");
+  // parse_rate reads a bare number as bytes per second; here a forgotten unit is a mistake.
+  if (unit.empty()) bad(expr, "a bandwidth needs a unit (GB/s, GiB/s, MB/s, or bits: Gb/s)");
+  return parse_rate(text, "--expect '" + expr + "'") / 1e9;
 }
 
 std::string fmt(double v, const char* unit) {

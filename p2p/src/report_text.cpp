@@ -1,17 +1,11 @@
 #include <algorithm>
-#include <cstdio>
 
 #include "gdsb/p2p/report.hpp"
+#include "gdsb/units.hpp"
 
 namespace gdsb::p2p {
 
 namespace {
-
-std::string num(double v, int decimals = 1) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 std::string link_text(const std::optional<PcieLink>& l) {
   return l ? "Gen" + std::to_string(l->gen) + " x" + std::to_string(l->width) : "?";
@@ -72,8 +66,8 @@ void num_matrix(std::ostream& out, const std::string& title, const NumMatrix& m,
     std::vector<std::string> row{m.rows[r]};
     for (std::size_t c = 0; c < m.cols.size(); ++c) {
       const auto& v = m.cells[r][c];
-      std::string cell = r == c ? "X" : v ? num(*v, decimals) : "-";
-      if (v && !m.percent.empty() && m.percent[r][c]) cell += " (" + num(*m.percent[r][c], 0) + "%)";
+      std::string cell = r == c ? "X" : v ? format_fixed(*v, decimals) : "-";
+      if (v && !m.percent.empty() && m.percent[r][c]) cell += " (" + format_fixed(*m.percent[r][c], 0) + "%)";
       row.push_back(cell);
     }
     rows.push_back(std::move(row));
@@ -89,11 +83,11 @@ void host_series(std::ostream& out, const std::string& title, const HostSeries& 
   }
   std::vector<std::vector<std::string>> rows;
   for (const HostFigure& f : s.items) {
-    rows.push_back({gpu_label(f.gpu), num(f.gb_s, 2),
-                    f.theoretical_gb_s ? num(*f.theoretical_gb_s, 1) : "-",
-                    f.percent ? num(*f.percent, 0) + "%" : "-",
-                    f.reference_gb_s ? num(*f.reference_gb_s, 2) : "-",
-                    f.reference_ratio ? num(*f.reference_ratio, 3) : "-"});
+    rows.push_back({gpu_label(f.gpu), format_fixed(f.gb_s, 2),
+                    f.theoretical_gb_s ? format_fixed(*f.theoretical_gb_s, 1) : "-",
+                    f.percent ? format_fixed(*f.percent, 0) + "%" : "-",
+                    f.reference_gb_s ? format_fixed(*f.reference_gb_s, 2) : "-",
+                    f.reference_ratio ? format_fixed(*f.reference_ratio, 3) : "-"});
   }
   table(out, {"", "GB/s", "link GB/s", "of link", "plain cudaMemcpy", "ratio"}, rows);
 }
@@ -111,14 +105,14 @@ void concurrent_series(std::ostream& out, const std::string& title, const Concur
     return;
   }
   for (const ConcurrentGroup& g : s.groups) {
-    out << "  " << gpu_list(g.gpus, "+") << " together: " << num(g.gb_s, 2) << " GB/s (";
+    out << "  " << gpu_list(g.gpus, "+") << " together: " << format_fixed(g.gb_s, 2) << " GB/s (";
     for (std::size_t i = 0; i < g.gpus.size() && i < g.per_gpu_gb_s.size(); ++i) {
-      out << (i ? ", " : "") << gpu_label(g.gpus[i]) << ' ' << num(g.per_gpu_gb_s[i], 2);
+      out << (i ? ", " : "") << gpu_label(g.gpus[i]) << ' ' << format_fixed(g.per_gpu_gb_s[i], 2);
     }
     out << ')';
     if (g.ratio) {
-      out << " = " << num(*g.ratio, 2) << " x the sum of their single figures ("
-          << num(*g.single_sum_gb_s, 2) << ')';
+      out << " = " << format_fixed(*g.ratio, 2) << " x the sum of their single figures ("
+          << format_fixed(*g.single_sum_gb_s, 2) << ')';
     }
     out << "; " << g.shared << '\n';
   }

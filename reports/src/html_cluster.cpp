@@ -1,23 +1,18 @@
 // HTML view of a gdsbench.cluster/1 document: findings first (the odd nodes in words), a
 // nodes x GPUs heat map per metric (summarised beyond kHeatRows nodes), then one row per
 // node and the hardware classes.
-#include <cstdio>
 #include <optional>
 #include <set>
 #include <sstream>
 
+#include "gdsb/units.hpp"
 #include "html_parts.hpp"
 #include "svg.hpp"
 
 namespace gdsb::report::html {
 namespace {
 
-std::string fixed(const json& v) {
-  if (!v.is_number()) return "-";
-  char b[32];
-  std::snprintf(b, sizeof b, "%.2f", v.get<double>());
-  return b;
-}
+std::string fixed(const json& v) { return v.is_number() ? format_fixed(v.get<double>(), 2) : "-"; }
 
 // A node's GPUs: "8 x NVIDIA H100 80GB HBM3", "8", or "none" (not "0 x ").
 std::string gpus_words(const json& hw) {

@@ -2,12 +2,12 @@
 // then every check with its evidence, consequence and remedy.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "gdsb/pcie.hpp"
+#include "gdsb/units.hpp"
 #include "html_parts.hpp"
 #include "svg.hpp"
 
@@ -84,9 +84,7 @@ std::map<std::string, Problems> problems_by_device(const json& doc) {
 // A ceiling's GB/s to one decimal, "unknown" when null.
 std::string ceiling_figure(const json& c) {
   if (!c.contains("gb_s") || !c.at("gb_s").is_number()) return "unknown";
-  char fig[32];
-  std::snprintf(fig, sizeof fig, "%.1f", c.at("gb_s").get<double>());
-  return fig;
+  return format_fixed(c.at("gb_s").get<double>(), 1);
 }
 
 std::string tree_section(const json& doc) {

@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <vector>
+
+#include "gdsb/units.hpp"
 
 namespace gdsb::report {
 namespace {
@@ -15,17 +16,11 @@ const Row kHeader = {"#",        "xfer",          "pattern",    "io size", "thr"
                      "qd",       "GiB/s",         "IOPS",       "p50 us",  "p99 us",
                      "p99.9 us", "cpu usr/sys %", "status/path"};
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  (void)std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
 // Latencies: three significant figures are what the histogram can promise anyway.
 std::string latency(double us) {
-  if (us >= 100) return fixed(us, 0);
-  if (us >= 10) return fixed(us, 1);
-  return fixed(us, 2);
+  if (us >= 100) return format_fixed(us, 0);
+  if (us >= 10) return format_fixed(us, 1);
+  return format_fixed(us, 2);
 }
 
 std::string status_cell(const RunResult& r) {
@@ -63,12 +58,12 @@ Row make_row(std::size_t index, const RunResult& r) {
           "-",
           status_cell(r)};
   if (measured) {
-    row[6] = fixed(m.throughput_gib_s, 3);
-    row[7] = fixed(m.iops, 0);
+    row[6] = format_fixed(m.throughput_gib_s, 3);
+    row[7] = format_fixed(m.iops, 0);
     row[8] = latency(m.latency.p50_us);
     row[9] = latency(m.latency.p99_us);
     row[10] = latency(m.latency.p999_us);
-    row[11] = fixed(m.cpu.user_percent, 1) + "/" + fixed(m.cpu.sys_percent, 1);
+    row[11] = format_fixed(m.cpu.user_percent, 1) + "/" + format_fixed(m.cpu.sys_percent, 1);
   }
   return row;
 }
@@ -105,7 +100,7 @@ std::string format_bytes(uint64_t bytes) {
     v /= 1024;
     ++unit;
   }
-  return fixed(v, 1) + " " + kUnits[unit];
+  return format_fixed(v, 1) + " " + kUnits[unit];
 }
 
 std::string io_table(std::span<const RunResult> runs) {

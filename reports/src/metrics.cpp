@@ -1,7 +1,10 @@
 #include "gdsb/report/metrics.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+
+#include "gdsb/units.hpp"
 
 namespace gdsb::report {
 
@@ -87,17 +90,15 @@ std::string run_label(const Workload& w) {
 std::string format_number(double v, int significant) {
   if (std::isnan(v)) return "n/a";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[64];
   const double a = std::fabs(v);
   if (a >= 1e15 || (a > 0 && a < 1e-4)) {
+    char buf[64];
     std::snprintf(buf, sizeof buf, "%.*g", significant, v);
-  } else {
-    // Enough decimals for `significant` digits, never fewer than 0.
-    const int int_digits = a >= 1 ? static_cast<int>(std::floor(std::log10(a))) + 1 : 1;
-    const int decimals = std::max(0, significant - int_digits);
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
   }
-  return buf;
+  // Enough decimals for `significant` digits, never fewer than 0.
+  const int int_digits = a >= 1 ? static_cast<int>(std::floor(std::log10(a))) + 1 : 1;
+  return format_fixed(v, std::max(0, significant - int_digits));
 }
 
 std::string format_three_digits(double v) {

@@ -6,6 +6,7 @@
 
 #include "svg.hpp"
 #include "gdsb/report/html.hpp"
+#include "gdsb/units.hpp"
 
 namespace gdsb::report::svg {
 namespace {
@@ -108,11 +109,7 @@ std::string no_data(const ChartSpec& spec) {
 // The SVG views embed in the HTML page, so they escape exactly as the page does.
 std::string esc(const std::string& text) { return html_escape(text); }
 
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", std::isfinite(v) ? v : 0.0);
-  return buf;
-}
+std::string num(double v) { return format_fixed(std::isfinite(v) ? v : 0.0, 1); }
 
 std::vector<Tick> nice_ticks(double lo, double hi, int target) {
   const double span = hi - lo;

@@ -1,13 +1,49 @@
 // The fake itself must behave like a GPU where the paths depend on it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "gdsb/error.hpp"
 #include "gdsb/gpu/fake_gpu_service.hpp"
 
 namespace gdsb::gpu {
 namespace {
+
+// Node mode, the doctor and gdsb-cluster key GPUs by bus id and sort by it, and a fake may
+// have 64 (--fake-gpu's limit). Every id must be a PCI address (device number 0x00-0x1f),
+// distinct, and in index order as text; GPU 10 once read "0000:00:010.0".
+std::vector<std::string> fake_bus_ids(int devices) {
+  FakeGpuService g(FakeGpuOptions{.devices = devices});
+  std::vector<std::string> ids;
+  for (int i = 0; i < devices; ++i) ids.push_back(g.properties(i).pci_bus_id);
+  return ids;
+}
+
+TEST(FakeGpu, SixteenGpusHaveDistinctOrderedPciAddresses) {
+  const std::vector<std::string> ids = fake_bus_ids(16);
+  const std::regex pci(R"(0000:[0-9a-f]{2}:[01][0-9a-f]\.0)");
+  for (const auto& id : ids) EXPECT_TRUE(std::regex_match(id, pci)) << id;
+  EXPECT_EQ(std::set<std::string>(ids.begin(), ids.end()).size(), ids.size());
+  EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()));
+  EXPECT_EQ(ids[3], "0000:00:03.0");  // what the 4- and 8-GPU CLI tests have always seen
+  EXPECT_EQ(ids[9], "0000:00:09.0");
+  EXPECT_EQ(ids[10], "0000:00:0a.0");
+  EXPECT_EQ(ids[15], "0000:00:0f.0");
+}
+
+TEST(FakeGpu, SixtyFourGpusSpillToTheNextBus) {
+  const std::vector<std::string> ids = fake_bus_ids(64);
+  EXPECT_EQ(ids[31], "0000:00:1f.0");
+  EXPECT_EQ(ids[32], "0000:01:00.0");
+  EXPECT_EQ(ids[63], "0000:01:1f.0");
+  EXPECT_EQ(std::set<std::string>(ids.begin(), ids.end()).size(), 64U);
+  EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()));
+}
 
 TEST(FakeGpu, AsyncCopiesRunLaterInStreamOrder) {
   FakeGpuService g(FakeGpuOptions{.copy_delay = std::chrono::milliseconds(5)});

@@ -26,7 +26,7 @@ std::string usage_message(const std::string& expr) {
 
 TEST(P2pExpect, ParsesRatesInEitherBase) {
   EXPECT_EQ(parse_expectation("min-h2d=50GB/s").value, 50);
-  EXPECT_EQ(parse_expectation("MIN-H2D=50gb/s").kind, ExpectKind::MinH2d);
+  EXPECT_EQ(parse_expectation("MIN-H2D=50GB/s").kind, ExpectKind::MinH2d);
   EXPECT_NEAR(parse_expectation("min-d2d=1GiB/s").value, 1.073741824, 1e-12);
   EXPECT_NEAR(parse_expectation("min-d2h=500MB/s").value, 0.5, 1e-12);
   EXPECT_NEAR(parse_expectation("min-d2d-bi=1024MiB/s").value, 1.073741824, 1e-12);
@@ -38,10 +38,25 @@ TEST(P2pExpect, ParsesRatesInEitherBase) {
   EXPECT_TRUE(parse_expectation("min-d2d=1GB/s").needs_measurement());
 }
 
+// Rates are read as gdsb::parse_rate reads them: B bytes, b bits (base 1000, 8 bits a byte).
+TEST(P2pExpect, RatesInBitsAreBitsAndTheAmbiguousFormIsRefused) {
+  EXPECT_DOUBLE_EQ(parse_expectation("min-h2d=400Gb/s").value, 50.0);  // 400e9 / 8 B/s
+  EXPECT_DOUBLE_EQ(parse_expectation("min-d2d=400Gbit/s").value, 50.0);
+  EXPECT_DOUBLE_EQ(parse_expectation("min-h2d=50GB/s").value, 50.0);
+  EXPECT_DOUBLE_EQ(parse_expectation("min-d2h=50GiB/s").value, 53.6870912);  // 50 x 2^30 / 1e9
+  for (const std::string bad : {"min-h2d=50gb/s", "min-d2d=500mb/s"}) {
+    const std::string msg = usage_message(bad);
+    EXPECT_NE(msg.find("--expect '" + bad + "'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("could be bytes or bits"), std::string::npos) << msg;
+  }
+  const std::string msg = usage_message("min-h2d=50gb/s");
+  EXPECT_NE(msg.find("GB/s for bytes or Gb/s for bits"), std::string::npos) << msg;
+}
+
 TEST(P2pExpect, BadExpressionsNameThemselves) {
   for (const std::string bad : {"all-gpus", "min-h2d=fast", "min-h2d=50", "min-h2d=50GB",
                                 "max-latency=5", "max-latency=5GB/s", "min-h2d-percent=80GB/s",
-                                "min-foo=1GB/s", "min-h2d=-1GB/s"}) {
+                                "min-foo=1GB/s", "min-h2d=-1GB/s", "min-h2d=50furlongs/s"}) {
     const std::string msg = usage_message(bad);
     EXPECT_NE(msg.find("--expect '" + bad + "'"), std::string::npos) << bad << ": " << msg;
   }

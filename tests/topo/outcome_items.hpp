@@ -5,12 +5,12 @@
 #pragma once
 
 #include <algorithm>
-#include <cstdio>
 #include <functional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "gdsb/units.hpp"
 #include "topo_test_util.hpp"
 
 namespace gdsb::topo::testing {
@@ -44,8 +44,7 @@ inline std::set<Item> items(const Outcome& o, const Rename& r) {
   for (const auto& c : o.report.checks)
     out.insert({"check", c.id, renamed(c.devices, r), std::string(verdict_name(c.verdict))});
   auto ceiling = [&](const char* kind, const Ceiling& c) {
-    char gb[32] = "unknown";
-    if (c.gb_s) std::snprintf(gb, sizeof gb, "%.3f", *c.gb_s);
+    const std::string gb = c.gb_s ? format_fixed(*c.gb_s, 3) : "unknown";
     out.insert({kind, c.gpu.empty() ? "" : r(c.gpu), renamed(c.peers, r), gb});
   };
   for (const auto& c : o.report.ceilings) ceiling("ceiling-nvme", c);

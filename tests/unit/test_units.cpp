@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <string>
+
 #include "gdsb/error.hpp"
 #include "gdsb/units.hpp"
 
@@ -91,6 +94,34 @@ TEST(FormatSize, RoundTrips) {
   EXPECT_EQ(format_bytes_iec(100), "100 B");
   EXPECT_EQ(format_bytes_iec(1536), "1.50 KiB");
   EXPECT_EQ(format_bytes_iec(3.0 * (1ULL << 30)), "3.00 GiB");
+}
+
+TEST(FormatFixed, DecimalsAndRounding) {
+  EXPECT_EQ(format_fixed(2.5, 2), "2.50");
+  EXPECT_EQ(format_fixed(1234.5678, 1), "1234.6");
+  EXPECT_EQ(format_fixed(1234.56, 0), "1235");
+  EXPECT_EQ(format_fixed(0.0, 3), "0.000");
+  // Exact binary ties round to even, as printf does: 0.125 and 0.375 are exact.
+  EXPECT_EQ(format_fixed(0.125, 2), "0.12");
+  EXPECT_EQ(format_fixed(0.375, 2), "0.38");
+  EXPECT_EQ(format_fixed(2.5, 0), "2");
+  EXPECT_EQ(format_fixed(3.5, 0), "4");
+  // 0.1 is a little above one tenth in binary, so 9 decimals show no trace of it.
+  EXPECT_EQ(format_fixed(0.1, 9), "0.100000000");
+  EXPECT_EQ(format_fixed(7.0, -3), "7");  // a negative digit count is 0, not printf's 6
+}
+
+TEST(FormatFixed, SignsNonFiniteAndLargeValues) {
+  EXPECT_EQ(format_fixed(-12.345, 1), "-12.3");
+  EXPECT_EQ(format_fixed(-0.4, 0), "-0");  // the sign survives rounding to zero, as in printf
+  EXPECT_EQ(format_fixed(std::numeric_limits<double>::infinity(), 2), "inf");
+  EXPECT_EQ(format_fixed(-std::numeric_limits<double>::infinity(), 2), "-inf");
+  EXPECT_EQ(format_fixed(std::numeric_limits<double>::quiet_NaN(), 2), "nan");
+  // The old per-file copies wrote into 32-byte buffers and cut this short.
+  const std::string big = format_fixed(1e40, 2);
+  EXPECT_EQ(big.size(), 44U);
+  EXPECT_EQ(big.substr(0, 2), "10");
+  EXPECT_EQ(big.substr(big.size() - 3), ".00");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "gdsb/topo/model.hpp"
+#include "gdsb/units.hpp"
 
 namespace gdsb::topo {
 namespace {
@@ -219,8 +220,7 @@ void judge_aer(const Snapshot& s, const FaultBaseline& b, const FaultThresholds&
       x.aer_kind = kind;
       x.rate_per_hour = static_cast<double>(cor) / hours;
       x.action = "reseat the card, replace the cable or riser";
-      char rate[32];
-      std::snprintf(rate, sizeof rate, "%.0f", x.rate_per_hour);
+      const std::string rate = format_fixed(x.rate_per_hour, 0);
       const AerKindRow* row = find_aer_kind(AerClass::Correctable, kind);
       x.words = dev + " " + bdf + " " + std::to_string(cor) + " correctable PCIe errors " + since + " (" + rate +
                 "/h; most " + kind + (row ? ": " + std::string(row->meaning) : "") + "): " + x.action;

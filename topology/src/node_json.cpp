@@ -1,18 +1,12 @@
 #include <algorithm>
-#include <cstdio>
 
 #include "gdsb/topo/node_run.hpp"
+#include "gdsb/units.hpp"
 
 namespace gdsb::topo {
 namespace {
 
 using nlohmann::json;
-
-std::string fixed(double v, int digits = 2) {
-  char b[32];
-  (void)std::snprintf(b, sizeof b, "%.*f", digits, v);
-  return b;
-}
 
 const NodeGpu* gpu_of(const NodePlan& p, int index) {
   for (const auto& n : p.gpus)
@@ -38,8 +32,8 @@ std::string odd_gpu_explanation(const NodePlan& p, const NodeMode& m, const OddG
     if (n.directory == me->directory) sharing.push_back(n.index);
   }
   if (me->topo.ceiling.gb_s && !peers_ceiling.empty() && *me->topo.ceiling.gb_s < 0.9 * median(peers_ceiling))
-    return "its path is narrower: ~" + fixed(*me->topo.ceiling.gb_s, 1) + " GB/s against its peers' ~" +
-           fixed(median(peers_ceiling), 1) + " GB/s (" + me->topo.ceiling.limited_by + ")";
+    return "its path is narrower: ~" + format_fixed(*me->topo.ceiling.gb_s, 1) + " GB/s against its peers' ~" +
+           format_fixed(median(peers_ceiling), 1) + " GB/s (" + me->topo.ceiling.limited_by + ")";
   if (!sharing.empty())
     return "it reads " + me->directory + ", which " + gpu_ranges(sharing) + " read too: shared storage, not its own path";
   std::string mine, theirs;

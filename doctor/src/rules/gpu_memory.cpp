@@ -10,10 +10,7 @@ namespace {
 
 std::vector<Finding> run(const Facts& facts) {
   std::vector<Finding> out;
-  for (const auto& g : facts.gpus) {
-    const topo::GpuErrorCounters* counters = detail::gpu_errors_of(facts, g);
-    if (!counters) continue;
-    const topo::GpuErrorCounters& e = *counters;
+  for (const auto& [g, e] : detail::gpus_with_errors(facts)) {
     const uint64_t retired = e.retired_pages_sbe.value_or(0) + e.retired_pages_dbe.value_or(0);
     const bool failed = e.remap_failed.value_or(false);
     const bool pending = e.remap_pending.value_or(false) || e.retired_pages_pending.value_or(false);

@@ -12,10 +12,9 @@ namespace {
 
 std::vector<Finding> run(const Facts& facts) {
   std::vector<Finding> out;
-  for (const auto& g : facts.gpus) {
-    const topo::GpuErrorCounters* e = detail::gpu_errors_of(facts, g);
-    if (!e || !e->clock_event_reasons) continue;
-    const uint64_t bits = *e->clock_event_reasons;
+  for (const auto& [g, e] : detail::gpus_with_errors(facts)) {
+    if (!e.clock_event_reasons) continue;
+    const uint64_t bits = *e.clock_event_reasons;
     std::string reasons;
     for (const topo::ClockEventRow& row : topo::clock_event_table())
       if (row.slows && (bits & row.bit))

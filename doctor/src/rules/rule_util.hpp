@@ -13,6 +13,7 @@
 #include "gdsb/doctor/rules.hpp"
 #include "gdsb/topo/hw_faults.hpp"
 #include "gdsb/topo/pci_config.hpp"
+#include "gdsb/units.hpp"
 
 namespace gdsb::doctor::detail {
 
@@ -20,9 +21,7 @@ namespace gdsb::doctor::detail {
 // 0.0 (issue 35: "GPU 0000:00:01.0 reads at 0.0 GB/s").
 inline std::string gb_number(double v) {
   const int digits = v > 0 && v < 0.95 ? std::min(9, 1 - static_cast<int>(std::floor(std::log10(v)))) : 1;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
+  return format_fixed(v, digits);
 }
 inline std::string gb(double v) { return gb_number(v) + " GB/s"; }
 
@@ -95,12 +94,20 @@ inline bool below_ceiling(const GpuDiagnosis& g) {
   return g.measured_gb_s && g.ceiling_gb_s && *g.measured_gb_s < 0.9 * *g.ceiling_gb_s;
 }
 
-// NVML's error counters of the GPU in the platform's fault facts; nullptr when none.
-inline const topo::GpuErrorCounters* gpu_errors_of(const Facts& facts, const GpuDiagnosis& g) {
-  if (!facts.platform) return nullptr;
+// The run's GPUs whose NVML error counters the platform snapshot holds, each with them, in
+// the order of facts.gpus; none without a platform snapshot. The GPU fault rules
+// (gpu-throttle, gpu-memory) judge these and nothing else.
+struct GpuWithErrors {
+  const GpuDiagnosis& gpu;
+  const topo::GpuErrorCounters& errors;
+};
+inline std::vector<GpuWithErrors> gpus_with_errors(const Facts& facts) {
+  std::vector<GpuWithErrors> out;
+  if (!facts.platform) return out;
   const auto& errors = facts.platform->snapshot->faults.gpu_errors;
-  const auto it = errors.find(g.bdf);
-  return it == errors.end() ? nullptr : &it->second;
+  for (const auto& g : facts.gpus)
+    if (const auto it = errors.find(g.bdf); it != errors.end()) out.push_back({g, it->second});
+  return out;
 }
 
 }  // namespace gdsb::doctor::detail

@@ -47,4 +47,11 @@ std::string format_size(uint64_t bytes);
 // Human form with two decimals and an IEC unit: 1536 -> "1.50 KiB", 100 -> "100 B".
 std::string format_bytes_iec(double bytes);
 
+// `v` with exactly `digits` decimals, as printf's "%.*f" writes it in the C locale (the one
+// fixed-point formatter every report shares): 2.5 -> "2.50" (2), 1234.56 -> "1235" (0).
+// Ties that are exact in binary round to even (0.125 -> "0.12"); -0.4 with 0 digits reads
+// "-0"; NaN and infinities read "nan", "-nan", "inf", "-inf". A negative `digits` counts as 0.
+// Never truncates, however large `v` is.
+std::string format_fixed(double v, int digits);
+
 }  // namespace gdsb

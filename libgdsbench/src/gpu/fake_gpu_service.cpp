@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -97,7 +98,14 @@ DeviceProperties FakeGpuService::properties(int device) {
   DeviceProperties p;
   p.index = device;
   p.name = "Fake GPU";
-  p.pci_bus_id = "0000:00:0" + std::to_string(device) + ".0";
+  // An address a real bus could hold, in fixed-width lower-case hex so that text order is
+  // index order: "0000:00:0" + decimal gave GPU 10 "0000:00:010.0", no PCI address, sorted
+  // between GPUs 1 and 2. A device number has 5 bits, so GPU 32 and up sit on bus 01.
+  // GPUs 0-9 keep the ids they always had ("0000:00:03.0").
+  const auto n = static_cast<unsigned>(device);
+  char bus_id[32];
+  (void)std::snprintf(bus_id, sizeof bus_id, "0000:%02x:%02x.0", n / 32, n % 32);
+  p.pci_bus_id = bus_id;
   p.total_memory = 1ULL << 30;
   p.cc_major = 9;
   return p;
