@@ -171,8 +171,7 @@ void judge_nvlinks(const Snapshot& s, const FaultBaseline& b, const FaultThresho
       f.count = crc;
       f.rate_per_hour = static_cast<double>(crc) / seconds * 3600;
       f.action = "check the NVLink (nvidia-smi nvlink -e); service the board if it goes on";
-      char rate[32];
-      std::snprintf(rate, sizeof rate, "%.0f", static_cast<double>(crc) / seconds);
+      const std::string rate = format_fixed(static_cast<double>(crc) / seconds, 0);
       f.words = "GPU " + bdf + " " + link + " " + std::to_string(crc) + " CRC errors " + since + " (" + rate +
                 "/s, past " + std::to_string(static_cast<long long>(th.nvlink_crc_per_second)) + "/s): " + f.action;
       out.push_back(std::move(f));
