@@ -103,13 +103,21 @@ void judge_gpu_errors(const Snapshot& s, std::vector<FaultFinding>& out) {
     if (g.recovery_action && *g.recovery_action != 0) {
       // Critical as Xid 154 with an action is: every action needs the GPU out of service.
       const auto a = recovery_action_from_code(*g.recovery_action);
-      add(FaultKind::GpuRecoveryAction, FaultSeverity::Critical, static_cast<uint64_t>(*g.recovery_action), a ? std::string(recovery_action_words(*a)) : "contact support",
+      add(FaultKind::GpuRecoveryAction, FaultSeverity::Critical, static_cast<uint64_t>(*g.recovery_action),
+          a ? std::string(recovery_action_words(*a)) : "contact support",
           "recovery action " + std::to_string(*g.recovery_action) + " (the driver's, NVML)");
     }
     if (g.retired_pages_pending.value_or(false))
       add(FaultKind::RetiredPagesPending, FaultSeverity::Warning, g.retired_pages_dbe.value_or(0),
           "reload the driver (reset the GPU) when it is idle", "retired pages wait for a driver reload");
   }
+}
+
+// Counters restart at boot: a known-good file of another boot is no baseline, the boot is.
+// The seconds from the known-good file to this collection where both are of this boot.
+std::optional<double> same_boot_window(const FaultBaseline& b, const HwFaults& f) {
+  if (b.boot_id.empty() || b.boot_id != f.boot_id || !b.taken_unix_s || !f.collected_unix_s) return std::nullopt;
+  return static_cast<double>(*f.collected_unix_s - *b.taken_unix_s);
 }
 
 // NVLink counters. A replay (the link resent a packet) or a recovery (the link retrained) is
@@ -121,16 +129,26 @@ void judge_gpu_errors(const Snapshot& s, std::vector<FaultFinding>& out) {
 void judge_nvlinks(const Snapshot& s, const FaultBaseline& b, const FaultThresholds& th,
                    std::vector<FaultFinding>& out) {
   const HwFaults& hf = s.faults;
-  const bool same_boot = !b.boot_id.empty() && b.boot_id == hf.boot_id && b.taken_unix_s && hf.collected_unix_s &&
-                         *hf.collected_unix_s > *b.taken_unix_s;
+  const auto window = same_boot_window(b, hf);
+  const bool same_boot = window && *window > 0;
   for (const auto& [gpu_bdf, g] : hf.gpu_errors) {
     const std::string& bdf = gpu_bdf;  // a lambda may not capture a structured binding (clang < 16)
     const auto base = same_boot ? b.nvlinks.find(bdf) : b.nvlinks.end();
     const bool has_base = base != b.nvlinks.end();
     // The window: since the known-good file, else since boot (NVML counts since the driver loaded).
-    const double seconds = has_base ? static_cast<double>(*hf.collected_unix_s - *b.taken_unix_s)
-                                    : hf.uptime_s.value_or(0);
+    const double seconds = has_base ? *window : hf.uptime_s.value_or(0);
     const std::string since = has_base ? "since the known-good file" : "since boot";
+    auto add = [&](FaultKind k, uint64_t count, const std::string& what, double per_hour) {
+      FaultFinding f;
+      f.kind = k;
+      f.bdf = bdf;
+      f.device = "GPU";
+      f.count = count;
+      f.rate_per_hour = per_hour;
+      f.action = "check the NVLink (nvidia-smi nvlink -e); service the board if it goes on";
+      f.words = "GPU " + bdf + " " + what + ": " + f.action;
+      out.push_back(std::move(f));
+    };
     for (const NvLinkErrorCounters& now : g.nvlinks) {
       const NvLinkErrorCounters* then = nullptr;
       if (has_base)
@@ -152,29 +170,16 @@ void judge_nvlinks(const Snapshot& s, const FaultBaseline& b, const FaultThresho
           if (replays > 0)
             what += (what.empty() ? "" : " and ") + std::string("replayed ") + std::to_string(replays) +
                     (replays == 1 ? " packet" : " packets");
-          FaultFinding f;
-          f.kind = FaultKind::NvLinkErrors;
-          f.bdf = bdf;
-          f.device = "GPU";
-          f.count = replays + recoveries;
-          f.action = "check the NVLink (nvidia-smi nvlink -e); service the board if it goes on";
-          f.words = "GPU " + bdf + " " + link + " " + what + " " + since + ": " + f.action;
-          out.push_back(std::move(f));
+          add(FaultKind::NvLinkErrors, replays + recoveries, link + " " + what + " " + since, 0);
         }
       }
       const uint64_t crc = rise(&NvLinkErrorCounters::crc_flit) + rise(&NvLinkErrorCounters::crc_data);
       if (crc == 0 || seconds <= 0 || static_cast<double>(crc) / seconds < th.nvlink_crc_per_second) continue;
-      FaultFinding f;
-      f.kind = FaultKind::NvLinkCrcRate;
-      f.bdf = bdf;
-      f.device = "GPU";
-      f.count = crc;
-      f.rate_per_hour = static_cast<double>(crc) / seconds * 3600;
-      f.action = "check the NVLink (nvidia-smi nvlink -e); service the board if it goes on";
-      const std::string rate = format_fixed(static_cast<double>(crc) / seconds, 0);
-      f.words = "GPU " + bdf + " " + link + " " + std::to_string(crc) + " CRC errors " + since + " (" + rate +
-                "/s, past " + std::to_string(static_cast<long long>(th.nvlink_crc_per_second)) + "/s): " + f.action;
-      out.push_back(std::move(f));
+      const double per_second = static_cast<double>(crc) / seconds;
+      add(FaultKind::NvLinkCrcRate, crc,
+          link + " " + std::to_string(crc) + " CRC errors " + since + " (" + format_fixed(per_second, 0) +
+              "/s, past " + std::to_string(static_cast<long long>(th.nvlink_crc_per_second)) + "/s)",
+          per_second * 3600);
     }
   }
 }
@@ -195,16 +200,14 @@ uint64_t rise_of(const std::map<std::string, uint64_t>& now, const std::map<std:
 
 void judge_aer(const Snapshot& s, const FaultBaseline& b, const FaultThresholds& th, std::vector<FaultFinding>& out) {
   const HwFaults& f = s.faults;
+  const auto window = same_boot_window(b, f);
   for (const auto& [bdf, now] : f.aer) {
     if (!now.counters_known) continue;
-    // Counters restart at boot: a known-good file of another boot (or counters lower than
-    // its) is no baseline, the boot is.
+    // A device's counters lower than the known-good file's are measured from boot (rise_of).
     const auto it = b.aer.find(bdf);
-    const bool same_boot = it != b.aer.end() && it->second.counters_known && !b.boot_id.empty() &&
-                           b.boot_id == f.boot_id && b.taken_unix_s && f.collected_unix_s;
-    const AerCounters* then = same_boot ? &it->second : nullptr;
+    const AerCounters* then = window && it != b.aer.end() && it->second.counters_known ? &it->second : nullptr;
     double hours = 0;
-    if (then) hours = static_cast<double>(*f.collected_unix_s - *b.taken_unix_s) / 3600;
+    if (then) hours = *window / 3600;
     else if (f.uptime_s) hours = *f.uptime_s / 3600;
     const std::string dev = device_word(s, bdf);
     const std::string since = then ? "since the known-good file" : "since boot";
