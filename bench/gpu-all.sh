@@ -40,7 +40,10 @@
 #   history    issue 37: bench/history-gpu.sh: 20 gdsb-io runs with the thread count changed
 #              at run 11 (and 20 -x 0 runs with cufile.json's max_direct_io_size_kb changed),
 #              kept in a history; history show --html/--json and gate --history under OUT
-# Environment: OUT, GDSB_TEST_DIR, CREATE_UDEV_RECORD=1 (see below), ISSUE11_PARTS.
+#   nights     issue 41: bench/history-nights.sh: real nightly series for the gate's corpus (steady
+#              -x 1/-x 2/-x 0 runs and a real thread-count step), series.csv under OUT
+# Environment: OUT, GDSB_TEST_DIR, CREATE_UDEV_RECORD=1 (see below), ISSUE11_PARTS, BUILD_TARGETS
+# (only these targets, e.g. "gdsb-io gdsb-report" for the nights part; default: every target).
 # Exit: 0 when every part exited 0 (or 3 where a finding is expected), 1 otherwise.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -73,7 +76,7 @@ status=0
 start=$(date +%s)
 # -k 0: a target that fails to build (a test, say) does not keep the tools from running.
 if ! { cmake --preset release -DGDSB_WARNINGS_AS_ERRORS="$GDSB_WERROR" &&
-       cmake --build --preset release -j "$(nproc)" -- -k 0; } >"$work/build.log" 2>&1; then
+       cmake --build --preset release -j "$(nproc)" ${BUILD_TARGETS:+--target $BUILD_TARGETS} -- -k 0; } >"$work/build.log" 2>&1; then
   grep -E "error:|FAILED:" "$work/build.log" | head -40 | tee -a "$summary"
   note "build had failures (see build.log); running the parts whose tools were built"
   status=1
@@ -343,6 +346,7 @@ for part in "${parts[@]}"; do
     ckpt) ok="0"; run_part ckpt bash bench/checkpoint-sweep.sh "$testdir/ckpt-sweep" ;;
     nvlink) ok="0"; run_part nvlink nvlink_part ;;
     history) ok="0"; GDSB_TEST_DIR="$testdir" run_part history bash bench/history-gpu.sh ;;
+    nights) ok="0"; GDSB_TEST_DIR="$testdir" run_part nights bash bench/history-nights.sh ;;
     issue11)
       ok="0"
       args=()

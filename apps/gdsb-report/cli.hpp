@@ -30,8 +30,10 @@ struct CompareOptions {
 
 // The change-point knobs shared by `history show` and `gate --history` (Otava's -P and -M).
 struct ChangePointFlags {
-  double max_pvalue = 0.001;
-  double min_magnitude = 0.0;  // a fraction: 0.05 = 5%
+  std::string method = "level";  // "level" (the gate's own) or "otava" (Otava's windowed E-Divisive)
+  double max_pvalue = 0.001;     // otava only
+  double min_magnitude = 0.0;    // a fraction: 0.05 = 5%
+  std::size_t min_runs = 3;      // level only: nights that must all be beyond the threshold
 };
 
 struct GateOptions {

@@ -21,9 +21,19 @@ using history::HistoryDb;
 ChangePointOptions change_point_options(const ChangePointFlags& f) {
   if (!(f.max_pvalue > 0 && f.max_pvalue <= 1)) throw UsageError("--max-pvalue must lie in (0, 1]");
   if (!(f.min_magnitude >= 0)) throw UsageError("--min-magnitude must be 0 or more (a fraction: 0.05 = 5%)");
+  if (f.min_runs < 1 || f.min_runs > 100) throw UsageError("--min-runs must lie in 1..100 (nights)");
   ChangePointOptions o;
+  if (f.method == "level") {
+    o.method = ChangePointMethod::Level;
+  } else if (f.method == "otava") {
+    o.method = ChangePointMethod::Windowed;
+  } else {
+    throw UsageError("--method " + f.method + ": give level (the gate's own, the default) or otava");
+  }
   o.max_pvalue = f.max_pvalue;
   o.min_magnitude = f.min_magnitude;
+  o.level.min_magnitude = f.min_magnitude;
+  o.level.min_runs = f.min_runs;
   return o;
 }
 
@@ -84,11 +94,19 @@ int run_export(const HistoryOptions& opt) {
 }  // namespace
 
 void add_change_point_flags(CLI::App& cmd, ChangePointFlags& flags) {
+  cmd.add_option("--method", flags.method,
+                 "level: red when the newest --min-runs nights all sit below the last accepted level "
+                 "beyond the noise (calibrated: docs/changepoints.md); otava: Apache Otava's windowed "
+                 "E-Divisive, red when the last change point is a significant regression")
+      ->capture_default_str();
+  cmd.add_option("--min-runs", flags.min_runs,
+                 "level: nights that must all sit beyond the threshold before the gate goes red")
+      ->capture_default_str();
   cmd.add_option("--max-pvalue", flags.max_pvalue,
-                 "A change point is kept when its p-value is at most this (Otava's -P)")
+                 "otava: a change point is kept when its p-value is at most this (Otava's -P)")
       ->capture_default_str();
   cmd.add_option("--min-magnitude", flags.min_magnitude,
-                 "... and its relative change exceeds this fraction, e.g. 0.05 for 5% (Otava's -M)")
+                 "A regression must also exceed this relative change, e.g. 0.05 for 5% (Otava's -M)")
       ->capture_default_str();
 }
 
@@ -122,7 +140,7 @@ int run_gate_history(const GateOptions& opt) {
   for (const auto* t : {&opt.max_throughput_drop, &opt.max_iops_drop, &opt.max_p50_rise, &opt.max_p99_rise,
                         &opt.max_cpu_rise, &opt.thresholds_file})
     if (!t->empty())
-      throw UsageError("gate --history judges by change points, not thresholds: use --max-pvalue and --min-magnitude");
+      throw UsageError("gate --history judges by levels and change points, not thresholds: use --method, --min-runs, --min-magnitude (and --max-pvalue with --method otava)");
   if (opt.junit == opt.history || opt.markdown == opt.history)
     throw UsageError(opt.history + ": is the database; refusing to write a report over it");
   if (!opt.junit.empty() && opt.junit == opt.markdown) throw UsageError(opt.junit + ": named for two outputs");
@@ -130,14 +148,13 @@ int run_gate_history(const GateOptions& opt) {
     if (!out->empty()) check_output_path(*out, opt.allow_overwrite);
   const auto options = change_point_options(opt.change_points);
   const auto h = history::HistoryDb::open(opt.history, history::HistoryDb::Mode::ReadOnly)->load();
-  const auto a = history::analyse(h, options);
   if (opt.accept_through > 0 &&
       std::none_of(h.runs.begin(), h.runs.end(), [&](const auto& r) { return r.id == opt.accept_through; }))
     throw UsageError("--accept-through " + std::to_string(opt.accept_through) + ": " + opt.history +
                      " has no run with that id (`gdsb-report history show` lists them)");
-  return report_gate(history::gate_history(a, opt.accept_through > 0 ? std::optional<int64_t>(opt.accept_through)
-                                                                       : std::nullopt),
-                     opt);
+  const auto a = history::analyse(h, options,
+                                  opt.accept_through > 0 ? std::optional<int64_t>(opt.accept_through) : std::nullopt);
+  return report_gate(history::gate_history(a), opt);
 }
 
 }  // namespace gdsb::report::cli

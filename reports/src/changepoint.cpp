@@ -188,6 +188,12 @@ std::vector<ChangePoint> find_change_points(std::span<const double> series,
     const double first_pass = p < 0.05 ? p * 10 : (p < 0.5 ? p * 2 : p);
     indexes = merge(series, weak_points(series, options.window, first_pass), options.max_pvalue,
                     options.min_magnitude);
+  } else if (options.method == ChangePointMethod::Level) {
+    std::vector<double> sorted(series.begin(), series.end());
+    std::sort(sorted.begin(), sorted.end());
+    const double level = sorted.empty() ? 0 : std::fabs(quantile_of_sorted(sorted, 0.5));
+    const double noise = std::max(night_noise(series), options.level.noise_floor * level);
+    indexes = level_shifts(series, noise, options.level.min_runs, options.level.penalty);
   } else {
     edivisive::PermutationTester tester(series, options.permutations, options.seed);
     for (const auto& f : edivisive::divide(series, options.max_pvalue, std::ref(tester))) {
@@ -195,6 +201,13 @@ std::vector<ChangePoint> find_change_points(std::span<const double> series,
       p_values.push_back(f.p_value);
     }
   }
+  auto out = describe_change_points(series, indexes);
+  for (std::size_t i = 0; i < p_values.size(); ++i) out[i].p_value = p_values[i];
+  return out;
+}
+
+std::vector<ChangePoint> describe_change_points(std::span<const double> series,
+                                                std::span<const std::size_t> indexes) {
   std::vector<ChangePoint> out;
   for (std::size_t i = 0; i < indexes.size(); ++i) {
     const std::size_t begin = i == 0 ? 0 : indexes[i - 1];
@@ -202,7 +215,7 @@ std::vector<ChangePoint> find_change_points(std::span<const double> series,
     const SideStats s = compare_sides(series, begin, indexes[i], end);
     ChangePoint c;
     c.index = indexes[i];
-    c.p_value = p_values.empty() ? s.p_value : p_values[i];
+    c.p_value = s.p_value;
     c.forward_change_percent = forward_change(s.mean_before, s.mean_after) * 100.0;
     c.magnitude = s.magnitude;
     c.before = summarize(series, begin, indexes[i]);

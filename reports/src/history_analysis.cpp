@@ -12,9 +12,6 @@
 namespace gdsb::report::history {
 namespace {
 
-// The first line of a run's reason (cuFile's failures go on with the log lines they quote).
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
 // A change point needs three runs (changepoint.hpp: Otava's t-test needs three values).
 constexpr std::size_t kMinRuns = 3;
 
@@ -107,10 +104,13 @@ std::string series_title(const SeriesAnalysis& s) {
   return s.data->test + " " + metric + (s.data->node.empty() ? "" : " on " + s.data->node);
 }
 
-Analysis analyse(const History& h, const ChangePointOptions& options) {
+Analysis analyse(const History& h, const ChangePointOptions& options, std::optional<int64_t> accept_through) {
   Analysis a;
   a.history = &h;
   a.options = options;
+  a.accept_through = accept_through;
+  std::map<int64_t, std::size_t> order;  // run -> its place in the history
+  for (std::size_t i = 0; i < h.runs.size(); ++i) order[h.runs[i].id] = i;
   for (const auto& d : h.series) {
     SeriesAnalysis s;
     s.data = &d;
@@ -123,7 +123,18 @@ Analysis analyse(const History& h, const ChangePointOptions& options) {
       s.note = std::to_string(values.size()) + (values.size() == 1 ? " run" : " runs") +
                ": too few to judge (a change point needs " + std::to_string(kMinRuns) + " or more)";
     }
-    const auto points = s.note.empty() ? find_change_points(values, options) : std::vector<ChangePoint>{};
+    std::vector<ChangePoint> points;
+    if (s.note.empty() && options.method == ChangePointMethod::Level) {
+      // The nights up to the accepted run (by the history's order) are accepted.
+      std::size_t accepted_end = 0;
+      if (accept_through)
+        for (const auto& p : d.points)
+          accepted_end += order[p.first] <= order[*accept_through] ? 1U : 0U;
+      s.level = judge_level(values, s.metric->higher_is_better, accepted_end, options.level);
+      points = describe_change_points(values, s.level->shifts);
+    } else if (s.note.empty()) {
+      points = find_change_points(values, options);
+    }
     s.segments = summarize_segments(values, points);
     for (const auto& p : points) s.changes.push_back(attribute(h, s, p));
     a.series.push_back(std::move(s));
@@ -146,104 +157,6 @@ std::vector<FleetEvent> fleet_events(const Analysis& a) {
   for (auto& [run, e] : by_run)
     if (e.nodes.size() >= 2) out.push_back(std::move(e));
   return out;
-}
-
-GateResult gate_history(const Analysis& a, std::optional<int64_t> accept_through) {
-  const History& h = *a.history;
-  if (h.series.empty())
-    throw UsageError(h.path + ": the history has no series (add documents with `gdsb-report history add`)");
-  // Each node's newest run of each document kind: a series without a point there either
-  // gave no figure in it (the run recorded why: the gate fails) or is no longer measured.
-  // A run counts for a node where it recorded the node's facts (a run whose every test
-  // failed has no point, and is the newest all the same) or a point.
-  std::map<int64_t, std::size_t> order;
-  std::map<int64_t, std::string> kind_of;
-  for (std::size_t i = 0; i < h.runs.size(); ++i) order[h.runs[i].id] = i, kind_of[h.runs[i].id] = h.runs[i].kind;
-  std::map<std::pair<std::string, std::string>, int64_t> newest;  // (node, kind) -> run
-  const auto saw = [&](const std::string& node, int64_t run) {
-    auto& n = newest[{node, kind_of[run]}];
-    if (n == 0 || order[run] > order[n]) n = run;
-  };
-  for (const auto& [run, nodes] : h.node_facts)
-    for (const auto& [node, facts] : nodes) saw(node, run);
-  for (const auto& s : h.series) saw(s.node, s.points.back().first);
-  GateResult r;
-  r.kind = "history";
-  r.baseline_name = h.path + " (" + std::to_string(h.runs.size()) + " runs)";
-  const auto& latest = h.runs.back();
-  r.current_name = "run " + std::to_string(latest.id) + (latest.time.empty() ? "" : " (" + latest.time + ")");
-  for (const auto& s : a.series) {
-    GateCase c;
-    c.group = s.data->node + " " + s.data->test;
-    c.name = s.data->metric;
-    const auto last = s.data->points.back().first;
-    const int64_t node_newest = newest[{s.data->node, kind_of[last]}];
-    const Facts* no_figure = nullptr;
-    if (const auto run = h.test_facts.find(node_newest); run != h.test_facts.end())
-      if (const auto t = run->second.find({s.data->node, s.data->test});
-          t != run->second.end() && t->second.count(std::string(kNoFigureStatus)) != 0)
-        no_figure = &t->second;
-    if (last != node_newest && no_figure != nullptr) {
-      const auto reason = no_figure->find(std::string(kNoFigureReason));
-      c.outcome = Outcome::Fail;
-      c.message = "no figure in the node's newest run " + std::to_string(node_newest) + ": " +
-                  no_figure->at(std::string(kNoFigureStatus)) +
-                  (reason == no_figure->end() ? std::string() : ": " + first_line(reason->second)) +
-                  " (last figure in run " + std::to_string(last) + ")";
-    } else if (!s.note.empty()) {
-      c.outcome = Outcome::Skip;
-      c.message = s.note;
-    } else if (last != node_newest) {
-      c.outcome = Outcome::Skip;
-      c.message = "not measured in the node's newest run " + std::to_string(node_newest) +
-                  " (last in run " + std::to_string(last) + ")";
-    } else if (s.changes.empty()) {
-      const auto& seg = s.segments.front();
-      c.message = "no change point in " + std::to_string(s.data->points.size()) + " runs (median " +
-                  format_number(seg.median) + ", quartiles " + format_number(seg.q1) + " to " +
-                  format_number(seg.q3) + " " + std::string(s.metric->unit) + ")";
-    } else {
-      const auto& ch = s.changes.back();
-      const auto& p = ch.point;
-      char pv[32];
-      std::snprintf(pv, sizeof pv, "%.2g", p.p_value);
-      const std::string figures = "; newest " + std::to_string(p.after.end - p.after.begin) +
-                                  " runs median " + format_number(p.after.median) + " against " +
-                                  format_number(p.before.median) + " " + std::string(s.metric->unit) +
-                                  " in the " + std::to_string(p.before.end - p.before.begin) +
-                                  " runs before, p=" + pv;
-      const bool accepted = ch.worse && accept_through && ch.run <= *accept_through;
-      // The change point search keeps a point its merge step re-tested against its own
-      // neighbours; the figures reported here are for the final segments. A regression fails
-      // the gate only when those segments differ at the gate's own significance (on 4 x H100
-      // six noisy runs gave a kept point at p = 0.21: not a regression to stop a pipeline for).
-      const bool significant = p.p_value <= a.options.max_pvalue;
-      char max_p[32];
-      std::snprintf(max_p, sizeof max_p, "%g", a.options.max_pvalue);
-      c.outcome = ch.worse && !accepted && significant ? Outcome::Fail : Outcome::Pass;
-      c.message = (accepted     ? "accepted regression (--accept-through " + std::to_string(*accept_through) + "): "
-                   : !significant && ch.worse
-                       ? std::string("not significant at --max-pvalue ") + max_p + " (kept as a change point): "
-                   : ch.worse ? std::string("regression: ")
-                              : std::string("latest change is not a regression: ")) +
-                  ch.sentence + figures;
-      if (accepted) r.notes.push_back(c.group + " " + c.name + ": " + c.message);  // passes are not listed
-    }
-    r.cases.push_back(std::move(c));
-  }
-  char opts[160];
-  std::snprintf(opts, sizeof opts,
-                "change points: E-Divisive with means (%s, as Apache Otava), max p-value %g, min magnitude %g%%",
-                a.options.method == ChangePointMethod::Windowed ? "windowed" : "permutation test",
-                a.options.max_pvalue, a.options.min_magnitude * 100);
-  r.notes.emplace_back(opts);
-  for (const auto& e : fleet_events(a)) {
-    std::string nodes;
-    for (const auto& n : e.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
-    r.notes.push_back("run " + std::to_string(e.run) + ": " + std::to_string(e.nodes.size()) +
-                      " nodes changed at once (" + nodes + ")");
-  }
-  return r;
 }
 
 }  // namespace gdsb::report::history

@@ -43,7 +43,7 @@ std::vector<double> series(std::size_t n, uint32_t seed, const std::function<dou
 
 std::string time_of(std::size_t i) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "2026-11-%02zuT%02zu:00:00Z", 1 + i / 24, i % 24);
+  std::snprintf(buf, sizeof buf, "2026-%02zu-%02zuT02:00:00Z", 1 + i / 28, 1 + i % 28);  // one run a night
   return buf;
 }
 
@@ -162,7 +162,7 @@ TEST(HistoryAttribution, NamesTheFactThatChangedWithTheStep) {
   EXPECT_EQ(c.changed[0].after, "absent");
   EXPECT_TRUE(c.not_compared.empty());
   EXPECT_NE(c.sentence.find("CPUONLY READ 1 MiB throughput on n1 -3"), std::string::npos) << c.sentence;
-  EXPECT_NE(c.sentence.find("at run 31 (2026-11-02), when nvidia-fs went from 2.20.5 to absent"), std::string::npos)
+  EXPECT_NE(c.sentence.find("at run 31 (2026-02-03), when nvidia-fs went from 2.20.5 to absent"), std::string::npos)
       << c.sentence;
   const auto g = gate_history(a);
   ASSERT_TRUE(g.failed());
@@ -217,7 +217,7 @@ TEST(HistoryGate, ASeriesNoLongerMeasuredIsSkipped) {
   const auto r = gate_history(analyse(h, {}));
   ASSERT_EQ(r.cases.size(), 2U);
   EXPECT_EQ(r.cases[0].outcome, Outcome::Skip);
-  EXPECT_NE(r.cases[0].message.find("not measured in the node's newest run 31"), std::string::npos);
+  EXPECT_NE(r.cases[0].message.find("not measured in the node's newest night (its newest run 31"), std::string::npos);
 }
 
 // The newest run of the node failed the test (a cufile.json cuFile refused, on 4 x H100):

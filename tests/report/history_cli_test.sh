@@ -24,7 +24,7 @@ run() {
 # Documents: the CPUONLY run of the io_dgx example, trimmed, with the figures and settings
 # each case needs. gen.py SERIES HOST N 'level(i)' 'threads(i)' [NOISE SEED]
 cat >gen.py <<'PY'
-import json, random, sys, os
+import datetime, json, random, sys, os
 fx, out, host, n, level, threads = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6]
 noise = float(sys.argv[7]) if len(sys.argv) > 7 else 0.02
 rng = random.Random(int(sys.argv[8]) if len(sys.argv) > 8 else 1)
@@ -43,7 +43,8 @@ for i in range(n):
     r["workload"]["threads"] = eval(threads, {"i": i})
     d["runs"] = [r]
     d["context"]["host"] = host
-    d["context"]["started_at"] = "2026-%02d-%02dT%02d:%02d:00Z" % (1 + i // 600, 1 + (i // 24) % 25, i % 24, (i // 3) % 60)
+    d["context"]["started_at"] = (datetime.datetime(2026, 1, 1, 2, tzinfo=datetime.timezone.utc) +
+                                  datetime.timedelta(days=i)).strftime("%Y-%m-%dT%H:%M:%SZ")  # one night a day
     json.dump(d, open(os.path.join(out, "%s-%04d.json" % (host, i)), "w"), indent=1)
 PY
 gen() { python3 gen.py "$fx" "$@" || { echo "FAIL: generating documents"; exit 1; }; }
@@ -156,11 +157,15 @@ else bad "gate on a failed newest run"; fi
 python3 - fail/nodeF-0012.json <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-d["runs"][0]["workload"]["io_size"] = 4096
+r = d["runs"][0]
+r["workload"]["io_size"] = 4096
+r["status"] = "ok"  # another test, which ran fine
+r.pop("reason", None)
+r["result"] = json.load(open(sys.argv[1].replace("0012", "0011")))["runs"][0]["result"]
 json.dump(d, open(sys.argv[1], "w"))
 PY
 "$bin" history add f2.db fail/*.json >/dev/null
-if run 0 "$bin" gate --history f2.db && grep -q "not measured in the node's newest run 13" out.txt; then
+if run 0 "$bin" gate --history f2.db && grep -q "not measured in the node's newest night (its newest run 13" out.txt; then
   ok "gate --history: a newest run that did not ask for a test skips it"
 else bad "gate on a newest run of another test"; fi
 

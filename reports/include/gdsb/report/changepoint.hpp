@@ -23,9 +23,13 @@
 #include <string>
 #include <vector>
 
+#include "gdsb/report/level_gate.hpp"
+
 namespace gdsb::report {
 
-enum class ChangePointMethod { Windowed, Permutation };
+// Level: the history gate's own method (level_gate.hpp), what `gdsb-report history` and
+// `gate --history` use unless told `--method otava`; Windowed and Permutation are Otava's.
+enum class ChangePointMethod { Windowed, Permutation, Level };
 
 struct ChangePointOptions {
   // A change point is kept when its p-value is <= max_pvalue (Otava -P, default 0.001) ...
@@ -37,6 +41,7 @@ struct ChangePointOptions {
   std::size_t window = 50;          // Windowed: runs analysed at once (Otava --window), >= 2
   std::size_t permutations = 100;   // Permutation: shuffles per candidate (Otava uses 100)
   std::uint64_t seed = 0;           // Permutation: seed of the shuffles
+  LevelOptions level;               // Level: its knobs (max_pvalue and window are not used)
 };
 
 // One side of a change point: the runs [begin, end) between it and its neighbouring change
@@ -79,6 +84,11 @@ class NonFiniteValue : public std::invalid_argument {
 // min_magnitude < 0, permutations == 0 with the Permutation method).
 std::vector<ChangePoint> find_change_points(std::span<const double> series,
                                             const ChangePointOptions& options = {});
+
+// The change points at `indexes` (sorted, inside (0, series.size())), each described by its
+// final neighbouring segments: p-value of Otava's t-test between them, change and magnitude.
+std::vector<ChangePoint> describe_change_points(std::span<const double> series,
+                                                std::span<const std::size_t> indexes);
 
 // The segments the change points cut the series into, in order (one more than the points;
 // none for an empty series). Points must be sorted and within (0, series.size()).

@@ -44,16 +44,22 @@ struct SeriesAnalysis {
   std::vector<SegmentSummary> segments;
   std::vector<Change> changes;
   std::string note;  // why nothing was analysed ("2 runs: ..."), "" otherwise
+  // The level method's verdict on the newest nights (ChangePointMethod::Level only).
+  std::optional<LevelVerdict> level;
 };
 
 struct Analysis {
   const History* history = nullptr;
   ChangePointOptions options;
+  std::optional<int64_t> accept_through;  // runs up to this one are accepted (--accept-through)
   std::vector<SeriesAnalysis> series;
 };
 
-// Every series of `h` (which must outlive the result).
-Analysis analyse(const History& h, const ChangePointOptions& options);
+// Every series of `h` (which must outlive the result). `accept_through`: a team that has looked
+// at a regression and takes it as the new normal names its run; the level method then judges
+// the newest nights against the level after it.
+Analysis analyse(const History& h, const ChangePointOptions& options,
+                 std::optional<int64_t> accept_through = std::nullopt);
 
 // A run at which change points of two or more nodes fall: a fleet-wide event.
 struct FleetEvent {
@@ -64,13 +70,15 @@ struct FleetEvent {
 };
 std::vector<FleetEvent> fleet_events(const Analysis& a);
 
-// gate --history: per series, fails when its last change point is a regression and the
-// series has a point in its node's newest run; series of fewer than 3 runs are skipped
-// with the reason. UsageError when the history has no series. `accept_through`: a team
-// that has looked at a regression and takes it as the new normal names its run; a
-// regression whose change point is at that run or earlier passes, said as accepted (a
-// later change point is judged again).
-GateResult gate_history(const Analysis& a, std::optional<int64_t> accept_through = std::nullopt);
+// gate --history. Per series, with the level method: red when the newest nights sit below
+// the last accepted level beyond the noise (level_gate.hpp), until the regression is accepted
+// (`accept_through` given to analyse()) or the level comes back; a warning when only some of
+// them do. With Otava's methods: red when the last change point is a regression significant at
+// max_pvalue, unless accepted. Either way a test whose node's newest run asked for it and got
+// no figure fails with the run's reason, also when it never had a figure; series too short to
+// judge are skipped with the reason. UsageError when the history has neither series nor such
+// a failed test.
+GateResult gate_history(const Analysis& a);
 
 // "throughput" of a test, in words: "GPUD READ 1 MiB throughput".
 std::string series_title(const SeriesAnalysis& s);
