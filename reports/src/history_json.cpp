@@ -1,7 +1,6 @@
 // The gdsbench.history/1 document (docs/gdsb-report.md, "history show") and the terminal
 // summary: both only read an Analysis.
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -108,18 +107,6 @@ std::map<int64_t, std::vector<std::string>> newest_of(const History& h) {
   return out;
 }
 
-std::string p_text(double p) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2g", p);
-  return buf;
-}
-
-std::string max_p_text(double p) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", p);
-  return buf;
-}
-
 }  // namespace
 
 json analysis_to_json(const Analysis& a, const json& meta) {
@@ -218,8 +205,8 @@ std::string analysis_text(const Analysis& a) {
       weak += sig ? 0U : 1U;
       o << (c.worse ? "worse  " : "better ") << (sig ? "" : "(not significant) ") << c.sentence << " [median "
         << format_number(c.point.before.median) << " -> " << format_number(c.point.after.median) << " "
-        << (s.metric ? s.metric->unit : "") << ", p=" << p_text(c.point.p_value)
-        << (sig ? "" : " > --max-pvalue " + max_p_text(a.options.max_pvalue)) << "]\n";
+        << (s.metric ? s.metric->unit : "") << ", p=" << format_pvalue(c.point.p_value)
+        << (sig ? "" : " > --max-pvalue " + format_pvalue(a.options.max_pvalue)) << "]\n";
     }
   }
   for (const auto& e : fleet_events(a)) o << "fleet: " << fleet_sentence(e) << "\n";
@@ -243,7 +230,7 @@ std::string analysis_text(const Analysis& a) {
   o << h.runs.size() << " runs";
   if (failed_runs > 0) o << " (" << failed_runs << " with a failed test)";
   o << ", " << a.series.size() << " series, " << changes << " change points";
-  if (weak > 0) o << " (" << weak << " not significant at --max-pvalue " << max_p_text(a.options.max_pvalue) << ")";
+  if (weak > 0) o << " (" << weak << " not significant at --max-pvalue " << format_pvalue(a.options.max_pvalue) << ")";
   if (short_series > 0) o << "; " << short_series << " series too short to judge (fewer than 3 runs)";
   o << "\n";
   return o.str();

@@ -2,7 +2,6 @@
 // runs at which several nodes changed together, then per node one chart per series: every
 // run, the segments' medians, the change points marked and annotated.
 #include <algorithm>
-#include <cstdio>
 #include <map>
 
 #include "gdsb/report/metrics.hpp"
@@ -11,12 +10,6 @@
 
 namespace gdsb::report::html {
 namespace {
-
-std::string p_text(double p) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2g", p);
-  return buf;
-}
 
 std::string spread(const json& seg) {
   return format_number(seg.value("median", 0.0)) + " (" + format_number(seg.value("q1", 0.0)) + "–" +
@@ -38,7 +31,7 @@ std::string changes_section(const json& doc) {
                                                     : badge("better", "ok"),
                       esc(format_percent(c.value("change_percent", 0.0))),
                       esc(spread(c.at("before")) + " → " + spread(c.at("after")) + " " + str(s, "unit")),
-                      esc(p_text(c.value("p_value", 1.0))), esc(str(c, "sentence"))});
+                      esc(format_pvalue(c.value("p_value", 1.0))), esc(str(c, "sentence"))});
     }
   }
   std::string inner;
