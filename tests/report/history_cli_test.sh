@@ -238,7 +238,7 @@ else bad "export"; fi
 if run 0 "$bin" history show f.db --html f.html --json f41.json &&
    grep -q "^failed CPUONLY READ 1 MiB in /mnt/nvme0/gdsb on nodeF in 1 run (run 13): cuFileDriverOpen failed: EINVAL (-22)$" out.txt &&
    grep -q "^13 runs (1 with a failed test), 3 series, " out.txt &&
-   grep -q 'class="badge b-bad">0 change points, 0 worse; newest run failed: CPUONLY READ 1 MiB in /mnt/nvme0/gdsb on nodeF (run 13)<' f.html &&
+   grep -q 'class="badge b-bad">[0-9]* change points, 0 worse; newest run failed: CPUONLY READ 1 MiB in /mnt/nvme0/gdsb on nodeF (run 13)<' f.html &&
    grep -q 'class="badge b-bad">failed</span><br>CPUONLY READ 1 MiB in /mnt/nvme0/gdsb on nodeF: failed: cuFileDriverOpen failed: EINVAL (-22)<' f.html &&
    python3 - <<'PY'
 import json
