@@ -314,7 +314,8 @@ TEST(HistoryShow, NotSignificantPointsAndFailedRunsAreSaid) {
 // at 0.21) is said as not significant in the text, the JSON and the page; only the writers
 // are judged here, so the point's p-value is set by hand.
 TEST(HistoryShow, APointAboveMaxPvalueIsMarkedNotSignificant) {
-  auto a = analyse(history_of(series(60, 16, step_at(30, 10.0, 9.0), flat(0.02))), {});
+  const auto h = history_of(series(60, 16, step_at(30, 10.0, 9.0), flat(0.02)));  // outlives the analysis
+  auto a = analyse(h, {});
   ASSERT_EQ(a.series.at(0).changes.size(), 1U);
   a.series[0].changes[0].point.p_value = 0.036;
   const auto text = analysis_text(a);
