@@ -73,8 +73,10 @@ std::string access_reason(const std::string& path) {
 }
 
 [[noreturn]] void fail(sqlite3* db, const std::string& path, int rc, const std::string& doing) {
-  const std::string detail = std::string(sqlite3_errstr(rc)) +
-                             (db != nullptr ? std::string(": ") + sqlite3_errmsg(db) : std::string());
+  // SQLite's message for the code, then the connection's, when it says more.
+  const std::string code_text = sqlite3_errstr(rc);
+  const std::string conn_text = db != nullptr ? sqlite3_errmsg(db) : "";
+  const std::string detail = code_text + (conn_text.empty() || conn_text == code_text ? "" : ": " + conn_text);
   if ((rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_READONLY) {
     const std::string why = access_reason(path);
     if (!why.empty())

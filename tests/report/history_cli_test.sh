@@ -314,7 +314,7 @@ ss = d["shared_storage"]
 if i >= 8:
     ss["dir"] = "/lustre/gdsb"
 for p in ss["points"]:
-    if "aggregate_gb_s" in p:
+    if isinstance(p.get("aggregate_gb_s"), (int, float)):
         p["aggregate_gb_s"] *= (0.1 if i >= 8 else 1.0) * (1 + 0.003 * ((i * 7) % 5))
 json.dump(d, open(sys.argv[2], "w"))
 PY
