@@ -35,6 +35,18 @@ json io_with(double gib_s, const std::string& started, uint32_t threads = 8, con
   return d;
 }
 
+// A gdsbench.cluster/1 document of node rows and a shared_storage section.
+json cluster_doc(const json& nodes, const json& shared_storage) {
+  return {{"schema", "gdsbench.cluster/1"},
+          {"tool", {{"name", "gdsb-cluster"}, {"version", "0.1.0"}}},
+          {"context", {{"host", "h0"}, {"started_at", "2026-11-20T00:00:00Z"}}},
+          {"classes", json::array()},
+          {"findings", json::array()},
+          {"odd_nodes", json::array()},
+          {"nodes", nodes},
+          {"shared_storage", shared_storage}};
+}
+
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream s;
@@ -136,21 +148,14 @@ TEST(Extract, StackFactsAndTheNodeFigure) {
 }
 
 TEST(Extract, AClusterDocumentAddsOneSeriesPerNodeAndTheSharedStorage) {
-  json d = {{"schema", "gdsbench.cluster/1"},
-            {"tool", {{"name", "gdsb-cluster"}, {"version", "0.1.0"}}},
-            {"context", {{"host", "h0"}, {"started_at", "2026-11-20T00:00:00Z"}}},
-            {"classes", json::array()},
-            {"findings", json::array()},
-            {"odd_nodes", json::array()},
-            {"nodes",
+  const json d = cluster_doc(
              {{{"node", "h0"}, {"status", "ok"}, {"driver", "570"}, {"kernel", "6.8"},
                {"node_metrics", {{"io_x1_read_gb_s", 6.1}}}, {"gpu_metrics", {{"h2d_gb_s", {52.1, 52.3}}}}},
               {{"node", "h1"}, {"status", "ok"}, {"driver", "580"}, {"kernel", "6.8"},
                {"node_metrics", {{"io_x1_read_gb_s", 3.0}}}},
-              {{"node", "h2"}, {"status", "missing"}}}},
-            {"shared_storage",
+              {{"node", "h2"}, {"status", "missing"}}},
              {{"points", {{{"nodes", 2}, {"mode", 1}, {"op", "read"}, {"status", "ok"}, {"aggregate_gb_s", 20.0}},
-                          {{"nodes", 4}, {"mode", 1}, {"op", "read"}, {"status", "waived"}}}}}}};
+                          {{"nodes", 4}, {"mode", 1}, {"op", "read"}, {"status", "waived"}}}}});
   const auto rec = extract_run(doc_of(d, "cluster.json"));
   EXPECT_EQ(rec.node_facts.at("h1").at("driver"), "580");
   EXPECT_EQ(rec.node_facts.count("h2"), 0U);
@@ -171,15 +176,8 @@ TEST(Extract, TheSeriesKeyNamesWhereTheDataLay) {
   b.workload.directory = "/scratch";
   EXPECT_EQ(extract_run(doc_of(test::io_doc({a}))).points[0].test, "CPUONLY READ 1 MiB in /mnt/lustre/gdsb");
   EXPECT_EQ(extract_run(doc_of(test::io_doc({b}))).points[0].test, "CPUONLY READ 1 MiB in /scratch");
-  json d = {{"schema", "gdsbench.cluster/1"},
-            {"tool", {{"name", "gdsb-cluster"}, {"version", "0.1.0"}}},
-            {"context", {{"host", "h0"}, {"started_at", "2026-11-20T00:00:00Z"}}},
-            {"classes", json::array()},
-            {"findings", json::array()},
-            {"odd_nodes", json::array()},
-            {"nodes", json::array()},
-            {"shared_storage",
-             {{"dir", "/shared/gdsb"},
+  const json d = cluster_doc(json::array(),
+                            {{"dir", "/shared/gdsb"},
               {"layout", "file-per-process"},
               {"block_bytes", 1048576},
               {"limit_bytes_per_rank", 268435456},
@@ -187,7 +185,7 @@ TEST(Extract, TheSeriesKeyNamesWhereTheDataLay) {
                           {{"nodes", 2}, {"mode", 1}, {"op", "write"}, {"ranks", 2}, {"status", "ok"}, {"aggregate_gb_s", 9.0}}}},
               {"checkpoint",
                {{"model_bytes", 4294967296}, {"ranks", 4}, {"mode", 1},
-                {"save", {{"status", "ok"}, {"aggregate_gb_s", 2.1}}}}}}}};
+                {"save", {{"status", "ok"}, {"aggregate_gb_s", 2.1}}}}}});
   const auto rec = extract_run(doc_of(d, "cluster.json"));
   ASSERT_EQ(rec.points.size(), 3U);
   EXPECT_EQ(rec.points[0].test,
