@@ -1,5 +1,7 @@
 #include "cli.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -136,7 +138,35 @@ void setup(CLI::App& app, Options& opt) {
   setup_history(app, opt.history);
 }
 
+namespace {
+
+// `html DIR` (the survey's gdsb-report/, say): a directory is no report; name the reports in
+// it that html renders, so the next command is one copy away.
+[[noreturn]] void refuse_directory(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.path().extension() == ".json" && e.is_regular_file(ec)) names.push_back(e.path().string());
+  std::sort(names.begin(), names.end());
+  std::string renders;
+  for (const auto& name : names) {
+    try {
+      const auto doc = load_document(name);
+      renders += (renders.empty() ? "" : ", ") + name + " (" + std::string(kind_name(doc.kind)) + ")";
+    } catch (const Error&) {  // not a gdsbench document: not listed
+    }
+  }
+  if (ec) throw UsageError(dir + ": is a directory, not a report (and it cannot be listed: " + ec.message() + ")");
+  throw UsageError(dir + ": is a directory, not a report; " +
+                   (renders.empty() ? std::string("none of its .json files is a gdsbench report")
+                                    : "the reports in it: " + renders + "; render one with gdsb-report html FILE"));
+}
+
+}  // namespace
+
 int run_html(const HtmlOptions& opt) {
+  std::error_code dir_ec;
+  if (std::filesystem::is_directory(opt.input, dir_ec)) refuse_directory(opt.input);
   const auto doc = load_document(opt.input);
   const std::string out = opt.output.empty() ? default_html_name(opt.input) : opt.output;
   check_distinct({out}, {opt.input});

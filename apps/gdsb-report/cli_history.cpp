@@ -83,8 +83,13 @@ int run_export(const HistoryOptions& opt) {
   }
   const auto h = HistoryDb::open(opt.database, HistoryDb::Mode::ReadOnly)->load();
   const auto ex = history::otava_csv(h);
-  for (const auto& f : ex.files) check_output_path(opt.csv_dir + "/" + f.name, opt.allow_overwrite);
-  for (const auto& f : ex.files) write_output_atomic(opt.csv_dir + "/" + f.name, f.text, opt.allow_overwrite);
+  // Our own CSV files of an earlier export are replaced (otava.yaml says which are ours and
+  // carries the generator mark itself); a file of the same name that we did not write is not.
+  std::vector<bool> ours;
+  for (const auto& f : ex.files) ours.push_back(opt.allow_overwrite || history::exported_csv(opt.csv_dir, f.name));
+  for (std::size_t i = 0; i < ex.files.size(); ++i) check_output_path(opt.csv_dir + "/" + ex.files[i].name, ours[i]);
+  for (std::size_t i = 0; i < ex.files.size(); ++i)
+    write_output_atomic(opt.csv_dir + "/" + ex.files[i].name, ex.files[i].text, ours[i]);
   for (const auto& n : ex.notes) std::cout << "note: " << n << "\n";
   std::cout << "wrote " << ex.files.size() - 1 << " CSV files and otava.yaml to " << opt.csv_dir
             << " (Apache Otava: cd " << opt.csv_dir << " && otava analyze --config-file otava.yaml ...)\n";

@@ -3,6 +3,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -317,6 +318,10 @@ Document parse_document(std::string_view text, const std::string& name) {
 }
 
 Document load_document(const std::string& path) {
+  std::error_code ec;
+  // An ifstream opens a directory and reads nothing: it would pass for an empty file.
+  if (std::filesystem::is_directory(path, ec))
+    throw UsageError(path + ": is a directory, not a document (give one of its .json files)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw RuntimeError(path + ": cannot open: " + std::strerror(errno));
   std::ostringstream buf;

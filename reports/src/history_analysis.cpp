@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "gdsb/error.hpp"
 #include "gdsb/report/metrics.hpp"
@@ -31,20 +32,6 @@ std::optional<std::string> value_of(const std::string& name, const Facts& run) {
   return absent_value(name, run);
 }
 
-// The value most runs of a segment had; nullopt when a run of it did not record the fact.
-std::optional<std::string> segment_value(const std::string& name, const std::vector<Facts>& runs) {
-  std::map<std::string, std::size_t> counts;
-  for (const auto& f : runs) {
-    const auto v = value_of(name, f);
-    if (!v) return std::nullopt;
-    ++counts[*v];
-  }
-  if (counts.empty()) return std::nullopt;
-  return std::max_element(counts.begin(), counts.end(),
-                          [](const auto& a, const auto& b) { return a.second < b.second; })
-      ->first;
-}
-
 std::string date_of(const std::string& time) { return time.substr(0, 10); }
 
 std::string change_sentence(const SeriesAnalysis& s, const Change& c) {
@@ -57,7 +44,8 @@ std::string change_sentence(const SeriesAnalysis& s, const Change& c) {
     for (std::size_t i = 0; i < c.changed.size(); ++i) {
       const auto& f = c.changed[i];
       out += (i == 0 ? "" : i + 1 == c.changed.size() ? " and " : ", ") + fact_label(f.name) +
-             " went from " + f.before + " to " + f.after;
+             " went from " + f.before + " to " + f.after +
+             (f.at_run == 0 ? "" : " (at run " + std::to_string(f.at_run) + ", near the change point)");
     }
   }
   if (!c.not_compared.empty()) {
@@ -68,6 +56,11 @@ std::string change_sentence(const SeriesAnalysis& s, const Change& c) {
   return out;
 }
 
+// Attribution at the boundary: what differs between the last run before the change point
+// and the first run after it, so a fact that changed earlier or later in either segment (a
+// kernel update fifteen runs before a driver's step) is not named. Where nothing differs
+// there, the neighbouring pairs of runs up to two runs either side of it, inside the two
+// segments, are looked at: the point's place in noise is often off by one or two.
 Change attribute(const History& h, const SeriesAnalysis& s, const ChangePoint& p) {
   const auto& pts = s.data->points;
   Change c;
@@ -76,22 +69,37 @@ Change attribute(const History& h, const SeriesAnalysis& s, const ChangePoint& p
   if (const auto* r = h.run(c.run)) c.time = r->time;
   const bool up = p.forward_change_percent > 0;
   c.worse = s.metric != nullptr && p.forward_change_percent != 0 && up != s.metric->higher_is_better;
-  auto facts_in = [&](std::size_t begin, std::size_t end) {
-    std::vector<Facts> out;
-    for (std::size_t i = begin; i < end; ++i) out.push_back(h.facts_of(pts[i].first, s.data->node, s.data->test));
+  const auto facts = [&](std::size_t i) { return h.facts_of(pts.at(i).first, s.data->node, s.data->test); };
+  // The facts that differ between runs i - 1 and i; `unknown` gets those one of them lacks.
+  const auto differ = [&](std::size_t i, std::vector<std::string>* unknown) {
+    const Facts before = facts(i - 1), after = facts(i);
+    std::set<std::string> names;
+    for (const auto* f : {&before, &after})
+      for (const auto& kv : *f) names.insert(kv.first);
+    std::vector<FactChange> out;
+    for (const auto& name : names) {
+      const auto b = value_of(name, before);
+      const auto a = value_of(name, after);
+      if (!b || !a) {
+        if (unknown != nullptr) unknown->push_back(name);
+      } else if (*b != *a) {
+        out.push_back({name, *b, *a, 0});
+      }
+    }
     return out;
   };
-  const auto before = facts_in(p.before.begin, p.before.end);
-  const auto after = facts_in(p.after.begin, p.after.end);
-  std::set<std::string> names;
-  for (const auto* side : {&before, &after})
-    for (const auto& f : *side)
-      for (const auto& kv : f) names.insert(kv.first);
-  for (const auto& name : names) {
-    const auto b = segment_value(name, before);
-    const auto a = segment_value(name, after);
-    if (!b || !a) c.not_compared.push_back(name);
-    else if (*b != *a) c.changed.push_back({name, *b, *a});
+  c.changed = differ(p.index, &c.not_compared);
+  if (c.changed.empty()) {
+    constexpr std::size_t kNear = 2;
+    const std::size_t first = std::max(p.before.begin + 1, p.index > kNear ? p.index - kNear : 1);
+    const std::size_t last = std::min(p.after.end, p.index + kNear + 1);  // one past
+    for (std::size_t i = first; i < last; ++i) {
+      if (i == p.index) continue;
+      for (auto f : differ(i, nullptr)) {
+        f.at_run = pts[i].first;
+        c.changed.push_back(std::move(f));
+      }
+    }
   }
   c.sentence = change_sentence(s, c);
   return c;
@@ -143,19 +151,35 @@ Analysis analyse(const History& h, const ChangePointOptions& options, std::optio
 }
 
 std::vector<FleetEvent> fleet_events(const Analysis& a) {
-  std::map<int64_t, FleetEvent> by_run;
-  for (const auto& s : a.series) {
+  // (night or "run N", fact) -> event
+  std::map<std::pair<std::string, std::string>, FleetEvent> groups;
+  const auto add = [&](const SeriesAnalysis& s, const Change& c, const std::string& fact, const std::string& value) {
+    const std::string night = date_of(c.time);
+    auto& e = groups[{night.empty() ? "run " + std::to_string(c.run) : night, fact}];
+    e.night = night;
+    e.fact = fact;
+    if (e.run == 0 || c.run < e.run) e.run = c.run, e.time = c.time;
+    ++e.changes;
+    if (std::find(e.nodes.begin(), e.nodes.end(), s.data->node) == e.nodes.end()) e.nodes.push_back(s.data->node);
+    if (!value.empty() && std::find(e.values.begin(), e.values.end(), value) == e.values.end())
+      e.values.push_back(value);
+  };
+  for (const auto& s : a.series)
     for (const auto& c : s.changes) {
-      auto& e = by_run[c.run];
-      e.run = c.run;
-      e.time = c.time;
-      ++e.changes;
-      if (std::find(e.nodes.begin(), e.nodes.end(), s.data->node) == e.nodes.end()) e.nodes.push_back(s.data->node);
+      if (c.changed.empty()) add(s, c, "", "");
+      for (const auto& f : c.changed) add(s, c, f.name, f.before + " -> " + f.after);
     }
-  }
   std::vector<FleetEvent> out;
-  for (auto& [run, e] : by_run)
-    if (e.nodes.size() >= 2) out.push_back(std::move(e));
+  for (auto& [key, e] : groups) {
+    if (e.nodes.size() < 2) continue;
+    std::sort(e.nodes.begin(), e.nodes.end());
+    std::sort(e.values.begin(), e.values.end());
+    out.push_back(std::move(e));
+  }
+  // In time; on one night the named facts before the change points that name none.
+  std::stable_sort(out.begin(), out.end(), [](const FleetEvent& x, const FleetEvent& y) {
+    return std::make_tuple(x.night, x.fact.empty(), x.run) < std::make_tuple(y.night, y.fact.empty(), y.run);
+  });
   return out;
 }
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -107,6 +108,17 @@ OtavaExport otava_csv(const History& h) {
   }
   out.files.push_back({"otava.yaml", yaml});
   return out;
+}
+
+bool exported_csv(const std::string& dir, const std::string& name) {
+  const std::string yaml = dir + "/otava.yaml";
+  if (!is_gdsbench_output(yaml)) return false;
+  std::ifstream in(yaml);
+  const std::string declared = "file: " + yaml_string(name);
+  for (std::string line; std::getline(in, line);)
+    if (line.find_first_not_of(' ') != std::string::npos && line.substr(line.find_first_not_of(' ')) == declared)
+      return true;
+  return false;
 }
 
 }  // namespace gdsb::report::history

@@ -4,6 +4,7 @@
 
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
@@ -44,9 +45,44 @@ bool is_locked(int rc) {
 }
 bool is_damaged(int rc) { return (rc & 0xff) == SQLITE_CORRUPT; }
 
+std::string directory_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// Why SQLite could not open or write the file, in the file system's words: SQLite says
+// only "unable to open database file" or "attempt to write a readonly database". The WAL
+// journal keeps two files beside the database (-wal, -shm) that even a reader must be able
+// to create when they are not there.
+std::string access_reason(const std::string& path) {
+  const std::string dir = directory_of(path);
+  if (::access(path.c_str(), F_OK) != 0) {
+    if (::access(dir.c_str(), W_OK | X_OK) != 0)
+      return "cannot create the history in " + dir + ": " + std::strerror(errno);
+    return "cannot create the history: " + std::string(std::strerror(errno));
+  }
+  if (::access((path + "-shm").c_str(), F_OK) != 0 && ::access(dir.c_str(), W_OK | X_OK) != 0)
+    return "cannot create the shared-memory file beside the database (" + path + "-shm): " + dir + ": " +
+           std::strerror(errno) + "; the history's WAL journal needs a directory it can write";
+  if (::access(path.c_str(), W_OK) != 0) return "cannot write the file: " + std::string(std::strerror(errno));
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    return "cannot create the WAL journal beside the database (" + path + "-wal): " + dir + ": " +
+           std::strerror(errno);
+  return {};
+}
+
 [[noreturn]] void fail(sqlite3* db, const std::string& path, int rc, const std::string& doing) {
-  const std::string detail = std::string(sqlite3_errstr(rc)) +
-                             (db != nullptr ? std::string(": ") + sqlite3_errmsg(db) : std::string());
+  // SQLite's message for the code, then the connection's, when it says more.
+  const std::string code_text = sqlite3_errstr(rc);
+  const std::string conn_text = db != nullptr ? sqlite3_errmsg(db) : "";
+  const std::string detail = code_text + (conn_text.empty() || conn_text == code_text ? "" : ": " + conn_text);
+  if ((rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_READONLY) {
+    const std::string why = access_reason(path);
+    if (!why.empty())
+      throw RuntimeError(path + ": " + why + " (SQLite, " + doing + ": " + detail +
+                         "); nothing was written");
+  }
   if (is_locked(rc))
     throw RuntimeError(path + ": database locked: another writer held it longer than the busy "
                        "timeout while " + doing + " (" + detail + "); nothing was written, run it again");
@@ -140,16 +176,20 @@ class Transaction {
 
 // An existing file must be a gdsbench history, whole, of a schema this tool reads, before
 // anything is written to it.
-// Returns false for a file without tables (one another writer is creating this moment).
-bool check_existing(sqlite3* db, const std::string& path) {
+void check_existing(sqlite3* db, const std::string& path) {
   int64_t app_id = 0;
   {
     Stmt s(db, path, "PRAGMA application_id");
     if (s.step("reading the header")) app_id = s.integer(0);
   }
   if (app_id == 0) {
+    // An SQLite file with no tables and no application id is no history being created: a
+    // history's tables and its id are written in one transaction (create_schema), before
+    // which the file is empty (0 bytes, which open() takes over). It is someone else's.
     Stmt s(db, path, "SELECT count(*) FROM sqlite_schema");
-    if (s.step("reading the tables") && s.integer(0) == 0) return false;
+    if (s.step("reading the tables") && s.integer(0) == 0)
+      throw RuntimeError(path + ": not a gdsbench history: an empty SQLite database of another application "
+                         "(no tables, application_id 0); nothing was written (choose another file name)");
   }
   if (app_id != kHistoryApplicationId) {
     throw RuntimeError(path + ": not a gdsbench history: an SQLite file of another application "
@@ -174,7 +214,6 @@ bool check_existing(sqlite3* db, const std::string& path) {
   }
   if (version < 1)
     throw RuntimeError(path + ": database damaged: no schema version in gdsb_history; nothing was written");
-  return true;
 }
 
 void create_schema(sqlite3* db, const std::string& path) {
@@ -205,7 +244,10 @@ std::unique_ptr<HistoryDb> HistoryDb::open(const std::string& path, Mode mode, i
   if (rc != SQLITE_OK) fail(raw, path, rc, "opening the history");
   sqlite3_busy_timeout(raw, busy_timeout_ms);
   sqlite3_extended_result_codes(raw, 1);
-  if (exists && st.st_size > 0 && check_existing(raw, path)) return db;
+  if (exists && st.st_size > 0) {
+    check_existing(raw, path);
+    return db;
+  }
   if (mode == Mode::ReadOnly) throw RuntimeError(path + ": not a gdsbench history: the database is empty");
   // New (or empty) file. Tables first (a writer that created the file at the same moment
   // waits for this transaction, or this one for its), then WAL, which lets readers go on

@@ -89,6 +89,24 @@ Facts run_facts(const RunResult& r) {
   return f;
 }
 
+// Where a run's data lay: the directory of its file (or its -D directory). A series means
+// one storage: the same test on another file system is another series, not a change point.
+// The io document records the file's path, not its file system or device; the directory
+// stands for them (the survey's scratch file is <dir>/gdsb-survey.<pid>.tmp: its name
+// changes every run, its directory does not).
+std::string data_dir(const Workload& w) {
+  if (!w.directory.empty()) return w.directory;
+  const auto slash = w.file.rfind('/');
+  if (slash == std::string::npos) return w.file.empty() ? std::string() : ".";
+  return slash == 0 ? "/" : w.file.substr(0, slash);
+}
+
+// The series key of an io run: the test and where its data lay.
+std::string series_test(const std::string& test, const Workload& w) {
+  const std::string dir = data_dir(w);
+  return dir.empty() ? test : test + " in " + dir;
+}
+
 void add_io_runs(const Document& doc, const std::string& node, RunRecord& rec) {
   const auto runs = io_runs(doc);
   std::map<std::string, int> uses;
@@ -104,10 +122,11 @@ void add_io_runs(const Document& doc, const std::string& node, RunRecord& rec) {
       Facts f = run_facts(r);
       f[std::string(kNoFigureStatus)] = std::string(run_status_name(r.status));
       put(f, std::string(kNoFigureReason), r.reason);
-      rec.test_facts.push_back({node, test, std::move(f)});
+      rec.test_facts.push_back({node, series_test(test, r.workload), std::move(f)});
       continue;
     }
     if (uses[test] > 1) test = run_label(r.workload);
+    test = series_test(test, r.workload);
     rec.test_facts.push_back({node, test, run_facts(r)});
     rec.points.push_back({node, test, "throughput", r.result.throughput_gib_s});
     rec.points.push_back({node, test, "iops", r.result.iops});
@@ -168,18 +187,44 @@ void add_cluster(const Document& doc, RunRecord& rec) {
   const json ss = doc.json.value("shared_storage", json::object());
   if (ss.empty()) return;
   rec.node_facts[kFleetNode]["gdsbench"] = version;
+  // What makes two shared-storage figures comparable, in the series key (docs/gdsb-cluster.md,
+  // shared_storage): the directory on the shared mount, the layout, the block and the bytes a
+  // rank moves; per point, the ranks a node. The document records the directory, not the
+  // mount's file system or server: the directory stands for them.
+  const auto size = [&](const json& j, const char* key) {
+    return j.contains(key) && j.at(key).is_number_unsigned() ? format_bytes(j.at(key).get<uint64_t>()) : std::string();
+  };
+  std::string setup;
+  const auto with = [&](const std::string& part) {
+    if (!part.empty()) setup += ", " + part;
+  };
+  with(text(ss, "layout"));
+  with(size(ss, "block_bytes").empty() ? "" : size(ss, "block_bytes") + " blocks");
+  with(size(ss, "limit_bytes_per_rank").empty() ? "" : size(ss, "limit_bytes_per_rank") + " a rank");
+  const std::string where = text(ss, "dir").empty() ? "" : " in " + text(ss, "dir");
+  const auto mode_of = [](const json& p) {
+    const int x = p.contains("mode") && p.at("mode").is_number_integer() ? p.at("mode").get<int>() : -1;
+    return x >= 0 && x < kXferTypeCount ? std::string(xfer_label(static_cast<XferType>(x))) : text(p, "mode");
+  };
   for (const auto& p : ss.value("points", json::array())) {
     if (text(p, "status") != "ok" || !p.contains("aggregate_gb_s") || !p.at("aggregate_gb_s").is_number()) continue;
-    const int x = p.at("mode").get<int>();
-    const std::string mode = x >= 0 && x < kXferTypeCount ? std::string(xfer_label(static_cast<XferType>(x))) : text(p, "mode");
-    const std::string test = text(p, "nodes") + " nodes " + mode + " " + text(p, "op");
-    rec.points.push_back({kFleetNode, test, "aggregate", p.at("aggregate_gb_s").get<double>()});
+    std::string test = text(p, "nodes") + " nodes " + mode_of(p) + " " + text(p, "op");
+    const int nodes = p.value("nodes", 0), ranks = p.contains("ranks") && p.at("ranks").is_number_integer() ? p.at("ranks").get<int>() : 0;
+    if (nodes > 0 && ranks > 0)
+      test += ranks % nodes == 0 ? ", " + std::to_string(ranks / nodes) + (ranks == nodes ? " rank" : " ranks") + " a node"
+                                 : ", " + std::to_string(ranks) + " ranks";
+    rec.points.push_back({kFleetNode, test + setup + where, "aggregate", p.at("aggregate_gb_s").get<double>()});
   }
   const json cp = ss.value("checkpoint", json::object());
+  std::string model;
+  if (!size(cp, "model_bytes").empty()) model += " of " + size(cp, "model_bytes");
+  if (cp.contains("ranks") && cp.at("ranks").is_number_integer()) model += " over " + text(cp, "ranks") + " ranks";
+  if (cp.contains("mode")) model += " " + mode_of(cp);
   for (const char* step : {"save", "load"}) {
     const json s = cp.value(step, json::object());
     if (text(s, "status") == "ok" && s.contains("aggregate_gb_s") && s.at("aggregate_gb_s").is_number())
-      rec.points.push_back({kFleetNode, std::string("checkpoint ") + step, "aggregate", s.at("aggregate_gb_s").get<double>()});
+      rec.points.push_back({kFleetNode, std::string("checkpoint ") + step + model + where, "aggregate",
+                            s.at("aggregate_gb_s").get<double>()});
   }
 }
 

@@ -1,7 +1,9 @@
 // The gdsbench.history/1 document (docs/gdsb-report.md, "history show") and the terminal
 // summary: both only read an Analysis.
-#include <cstdio>
+#include <algorithm>
+#include <map>
 #include <sstream>
+#include <tuple>
 
 #include "gdsb/report/history_analysis.hpp"
 #include "gdsb/report/history_db.hpp"
@@ -11,6 +13,13 @@ namespace gdsb::report::history {
 namespace {
 
 using nlohmann::json;
+
+// The gate's own significance: a point kept by the search whose final segments differ at
+// more than --max-pvalue is said as not significant (the detection is changepoint.cpp's).
+bool significant(const Change& c, double max_pvalue) { return c.point.p_value <= max_pvalue; }
+
+// The first line of a run's reason (cuFile's failures go on with the log lines they quote).
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 json segment_json(const SeriesData& d, const SegmentSummary& s) {
   return {{"first_run", d.points.at(s.begin).first},
@@ -23,16 +32,19 @@ json segment_json(const SeriesData& d, const SegmentSummary& s) {
           {"stddev", s.stddev}};
 }
 
-json change_json(const SeriesData& d, const Change& c) {
+json change_json(const SeriesData& d, const Change& c, double max_pvalue) {
   json changed = json::array();
-  for (const auto& f : c.changed)
+  for (const auto& f : c.changed) {
     changed.push_back({{"fact", f.name}, {"label", fact_label(f.name)}, {"before", f.before}, {"after", f.after}});
+    if (f.at_run != 0) changed.back()["at_run"] = f.at_run;
+  }
   json not_compared = json::array();
   for (const auto& n : c.not_compared) not_compared.push_back({{"fact", n}, {"label", fact_label(n)}});
   return {{"run", c.run},
           {"time", c.time},
           {"index", c.point.index},
           {"p_value", c.point.p_value},
+          {"significant", significant(c, max_pvalue)},
           {"change_percent", c.point.forward_change_percent},
           {"magnitude", c.point.magnitude},
           {"worse", c.worse},
@@ -41,6 +53,58 @@ json change_json(const SeriesData& d, const Change& c) {
           {"context_changes", changed},
           {"not_compared", not_compared},
           {"sentence", c.sentence}};
+}
+
+// A test of a run that gave no figure (history.hpp, kNoFigureStatus).
+struct NoFigure {
+  std::string node, test, status, reason;
+};
+
+// Per run, its tests without a figure, in node and test order.
+std::map<int64_t, std::vector<NoFigure>> no_figures(const History& h) {
+  std::map<int64_t, std::vector<NoFigure>> out;
+  for (const auto& [run, tests] : h.test_facts)
+    for (const auto& [key, facts] : tests) {
+      const auto status = facts.find(std::string(kNoFigureStatus));
+      if (status == facts.end()) continue;
+      const auto reason = facts.find(std::string(kNoFigureReason));
+      out[run].push_back({key.first, key.second, status->second,
+                          reason == facts.end() ? std::string() : first_line(reason->second)});
+    }
+  return out;
+}
+
+// A run's status: "ok" when every test it asked for gave a figure, else "failed" when one
+// failed, else the first other status ("waived", "page cache").
+std::string run_status(const std::vector<NoFigure>& missing) {
+  if (missing.empty()) return "ok";
+  for (const auto& m : missing)
+    if (m.status == "failed") return "failed";
+  return missing.front().status;
+}
+
+// Per run, the nodes whose newest run of its document kind it is (a node is in a run where
+// the run recorded its facts, a test of it, or a figure of it).
+std::map<int64_t, std::vector<std::string>> newest_of(const History& h) {
+  std::map<int64_t, std::size_t> order;
+  for (std::size_t i = 0; i < h.runs.size(); ++i) order[h.runs[i].id] = i;
+  std::map<std::pair<std::string, std::string>, int64_t> newest;  // (node, kind) -> run
+  const auto saw = [&](const std::string& node, int64_t run) {
+    const auto* r = h.run(run);
+    if (r == nullptr) return;
+    auto& n = newest[{node, r->kind}];
+    if (n == 0 || order[run] > order[n]) n = run;
+  };
+  for (const auto& [run, nodes] : h.node_facts)
+    for (const auto& kv : nodes) saw(kv.first, run);
+  for (const auto& [run, tests] : h.test_facts)
+    for (const auto& kv : tests) saw(kv.first.first, run);
+  for (const auto& s : h.series)
+    for (const auto& pt : s.points) saw(s.node, pt.first);
+  std::map<int64_t, std::vector<std::string>> out;
+  for (const auto& [key, run] : newest)
+    if (std::find(out[run].begin(), out[run].end(), key.first) == out[run].end()) out[run].push_back(key.first);
+  return out;
 }
 
 }  // namespace
@@ -55,8 +119,25 @@ json analysis_to_json(const Analysis& a, const json& meta) {
                     {"min_magnitude", a.options.min_magnitude},
                     {"window", a.options.window}};
   json runs = json::array();
-  for (const auto& r : h.runs)
-    runs.push_back({{"id", r.id}, {"time", r.time}, {"kind", r.kind}, {"source", r.source}, {"key", r.key}});
+  const auto missing = no_figures(h);
+  const auto newest = newest_of(h);
+  for (const auto& r : h.runs) {
+    const auto m = missing.find(r.id);
+    const auto none = std::vector<NoFigure>{};
+    const auto& list = m == missing.end() ? none : m->second;
+    json tests = json::array();
+    for (const auto& t : list)
+      tests.push_back({{"node", t.node}, {"test", t.test}, {"status", t.status}, {"reason", t.reason}});
+    const auto n = newest.find(r.id);
+    runs.push_back({{"id", r.id},
+                    {"time", r.time},
+                    {"kind", r.kind},
+                    {"source", r.source},
+                    {"key", r.key},
+                    {"status", run_status(list)},
+                    {"no_figure", tests},
+                    {"newest_of", n == newest.end() ? json::array() : json(n->second)}});
+  }
   doc["runs"] = runs;
   json series = json::array();
   for (const auto& s : a.series) {
@@ -65,7 +146,7 @@ json analysis_to_json(const Analysis& a, const json& meta) {
     json segments = json::array();
     for (const auto& seg : s.segments) segments.push_back(segment_json(*s.data, seg));
     json changes = json::array();
-    for (const auto& c : s.changes) changes.push_back(change_json(*s.data, c));
+    for (const auto& c : s.changes) changes.push_back(change_json(*s.data, c, a.options.max_pvalue));
     series.push_back({{"node", s.data->node},
                       {"test", s.data->test},
                       {"metric", s.data->metric},
@@ -80,31 +161,76 @@ json analysis_to_json(const Analysis& a, const json& meta) {
   doc["series"] = series;
   json fleet = json::array();
   for (const auto& e : fleet_events(a))
-    fleet.push_back({{"run", e.run}, {"time", e.time}, {"nodes", e.nodes}, {"changes", e.changes}});
+    fleet.push_back({{"night", e.night},
+                     {"fact", e.fact},
+                     {"label", e.fact.empty() ? std::string() : fact_label(e.fact)},
+                     {"values", e.values},
+                     {"run", e.run},
+                     {"time", e.time},
+                     {"nodes", e.nodes},
+                     {"changes", e.changes}});
   doc["fleet"] = fleet;
   return doc;
 }
 
+namespace {
+
+// "2026-11-20: 2 nodes changed when NVIDIA driver changed (550.54.15 -> 570.86.15): n1 n2"
+std::string fleet_sentence(const FleetEvent& e) {
+  std::string out = (e.night.empty() ? "run " + std::to_string(e.run) : e.night) + ": " +
+                    std::to_string(e.nodes.size()) + " nodes changed ";
+  if (e.fact.empty()) {
+    out += "with no difference in the recorded context";
+  } else {
+    out += "when " + fact_label(e.fact) + " changed (";
+    for (const auto& v : e.values) out += (&v == &e.values.front() ? "" : ", ") + v;
+    out += ")";
+  }
+  out += ":";
+  for (const auto& n : e.nodes) out += " " + n;
+  return out;
+}
+
+}  // namespace
+
 std::string analysis_text(const Analysis& a) {
+  const History& h = *a.history;
   std::ostringstream o;
-  std::size_t changes = 0, short_series = 0;
+  std::size_t changes = 0, weak = 0, short_series = 0;
   for (const auto& s : a.series) {
     if (!s.note.empty()) ++short_series;
     for (const auto& c : s.changes) {
       ++changes;
-      char pv[32];
-      std::snprintf(pv, sizeof pv, "%.2g", c.point.p_value);
-      o << (c.worse ? "worse  " : "better ") << c.sentence << " [median " << format_number(c.point.before.median)
-        << " -> " << format_number(c.point.after.median) << " " << (s.metric ? s.metric->unit : "") << ", p=" << pv
-        << "]\n";
+      const bool sig = significant(c, a.options.max_pvalue);
+      weak += sig ? 0U : 1U;
+      o << (c.worse ? "worse  " : "better ") << (sig ? "" : "(not significant) ") << c.sentence << " [median "
+        << format_number(c.point.before.median) << " -> " << format_number(c.point.after.median) << " "
+        << (s.metric ? s.metric->unit : "") << ", p=" << format_pvalue(c.point.p_value)
+        << (sig ? "" : " > --max-pvalue " + format_pvalue(a.options.max_pvalue)) << "]\n";
     }
   }
-  for (const auto& e : fleet_events(a)) {
-    o << "fleet: run " << e.run << " changed " << e.nodes.size() << " nodes at once:";
-    for (const auto& n : e.nodes) o << " " << n;
-    o << "\n";
+  for (const auto& e : fleet_events(a)) o << "fleet: " << fleet_sentence(e) << "\n";
+  // Tests that gave no figure, one line per node, test, status and reason, with their runs.
+  const auto missing = no_figures(h);
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::vector<int64_t>> failures;
+  std::size_t failed_runs = 0;
+  for (const auto& r : h.runs) {
+    const auto m = missing.find(r.id);
+    if (m == missing.end()) continue;
+    failed_runs += run_status(m->second) == "failed" ? 1U : 0U;
+    for (const auto& t : m->second) failures[{t.status, t.node, t.test, t.reason}].push_back(r.id);
   }
-  o << a.history->runs.size() << " runs, " << a.series.size() << " series, " << changes << " change points";
+  for (const auto& [key, runs] : failures) {
+    const auto& [status, node, test, reason] = key;
+    o << status << " " << test << " on " << node << " in " << runs.size() << (runs.size() == 1 ? " run (" : " runs (")
+      << (runs.size() == 1 ? "run " + std::to_string(runs[0])
+                           : "runs " + std::to_string(runs.front()) + " to " + std::to_string(runs.back()))
+      << ")" << (reason.empty() ? "" : ": " + reason) << "\n";
+  }
+  o << h.runs.size() << " runs";
+  if (failed_runs > 0) o << " (" << failed_runs << " with a failed test)";
+  o << ", " << a.series.size() << " series, " << changes << " change points";
+  if (weak > 0) o << " (" << weak << " not significant at --max-pvalue " << format_pvalue(a.options.max_pvalue) << ")";
   if (short_series > 0) o << "; " << short_series << " series too short to judge (fewer than 3 runs)";
   o << "\n";
   return o.str();

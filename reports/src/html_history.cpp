@@ -1,7 +1,7 @@
 // The history page (gdsbench.history/1): the change points and what changed with them, the
 // runs at which several nodes changed together, then per node one chart per series: every
 // run, the segments' medians, the change points marked and annotated.
-#include <cstdio>
+#include <algorithm>
 #include <map>
 
 #include "gdsb/report/metrics.hpp"
@@ -10,12 +10,6 @@
 
 namespace gdsb::report::html {
 namespace {
-
-std::string p_text(double p) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2g", p);
-  return buf;
-}
 
 std::string spread(const json& seg) {
   return format_number(seg.value("median", 0.0)) + " (" + format_number(seg.value("q1", 0.0)) + "–" +
@@ -28,10 +22,16 @@ std::string changes_section(const json& doc) {
     for (const auto& c : s.at("change_points")) {
       rows.push_back({esc(text_of(c.at("run"))), esc(str(c, "time").substr(0, 10)), esc(str(s, "node")),
                       esc(str(s, "test") + " " + str(s, "metric")),
-                      c.value("worse", false) ? badge("worse", "bad") : badge("better", "ok"),
+                      // A kept point whose segments differ at more than --max-pvalue: not
+                      // significant, said so, neither red nor green.
+                      !c.value("significant", true) ? badge(c.value("worse", false) ? "worse, not significant"
+                                                                                     : "better, not significant",
+                                                            "muted")
+                      : c.value("worse", false)     ? badge("worse", "bad")
+                                                    : badge("better", "ok"),
                       esc(format_percent(c.value("change_percent", 0.0))),
                       esc(spread(c.at("before")) + " → " + spread(c.at("after")) + " " + str(s, "unit")),
-                      esc(p_text(c.value("p_value", 1.0))), esc(str(c, "sentence"))});
+                      esc(format_pvalue(c.value("p_value", 1.0))), esc(str(c, "sentence"))});
     }
   }
   std::string inner;
@@ -46,22 +46,32 @@ std::string changes_section(const json& doc) {
   inner += "<p class=\"note\">E-Divisive with means (" + esc(str(opt, "method")) +
            ", as Apache Otava runs it); a change is kept at p ≤ " + esc(text_of(opt.value("max_pvalue", json()))) +
            " and a magnitude above " + esc(text_of(opt.value("min_magnitude", json()))) +
-           ". Medians and quartiles are those of the runs between neighbouring change points.</p>";
+           "; a point kept by the search whose final segments differ at a p-value above it is marked "
+           "not significant. Medians and quartiles are those of the runs between neighbouring change points. "
+           "What changed: the facts that differ between the last run before the change point and the first "
+           "after it (or, where none does, between neighbouring runs at most two runs from it).</p>";
   return section("changes", "Change points", inner);
 }
 
 std::string fleet_section(const json& doc) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& e : doc.at("fleet")) {
-    std::string nodes;
+    std::string nodes, values;
     for (const auto& n : e.at("nodes")) nodes += (nodes.empty() ? "" : ", ") + n.get<std::string>();
-    rows.push_back({esc(text_of(e.at("run"))), esc(str(e, "time").substr(0, 10)),
-                    esc(text_of(json(e.at("nodes").size()))), esc(nodes), esc(text_of(e.at("changes")))});
+    for (const auto& v : e.value("values", json::array())) values += (values.empty() ? "" : ", ") + v.get<std::string>();
+    const std::string what = str(e, "fact").empty() ? "no difference in the recorded context"
+                                                     : str(e, "label") + " (" + values + ")";
+    rows.push_back({esc(str(e, "night").empty() ? "run " + text_of(e.at("run")) : str(e, "night")),
+                    esc(text_of(e.at("run"))), esc(what), esc(text_of(json(e.at("nodes").size()))), esc(nodes),
+                    esc(text_of(e.at("changes")))});
   }
   const std::string inner =
-      rows.empty() ? "<p>No run changed two or more nodes at once.</p>"
-                   : table({"run", "date", "nodes", "which", "change points"}, rows);
-  return section("fleet", "Nodes that changed at the same run", inner);
+      rows.empty() ? "<p>No night changed two or more nodes together.</p>"
+                   : table({"night", "first run", "what changed", "nodes", "which", "change points"}, rows) +
+                         "<p class=\"note\">Change points of two or more nodes on the same night (UTC date of the "
+                         "first run after each) that name the same changed fact, whichever documents carried "
+                         "them.</p>";
+  return section("fleet", "Nodes that changed on the same night", inner);
 }
 
 std::string series_chart(const json& s) {
@@ -105,11 +115,34 @@ std::string series_section(const json& doc) {
   return section("series", "Series", inner);
 }
 
+// A run's status, failed in red with the reason of each test that gave no figure.
+std::string status_cell(const json& r) {
+  const std::string status = str(r, "status").empty() ? "ok" : str(r, "status");
+  std::string out = badge(status, status == "ok" ? "ok" : status == "failed" ? "bad" : "warn");
+  for (const auto& t : r.value("no_figure", json::array()))
+    out += "<br>" + esc(str(t, "test") + " on " + str(t, "node") + ": " + str(t, "status") +
+                        (str(t, "reason").empty() ? "" : ": " + str(t, "reason")));
+  return out;
+}
+
 std::string runs_section(const json& doc) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : doc.at("runs"))
-    rows.push_back({esc(text_of(r.at("id"))), esc(str(r, "time")), esc(str(r, "kind")), esc(str(r, "source"))});
-  return section("runs", "Runs", table({"run", "started", "kind", "document"}, rows));
+    rows.push_back(
+        {esc(text_of(r.at("id"))), esc(str(r, "time")), esc(str(r, "kind")), esc(str(r, "source")), status_cell(r)});
+  return section("runs", "Runs", table({"run", "started", "kind", "document", "status"}, rows));
+}
+
+// Tests that failed in the newest run of their node: "GPUD WRITE 1 MiB on n1 (run 13)".
+std::vector<std::string> newest_failures(const json& doc) {
+  std::vector<std::string> out;
+  for (const auto& r : doc.at("runs")) {
+    const json newest = r.value("newest_of", json::array());
+    for (const auto& t : r.value("no_figure", json::array()))
+      if (str(t, "status") == "failed" && std::find(newest.begin(), newest.end(), t.at("node")) != newest.end())
+        out.push_back(str(t, "test") + " on " + str(t, "node") + " (run " + text_of(r.at("id")) + ")");
+  }
+  return out;
 }
 
 }  // namespace
@@ -119,10 +152,15 @@ std::string render_history(const json& doc) {
   for (const auto& s : doc.at("series"))
     for (const auto& c : s.at("change_points")) {
       ++changes;
-      worse += c.value("worse", false) ? 1U : 0U;
+      worse += c.value("worse", false) && c.value("significant", true) ? 1U : 0U;
     }
-  const std::string verdict =
-      badge(std::to_string(changes) + " change points, " + std::to_string(worse) + " worse", worse > 0 ? "bad" : "ok");
+  // Never green over a newest run that failed: no figure is no pass.
+  const auto failing = newest_failures(doc);
+  std::string words = std::to_string(changes) + " change points, " + std::to_string(worse) + " worse";
+  if (!failing.empty())
+    words += "; newest run failed: " + failing.front() +
+             (failing.size() > 1 ? " and " + std::to_string(failing.size() - 1) + " more" : "");
+  const std::string verdict = badge(words, worse > 0 || !failing.empty() ? "bad" : "ok");
   const std::string body = changes_section(doc) + fleet_section(doc) + series_section(doc) + runs_section(doc) +
                            context_section(doc);
   return page(doc, "gdsbench history: " + str(doc.value("database", json::object()), "path"), verdict,

@@ -114,6 +114,12 @@ std::string format_percent(double v) {
   return buf;
 }
 
+std::string format_pvalue(double p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2g", p);
+  return buf;
+}
+
 std::string format_limit_percent(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f%%", v);

@@ -3,7 +3,10 @@
 # named errors, the same document twice as one run, two writers adding 1,000 documents each
 # at once (2,000 runs, none lost), a truncated database (exit 1, the file left as it was), a
 # newer schema, the gate on a regression, on noise and on series of 1, 2 and 3 runs, the
-# HTML and JSON of `history show`, and the export in Apache Otava's CSV layout.
+# HTML and JSON of `history show`, and the export in Apache Otava's CSV layout. Issue 41:
+# each run's status in show (text, JSON, HTML, the badge), attribution at the boundary,
+# fleet events of per-node documents, a series per storage, a read-only directory, export
+# over our own files, an empty foreign SQLite file, `html DIR`.
 #   history_cli_test.sh GDSB_REPORT FIXTURES_DIR WORK_DIR
 set -uo pipefail
 bin=$(realpath "$1") fx=$(realpath "$2") work=$3
@@ -48,6 +51,15 @@ for i in range(n):
     json.dump(d, open(os.path.join(out, "%s-%04d.json" % (host, i)), "w"), indent=1)
 PY
 gen() { python3 gen.py "$fx" "$@" || { echo "FAIL: generating documents"; exit 1; }; }
+# edit.py DIR 'python statements on d (the document) and i (its night)': one document per night
+cat >edit.py <<'PY'
+import glob, json, sys
+for i, f in enumerate(sorted(glob.glob(sys.argv[1] + "/*.json"))):
+    d = json.load(open(f))
+    exec(sys.argv[2], {"d": d, "i": i})
+    json.dump(d, open(f, "w"), indent=1)
+PY
+edit() { python3 edit.py "$@" || { echo "FAIL: editing documents"; exit 1; }; }
 
 # --- idempotence -------------------------------------------------------------------------
 gen one nodeA 3 '10.0' '8'
@@ -224,6 +236,147 @@ assert "type: csv" in yaml and "time_column: time" in yaml and '"p99": {directio
 PY
 then ok "history export --csv: Otava's layout (time, attributes, metrics) and otava.yaml"
 else bad "export"; fi
+
+# --- issue 41 -----------------------------------------------------------------------------
+# Failures are results: show says which run failed and why, in the text, the JSON and the page,
+# whose badge is red over the failing newest run though no change point is worse.
+if run 0 "$bin" history show f.db --html f.html --json f41.json &&
+   grep -q "^failed CPUONLY READ 1 MiB in /mnt/nvme0/gdsb on nodeF in 1 run (run 13): cuFileDriverOpen failed: EINVAL (-22)$" out.txt &&
+   grep -q "^13 runs (1 with a failed test), 3 series, " out.txt &&
+   grep -q 'class="badge b-bad">[0-9]* change points, 0 worse; newest run failed: CPUONLY READ 1 MiB in /mnt/nvme0/gdsb on nodeF (run 13)<' f.html &&
+   grep -q 'class="badge b-bad">failed</span><br>CPUONLY READ 1 MiB in /mnt/nvme0/gdsb on nodeF: failed: cuFileDriverOpen failed: EINVAL (-22)<' f.html &&
+   python3 - <<'PY'
+import json
+d = json.load(open("f41.json"))
+last = d["runs"][-1]
+assert last["status"] == "failed" and last["newest_of"] == ["nodeF"], last
+assert last["no_figure"][0]["reason"] == "cuFileDriverOpen failed: EINVAL (-22)", last
+assert all(r["status"] == "ok" for r in d["runs"][:-1])
+PY
+then ok "history show: a failed run is listed with its reason; the page's badge is red over it"
+else bad "show of a failed newest run"; fi
+
+# Attribution at the boundary: the kernel changed at night 25 (run 26) with no effect, the
+# driver at night 40 (run 41) with a -20% step. Only the driver is named.
+gen att nodeT 60 '10.0 if i < 40 else 8.0' '8'
+edit att 'd["context"]["kernel"] = "6.5.0" if i < 25 else "6.8.0"; d["context"]["versions"] = {"nvidia_driver": "570.86.15" if i < 40 else "580.65.06"}'
+"$bin" history add att.db att/*.json >/dev/null
+if run 0 "$bin" history show att.db --json att.json && python3 - <<'PY'
+import json
+d = json.load(open("att.json"))
+s = [x for x in d["series"] if x["metric"] == "throughput"][0]
+runs = [c["run"] for c in s["change_points"]]
+assert 26 not in runs, runs
+c = [c for c in s["change_points"] if c["run"] == 41][0]
+assert [f["fact"] for f in c["context_changes"]] == ["driver"], c["context_changes"]
+assert c["context_changes"][0]["before"] == "570.86.15" and c["context_changes"][0]["after"] == "580.65.06"
+assert "kernel" not in c["sentence"], c["sentence"]
+PY
+then ok "a change point names what differs at its boundary (the driver), not what changed earlier (the kernel)"
+else bad "attribution at the boundary"; fi
+
+# Fleet events of per-node documents: two nodes, one document each a night (different run
+# ids, 02:00 and 03:00), the same driver update on night 30 with a step.
+for h in nodeP nodeQ; do
+  gen "fl$h" "$h" 40 '10.0 if i < 30 else 7.0' '8' 0.01 "$([ "$h" = nodeP ] && echo 21 || echo 22)"
+  hour=$([ "$h" = nodeP ] && echo 2 || echo 3)
+  edit "fl$h" "import datetime; d['context']['started_at'] = (datetime.datetime(2026, 1, 1, $hour) + datetime.timedelta(days=i)).strftime('%Y-%m-%dT%H:%M:%SZ'); d['context']['versions'] = {'nvidia_driver': '570.86.15' if i < 30 else '580.65.06'}"
+done
+"$bin" history add fl.db flnodeP/*.json flnodeQ/*.json >/dev/null
+if run 0 "$bin" history show fl.db --json fl.json &&
+   grep -q "^fleet: 2026-01-31: 2 nodes changed when NVIDIA driver changed (570.86.15 -> 580.65.06): nodeP nodeQ$" out.txt &&
+   python3 - <<'PY'
+import json
+d = json.load(open("fl.json"))
+f = [e for e in d["fleet"] if e["fact"] == "driver"]
+assert len(f) == 1 and f[0]["nodes"] == ["nodeP", "nodeQ"] and f[0]["night"] == "2026-01-31", d["fleet"]
+PY
+then ok "fleet: the same driver update on two nodes' own documents on one night is one event naming the fact"
+else bad "fleet events of per-node documents"; fi
+
+# A series means one storage: 30 nights on the local NVMe at 10 GiB/s, then 20 on NFS at
+# 1.04 (-89.6%): two series and no change point, instead of a false one.
+gen fs nodeK 50 '10.0 if i < 30 else 1.04' '8'
+edit fs 'd["runs"][0]["workload"]["file"] = "/mnt/nvme0/gdsb/testfile" if i < 30 else "/mnt/nfs/gdsb/testfile"'
+"$bin" history add fs.db fs/*.json >/dev/null
+if run 0 "$bin" history show fs.db --json fs.json && grep -q " 6 series, 0 change points" out.txt &&
+   run 0 "$bin" gate --history fs.db && python3 - <<'PY'
+import json
+d = json.load(open("fs.json"))
+tests = sorted({s["test"] for s in d["series"]})
+assert tests == ["CPUONLY READ 1 MiB in /mnt/nfs/gdsb", "CPUONLY READ 1 MiB in /mnt/nvme0/gdsb"], tests
+PY
+then ok "io runs on another file system start a new series, not a -89.6% change point"
+else bad "io series per storage"; fi
+# Shared storage: the same points in another directory, or with twice the ranks a node, are
+# other series.
+mkdir -p cl && for i in $(seq 0 11); do
+  python3 - "$fx/cluster_storage.json" "cl/c-$i.json" "$i" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); i = int(sys.argv[3])
+d["context"]["started_at"] = "2026-02-%02dT01:00:00Z" % (1 + i)
+ss = d["shared_storage"]
+if i >= 8:
+    ss["dir"] = "/lustre/gdsb"
+for p in ss["points"]:
+    if isinstance(p.get("aggregate_gb_s"), (int, float)):
+        p["aggregate_gb_s"] *= (0.1 if i >= 8 else 1.0) * (1 + 0.003 * ((i * 7) % 5))
+json.dump(d, open(sys.argv[2], "w"))
+PY
+done
+"$bin" history add cl.db cl/*.json >/dev/null
+if run 0 "$bin" history show cl.db --json cl.json && python3 - <<'PY'
+import json
+d = json.load(open("cl.json"))
+ss = [s for s in d["series"] if s["node"] == "(shared storage)" and "nodes CPUONLY read" in s["test"]]
+tests = sorted(s["test"] for s in ss)
+assert any(t.endswith(" in /lustre/gdsb") for t in tests) and any(t.endswith(" in /shared/gdsb") for t in tests), tests
+assert "4 nodes CPUONLY read, 1 rank a node, file-per-process, 1 MiB blocks, 256 MiB a rank in /shared/gdsb" in tests, tests
+assert all(not s["change_points"] for s in ss), [s["change_points"] for s in ss]
+PY
+then ok "shared storage: another directory is another series (key: nodes, mode, op, ranks a node, layout, block, bytes a rank, dir)"
+else bad "shared-storage series per storage"; fi
+
+# A read-only directory: the error names the directory and the reason. Run as an unprivileged
+# user (root writes anywhere).
+mkdir -p ro && cp g.db ro/h.db && chmod 0644 ro/h.db && chmod 0555 ro && chmod 0755 . 
+as_user=()
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+elif [ "$(id -u)" -eq 0 ]; then as_user=(skip); fi
+if [ "${as_user[0]:-}" = skip ] || ! "${as_user[@]}" test -x "$bin"; then
+  echo "skip: a read-only directory (running as root without setpriv, or $bin not reachable by nobody)"
+elif run 1 "${as_user[@]}" "$bin" history show ro/h.db &&
+   grep -q "ro/h.db: cannot create the shared-memory file beside the database (ro/h.db-shm): ro: Permission denied" err.txt &&
+   run 1 "${as_user[@]}" "$bin" history add ro/new.db one/nodeA-0000.json &&
+   grep -q "ro/new.db: cannot create the history in ro: Permission denied" err.txt && [ ! -e ro/new.db ]; then
+  ok "a read-only directory: exit 1 naming the directory and the reason (the -shm file; a new history)"
+else bad "read-only directory: $(head -2 err.txt)"; fi
+chmod 0755 ro
+
+# A second export into the same directory replaces our own files; a user's file is refused.
+if run 0 "$bin" history export g.db --csv otava && mkdir -p theirs && cp otava/*.csv theirs/ &&
+   run 2 "$bin" history export g.db --csv theirs && grep -q "exists and is not a gdsbench report" err.txt; then
+  ok "history export twice into one directory: our CSV files replaced, a user's file of the same name refused (exit 2)"
+else bad "re-export: $(head -2 err.txt)"; fi
+
+# An empty SQLite file of another application is refused by name and left as it was.
+python3 -c "import sqlite3; c=sqlite3.connect('empty.db'); c.execute('CREATE TABLE t (x)'); c.execute('DROP TABLE t'); c.commit()"
+before=$(sha256sum empty.db)
+if run 1 "$bin" history add empty.db one/nodeA-0000.json &&
+   grep -q "empty.db: not a gdsbench history: an empty SQLite database of another application" err.txt &&
+   [ "$(sha256sum empty.db)" = "$before" ]; then
+  ok "an empty SQLite file of another application: 'not a gdsbench history', exit 1, unchanged"
+else bad "empty foreign SQLite: $(head -2 err.txt)"; fi
+
+# `html DIR`: a directory, and the reports in it that html renders.
+mkdir -p survey && cp "$fx/io_dgx.json" survey/io.json && cp "$fx/topo_clean.json" survey/topo.json &&
+  echo '{"not": "ours"}' >survey/other.json && mkdir -p empty-dir
+if run 2 "$bin" html survey &&
+   grep -q "survey: is a directory, not a report; the reports in it: survey/io.json (io), survey/topo.json (topo); render one with gdsb-report html FILE" err.txt &&
+   run 2 "$bin" html empty-dir && grep -q "none of its .json files is a gdsbench report" err.txt &&
+   run 2 "$bin" compare survey survey/io.json && grep -q "survey: is a directory, not a document" err.txt; then
+  ok "html DIR: exit 2, says it is a directory and names the reports in it"
+else bad "html DIR: $(head -2 err.txt)"; fi
 
 [ "$failures" -eq 0 ] && echo "all history CLI checks passed"
 [ "$failures" -eq 0 ]

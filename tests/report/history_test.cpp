@@ -35,6 +35,18 @@ json io_with(double gib_s, const std::string& started, uint32_t threads = 8, con
   return d;
 }
 
+// A gdsbench.cluster/1 document of node rows and a shared_storage section.
+json cluster_doc(const json& nodes, const json& shared_storage) {
+  return {{"schema", "gdsbench.cluster/1"},
+          {"tool", {{"name", "gdsb-cluster"}, {"version", "0.1.0"}}},
+          {"context", {{"host", "h0"}, {"started_at", "2026-11-20T00:00:00Z"}}},
+          {"classes", json::array()},
+          {"findings", json::array()},
+          {"odd_nodes", json::array()},
+          {"nodes", nodes},
+          {"shared_storage", shared_storage}};
+}
+
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream s;
@@ -68,7 +80,7 @@ TEST(Extract, AnIoDocumentGivesThreeMetricsPerRunAndItsFacts) {
   EXPECT_EQ(rec.time, "2026-11-20T00:00:00Z");
   ASSERT_EQ(rec.points.size(), 3U);
   EXPECT_EQ(rec.points[0].node, "node1");
-  EXPECT_EQ(rec.points[0].test, "CPUONLY READ 1 MiB");  // threads are a fact, not the test
+  EXPECT_EQ(rec.points[0].test, "CPUONLY READ 1 MiB in /mnt/nvme");  // threads are a fact, not the test; the data directory is part of it
   EXPECT_EQ(rec.points[0].metric, "throughput");
   EXPECT_DOUBLE_EQ(rec.points[0].value, 2.5);
   EXPECT_EQ(rec.points[2].metric, "p99");
@@ -90,10 +102,10 @@ TEST(Extract, ARunWithoutAFigureIsRecordedWithWhyAndNoPoint) {
   waived.reason = "no NVIDIA driver";
   const auto rec = extract_run(doc_of(test::io_doc({ok, failed, waived})));
   ASSERT_EQ(rec.points.size(), 3U);  // the ok run's three metrics only
-  for (const auto& p : rec.points) EXPECT_EQ(p.test, "CPUONLY READ 1 MiB");
+  for (const auto& p : rec.points) EXPECT_EQ(p.test, "CPUONLY READ 1 MiB in /mnt/nvme");
   ASSERT_EQ(rec.test_facts.size(), 3U);
   EXPECT_EQ(rec.test_facts[0].facts.count(std::string(kNoFigureStatus)), 0U);
-  EXPECT_EQ(rec.test_facts[1].test, "GPUD READ 1 MiB");
+  EXPECT_EQ(rec.test_facts[1].test, "GPUD READ 1 MiB in /mnt/nvme");
   EXPECT_EQ(rec.test_facts[1].facts.at(std::string(kNoFigureStatus)), "failed");
   EXPECT_EQ(rec.test_facts[1].facts.at(std::string(kNoFigureReason)), "cuFileDriverOpen failed: EINVAL (-22)");
   EXPECT_EQ(rec.test_facts[2].facts.at(std::string(kNoFigureStatus)), "waived");
@@ -136,21 +148,14 @@ TEST(Extract, StackFactsAndTheNodeFigure) {
 }
 
 TEST(Extract, AClusterDocumentAddsOneSeriesPerNodeAndTheSharedStorage) {
-  json d = {{"schema", "gdsbench.cluster/1"},
-            {"tool", {{"name", "gdsb-cluster"}, {"version", "0.1.0"}}},
-            {"context", {{"host", "h0"}, {"started_at", "2026-11-20T00:00:00Z"}}},
-            {"classes", json::array()},
-            {"findings", json::array()},
-            {"odd_nodes", json::array()},
-            {"nodes",
+  const json d = cluster_doc(
              {{{"node", "h0"}, {"status", "ok"}, {"driver", "570"}, {"kernel", "6.8"},
                {"node_metrics", {{"io_x1_read_gb_s", 6.1}}}, {"gpu_metrics", {{"h2d_gb_s", {52.1, 52.3}}}}},
               {{"node", "h1"}, {"status", "ok"}, {"driver", "580"}, {"kernel", "6.8"},
                {"node_metrics", {{"io_x1_read_gb_s", 3.0}}}},
-              {{"node", "h2"}, {"status", "missing"}}}},
-            {"shared_storage",
+              {{"node", "h2"}, {"status", "missing"}}},
              {{"points", {{{"nodes", 2}, {"mode", 1}, {"op", "read"}, {"status", "ok"}, {"aggregate_gb_s", 20.0}},
-                          {{"nodes", 4}, {"mode", 1}, {"op", "read"}, {"status", "waived"}}}}}}};
+                          {{"nodes", 4}, {"mode", 1}, {"op", "read"}, {"status", "waived"}}}}});
   const auto rec = extract_run(doc_of(d, "cluster.json"));
   EXPECT_EQ(rec.node_facts.at("h1").at("driver"), "580");
   EXPECT_EQ(rec.node_facts.count("h2"), 0U);
@@ -159,6 +164,35 @@ TEST(Extract, AClusterDocumentAddsOneSeriesPerNodeAndTheSharedStorage) {
   EXPECT_EQ(keys, (std::vector<std::string>{"h0|io_x1_read_gb_s|gb_s", "h0|GPU0 h2d_gb_s|gb_s",
                                             "h0|GPU1 h2d_gb_s|gb_s", "h1|io_x1_read_gb_s|gb_s",
                                             "(shared storage)|2 nodes CPUONLY read|aggregate"}));
+}
+
+// Issue 41: a series means one storage. The same test on another directory (another file
+// system) is another series; shared-storage points carry what makes them comparable.
+TEST(Extract, TheSeriesKeyNamesWhereTheDataLay) {
+  auto a = test::run(XferType::CpuOnly, 1.0);
+  a.workload.file = "/mnt/lustre/gdsb/gdsb-survey.4242.tmp";
+  auto b = test::run(XferType::CpuOnly, 1.0);
+  b.workload.file = "";
+  b.workload.directory = "/scratch";
+  EXPECT_EQ(extract_run(doc_of(test::io_doc({a}))).points[0].test, "CPUONLY READ 1 MiB in /mnt/lustre/gdsb");
+  EXPECT_EQ(extract_run(doc_of(test::io_doc({b}))).points[0].test, "CPUONLY READ 1 MiB in /scratch");
+  const json d = cluster_doc(json::array(),
+                            {{"dir", "/shared/gdsb"},
+              {"layout", "file-per-process"},
+              {"block_bytes", 1048576},
+              {"limit_bytes_per_rank", 268435456},
+              {"points", {{{"nodes", 2}, {"mode", 1}, {"op", "read"}, {"ranks", 4}, {"status", "ok"}, {"aggregate_gb_s", 20.0}},
+                          {{"nodes", 2}, {"mode", 1}, {"op", "write"}, {"ranks", 2}, {"status", "ok"}, {"aggregate_gb_s", 9.0}}}},
+              {"checkpoint",
+               {{"model_bytes", 4294967296}, {"ranks", 4}, {"mode", 1},
+                {"save", {{"status", "ok"}, {"aggregate_gb_s", 2.1}}}}}});
+  const auto rec = extract_run(doc_of(d, "cluster.json"));
+  ASSERT_EQ(rec.points.size(), 3U);
+  EXPECT_EQ(rec.points[0].test,
+            "2 nodes CPUONLY read, 2 ranks a node, file-per-process, 1 MiB blocks, 256 MiB a rank in /shared/gdsb");
+  EXPECT_EQ(rec.points[1].test,
+            "2 nodes CPUONLY write, 1 rank a node, file-per-process, 1 MiB blocks, 256 MiB a rank in /shared/gdsb");
+  EXPECT_EQ(rec.points[2].test, "checkpoint save of 4 GiB over 4 ranks CPUONLY in /shared/gdsb");
 }
 
 TEST(Extract, ATopologyDocumentHasNoFigures) {
@@ -181,7 +215,7 @@ TEST_F(HistoryDir, AddTwiceIsOneRunAndLoadReadsItBack) {
   EXPECT_EQ(h.series[2].metric, "throughput");
   ASSERT_EQ(h.series[2].points.size(), 2U);
   EXPECT_DOUBLE_EQ(h.series[2].points[0].second, 2.0);
-  EXPECT_EQ(h.facts_of(h.runs[1].id, "node1", "CPUONLY READ 1 MiB").at("threads"), "8");
+  EXPECT_EQ(h.facts_of(h.runs[1].id, "node1", "CPUONLY READ 1 MiB in /mnt/nvme").at("threads"), "8");
 }
 
 TEST_F(HistoryDir, ATruncatedFileIsNamedDamagedAndLeftAsItWas) {
@@ -223,6 +257,41 @@ TEST_F(HistoryDir, AFileOfAnotherKindIsRefusedByName) {
   EXPECT_EQ(slurp(path("other.db")), before);
 }
 
+// An SQLite file with no tables and no application id was taken over silently: it is
+// someone's (`sqlite3 x.db VACUUM` makes one), refused by name and left as it was.
+TEST_F(HistoryDir, AnEmptySqliteFileOfAnotherApplicationIsRefused) {
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path("empty.db").c_str(), &other), SQLITE_OK);
+  sqlite3_exec(other, "CREATE TABLE t (x INTEGER); DROP TABLE t", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+  ASSERT_GT(fs::file_size(path("empty.db")), 0U);
+  const std::string before = slurp(path("empty.db"));
+  try {
+    HistoryDb::open(path("empty.db"), HistoryDb::Mode::Create);
+    FAIL() << "an empty SQLite file of another application was taken over";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("empty.db: not a gdsbench history: an empty SQLite database of another "
+                                         "application (no tables, application_id 0)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(slurp(path("empty.db")), before);
+  // A 0-byte file is what a writer creating the history leaves for a moment: taken.
+  std::ofstream(path("zero.db")).close();
+  EXPECT_NO_THROW(HistoryDb::open(path("zero.db"), HistoryDb::Mode::Create));
+}
+
+TEST_F(HistoryDir, OurOwnExportedCsvFilesAreKnownByTheYaml) {
+  const auto db = HistoryDb::open(path("h.db"), HistoryDb::Mode::Create);
+  db->add(extract_run(doc_of(io_with(2.5, "2026-11-20T01:02:03Z"))));
+  const auto ex = otava_csv(db->load());
+  for (const auto& f : ex.files) std::ofstream(path(f.name)) << f.text;
+  EXPECT_TRUE(exported_csv(dir_.string(), ex.files[0].name));
+  EXPECT_FALSE(exported_csv(dir_.string(), "someone.csv"));
+  std::ofstream(path("otava.yaml")) << "tests:\n  x:\n    file: \"" << ex.files[0].name << "\"\n";  // not ours
+  EXPECT_FALSE(exported_csv(dir_.string(), ex.files[0].name));
+}
+
 TEST_F(HistoryDir, ANewerSchemaIsRefused) {
   HistoryDb::open(path("h.db"), HistoryDb::Mode::Create);
   sqlite3* raw = nullptr;
@@ -248,7 +317,7 @@ TEST_F(HistoryDir, OtavaCsvHasTimeAttributesAndMetrics) {
   db->add(extract_run(doc_of(io_with(2.4, "2026-11-21T01:02:03Z", 4))));
   const auto ex = otava_csv(db->load());
   ASSERT_EQ(ex.files.size(), 2U);
-  EXPECT_EQ(ex.files[0].name, "node1.CPUONLY_READ_1_MiB.csv");
+  EXPECT_EQ(ex.files[0].name, "node1.CPUONLY_READ_1_MiB_in__mnt_nvme.csv");
   std::istringstream csv(ex.files[0].text);
   std::string header, row1, row2;
   std::getline(csv, header);

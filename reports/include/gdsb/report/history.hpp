@@ -110,5 +110,10 @@ struct OtavaExport {
   std::vector<std::string> notes;
 };
 OtavaExport otava_csv(const History& h);
+// True when `name` in `dir` is a CSV file an earlier export wrote: the directory's otava.yaml
+// carries the generator mark (kGeneratorMark) and declares `file: "name"`. A CSV file has no
+// room for a mark of its own (Otava reads every line), so ownership is the yaml's word;
+// `history export` replaces such files and refuses any other.
+bool exported_csv(const std::string& dir, const std::string& name);
 
 }  // namespace gdsb::report::history

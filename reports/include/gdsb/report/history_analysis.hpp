@@ -19,11 +19,15 @@ namespace gdsb::report::history {
 
 inline constexpr const char* kHistorySchema = "gdsbench.history/1";
 
-// A fact that differs between the runs before a change point and those after it.
+// A fact that differs across a change point: between the last run before it and the first
+// run after it; or, where nothing differs there, between two neighbouring runs at most two
+// runs from it (a change point's place in noisy runs is often off by one or two): `at_run`
+// then names the run that first had the new value.
 struct FactChange {
   std::string name;    // "nvidia_fs"
-  std::string before;  // the value most runs of the segment before had
-  std::string after;   // idem after
+  std::string before;  // its value in the run before
+  std::string after;   // in the run after
+  int64_t at_run = 0;  // 0: at the change point itself; else the run near it where it changed
 };
 
 struct Change {
@@ -32,8 +36,8 @@ struct Change {
   std::string time;         // its date
   bool worse = false;       // throughput down, latency up
   std::vector<FactChange> changed;
-  // Facts some run on either side did not record (documents of older versions): these
-  // could not be compared.
+  // Facts the run before or the run after did not record (documents of older versions):
+  // these could not be compared.
   std::vector<std::string> not_compared;
   std::string sentence;     // "GPUD READ 1 MiB throughput -38.2% at run 57 (2026-11-20), when ..."
 };
@@ -61,12 +65,19 @@ struct Analysis {
 Analysis analyse(const History& h, const ChangePointOptions& options,
                  std::optional<int64_t> accept_through = std::nullopt);
 
-// A run at which change points of two or more nodes fall: a fleet-wide event.
+// Change points of two or more nodes on the same night (the UTC date of the first run after
+// each) that name the same changed fact: a fleet-wide event, whichever documents carried the
+// runs (per-node io documents of different run ids, or one cluster document). Change points
+// that name no fact group by night alone (fact ""). A run without a start time groups by
+// its run id instead of a night.
 struct FleetEvent {
-  int64_t run = 0;
-  std::string time;
-  std::vector<std::string> nodes;  // every node with a change point at this run
-  std::size_t changes = 0;         // change points at this run, all nodes
+  std::string night;               // "2026-11-20"; "" for runs without a time
+  std::string fact;                // "driver"; "" when the change points name no fact
+  int64_t run = 0;                 // the earliest first-run-after among them
+  std::string time;                // its time
+  std::vector<std::string> nodes;  // every node with such a change point, sorted
+  std::vector<std::string> values; // the fact's transitions seen, "570.86 -> 580.65", sorted
+  std::size_t changes = 0;         // change points in the event, all nodes and series
 };
 std::vector<FleetEvent> fleet_events(const Analysis& a);
 

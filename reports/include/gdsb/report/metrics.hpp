@@ -43,6 +43,7 @@ std::string format_number(double v, int significant = 4);  // compact, no expone
 // cells and legends, scaling curves: close values stay apart; below 1e-4 an exponent).
 std::string format_three_digits(double v);
 std::string format_percent(double v);                      // "+5.2%", "-0.4%", "n/a" for NaN
+std::string format_pvalue(double p);                       // two significant digits: "0.036", "1.2e-11"
 std::string format_limit_percent(double v);                // a gate's limit, unsigned: "5.0%"
 
 }  // namespace gdsb::report
