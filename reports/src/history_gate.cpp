@@ -172,8 +172,7 @@ void otava_case(const Analysis& a, const SeriesAnalysis& s, GateCase& c, GateRes
   }
   const auto& ch = s.changes.back();
   const auto& p = ch.point;
-  char pv[32];
-  std::snprintf(pv, sizeof pv, "%.2g", p.p_value);
+  const std::string pv = format_pvalue(p.p_value);
   const std::string figures = "; newest " + std::to_string(p.after.end - p.after.begin) + " runs median " +
                               format_number(p.after.median) + " against " + format_number(p.before.median) + " " +
                               std::string(s.metric->unit) + " in the " +
@@ -273,12 +272,7 @@ GateResult gate_history(const Analysis& a) {
   if (r.cases.empty())
     throw UsageError(h.path + ": the history has no series (add documents with `gdsb-report history add`)");
   r.notes.push_back(method_note(a.options));
-  for (const auto& e : fleet_events(a)) {
-    std::string nodes;
-    for (const auto& n : e.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
-    r.notes.push_back("run " + std::to_string(e.run) + ": " + std::to_string(e.nodes.size()) +
-                      " nodes changed at once (" + nodes + ")");
-  }
+  for (const auto& e : fleet_events(a)) r.notes.push_back("fleet: " + fleet_sentence(e));
   return r;
 }
 

@@ -173,9 +173,6 @@ json analysis_to_json(const Analysis& a, const json& meta) {
   return doc;
 }
 
-namespace {
-
-// "2026-11-20: 2 nodes changed when NVIDIA driver changed (550.54.15 -> 570.86.15): n1 n2"
 std::string fleet_sentence(const FleetEvent& e) {
   std::string out = (e.night.empty() ? "run " + std::to_string(e.run) : e.night) + ": " +
                     std::to_string(e.nodes.size()) + " nodes changed ";
@@ -190,8 +187,6 @@ std::string fleet_sentence(const FleetEvent& e) {
   for (const auto& n : e.nodes) out += " " + n;
   return out;
 }
-
-}  // namespace
 
 std::string analysis_text(const Analysis& a) {
   const History& h = *a.history;

@@ -203,7 +203,7 @@ TEST(HistoryFleet, NodesThatChangedAtTheSameRun) {
   const auto doc = analysis_to_json(a, {{"tool", {{"name", "gdsb-report"}, {"version", "0"}}}, {"context", {{"host", "ci"}}}});
   EXPECT_EQ(doc.at("schema"), kHistorySchema);
   EXPECT_EQ(doc.at("fleet").size(), 1U);
-  EXPECT_EQ(doc.at("fleet")[0].at("night").get<std::string>(), "2026-11-01");
+  EXPECT_EQ(doc.at("fleet")[0].at("night").get<std::string>(), "2026-01-21");
   EXPECT_EQ(doc.at("fleet")[0].at("fact").get<std::string>(), "");  // no fact differed
   const std::string page = render_html(doc);
   EXPECT_NE(page.find("Nodes that changed on the same night"), std::string::npos);

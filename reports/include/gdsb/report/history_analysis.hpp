@@ -80,6 +80,8 @@ struct FleetEvent {
   std::size_t changes = 0;         // change points in the event, all nodes and series
 };
 std::vector<FleetEvent> fleet_events(const Analysis& a);
+// "2026-11-20: 2 nodes changed when NVIDIA driver changed (550.54.15 -> 570.86.15): n1 n2"
+std::string fleet_sentence(const FleetEvent& e);
 
 // gate --history. Per series, with the level method: red when the newest nights sit below
 // the last accepted level beyond the noise (level_gate.hpp), until the regression is accepted
