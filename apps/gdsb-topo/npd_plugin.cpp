@@ -15,8 +15,8 @@ bool domain0_address_at(std::string_view s, size_t i) {
   if (s.compare(i, 5, "0000:") != 0 || i + 12 > s.size()) return false;
   if (i > 0 && (hex(s[i - 1]) || s[i - 1] == ':')) return false;
   const std::string_view a = s.substr(i + 5, 7);  // "cb:00.0"
-  return hex(a[0]) && hex(a[1]) && a[2] == ':' && hex(a[3]) && hex(a[4]) && a[5] == '.' && a[6] >= '0' &&
-         a[6] <= '7';
+  return hex(a[0]) && hex(a[1]) && a[2] == ':' && hex(a[3]) && hex(a[4]) && a[5] == '.' &&
+         a[6] >= '0' && a[6] <= '7';
 }
 
 // At most `limit` bytes, never cutting a UTF-8 character in two.
@@ -48,7 +48,8 @@ std::string npd_line(std::string_view fault, size_t more) {
   }
   // NPD trims the output (strings.TrimSpace): so do we, before measuring.
   const auto first = text.find_first_not_of(' ');
-  text = first == std::string::npos ? "" : text.substr(first, text.find_last_not_of(' ') - first + 1);
+  text =
+      first == std::string::npos ? "" : text.substr(first, text.find_last_not_of(' ') - first + 1);
   const std::string suffix = more ? " (+" + std::to_string(more) + " more)" : "";
   const size_t room = kNpdMaxOutput - suffix.size();
   if (text.size() > room) text = cut_utf8(text, room - 3) + "...";
@@ -57,7 +58,8 @@ std::string npd_line(std::string_view fault, size_t more) {
 
 int npd_verdict(const Options& opt, const std::vector<topo::HealthDifference>& differences,
                 const std::vector<topo::FaultFinding>& findings, std::ostream& out) {
-  if (const auto u = std::find_if(differences.begin(), differences.end(), is_unchecked); u != differences.end())
+  if (const auto u = std::find_if(differences.begin(), differences.end(), is_unchecked);
+      u != differences.end())
     return npd_unchecked(opt, u->words, out);
   // The faults of the kind asked for, the one that names the cause best first: a hardware
   // fault before the known-good difference it causes (as --slurm-drain's reason).

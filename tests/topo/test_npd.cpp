@@ -19,7 +19,8 @@ TEST(NpdLine, ShortAddressesAndNoSlurmWords) {
   EXPECT_EQ(npd_line("GPU 0000:cb:00.0 Xid 79 (fallen off the bus) at 11:43:14: drain, reboot", 0),
             "GPU cb:00.0 Xid 79 (fallen off the bus) at 11:43:14: reboot");
   // Another domain keeps its address whole; a number that merely starts with 0000: is no address.
-  EXPECT_EQ(npd_line("GPU 0001:cb:00.0 absent, expected present", 0), "GPU 0001:cb:00.0 absent, expected present");
+  EXPECT_EQ(npd_line("GPU 0001:cb:00.0 absent, expected present", 0),
+            "GPU 0001:cb:00.0 absent, expected present");
   EXPECT_EQ(npd_line("seq 10000:cb:00.0", 0), "seq 10000:cb:00.0");
 }
 

@@ -151,7 +151,8 @@ std::string health_openmetrics(const Fingerprint* now, const FactMap* expected,
       for (const auto& [k, v] : *f)
         if (k.is_presence() && k.kind != FactKind::Port) subjects.insert(k);
   for (const auto& s : subjects)
-    om::sample(o, "gdsb_health_device_present", detail::device_labels(s.bdf.text(), ctx.node, {{"kind", kind_label(s.kind)}}),
+    om::sample(o, "gdsb_health_device_present",
+               detail::device_labels(s.bdf.text(), ctx.node, {{"kind", kind_label(s.kind)}}),
                now && now->facts.count(s) ? 1 : 0);
   link_metrics(o, now ? &now->facts : nullptr, "gdsb_health_", "now", ctx.node);
   link_metrics(o, expected, "gdsb_health_expected_", "known-good", ctx.node);

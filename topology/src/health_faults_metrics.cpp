@@ -31,10 +31,10 @@ void fault_metrics(std::ostream& o, const FaultMetrics& m, const std::string& ho
   family(o, "gdsb_health_fault_info", "One per hardware fault finding (always 1)", [&](const std::string& n) {
     for (const auto& f : m.findings)
       om::sample(o, n,
-                 detail::device_labels(f.bdf, host, {
-                  {"kind", std::string(fault_kind_name(f.kind))},
-                  {"severity", std::string(fault_severity_name(f.severity))},
-                  {"xid", f.xid ? std::to_string(f.xid) : ""}}),
+                 detail::device_labels(f.bdf, host,
+                                       {{"kind", std::string(fault_kind_name(f.kind))},
+                                        {"severity", std::string(fault_severity_name(f.severity))},
+                                        {"xid", f.xid ? std::to_string(f.xid) : ""}}),
                  1);
   });
   const HwFaults* f = m.faults;
@@ -43,7 +43,8 @@ void fault_metrics(std::ostream& o, const FaultMetrics& m, const std::string& ho
          [&](const std::string& n) {
            if (f && f->kernel_log)
              for (const auto& e : f->kernel_log->xids)
-               om::sample(o, n, detail::device_labels(e.bdf, host, {{"xid", std::to_string(e.code)}}), static_cast<double>(e.count));
+               om::sample(o, n, detail::device_labels(e.bdf, host, {{"xid", std::to_string(e.code)}}),
+                          static_cast<double>(e.count));
          });
   family(o, "gdsb_health_kernel_log_read", "1 when the kernel log was read for Xid events, 0 when not",
          [&](const std::string& n) { om::sample(o, n, {}, f && f->kernel_log ? 1 : 0); });
@@ -67,7 +68,9 @@ void fault_metrics(std::ostream& o, const FaultMetrics& m, const std::string& ho
                    std::tuple{"uncorrected", "volatile", g.ecc_volatile_uncorrected},
                    std::tuple{"corrected", "aggregate", g.ecc_aggregate_corrected},
                    std::tuple{"uncorrected", "aggregate", g.ecc_aggregate_uncorrected}})
-               if (v) om::sample(o, n, detail::device_labels(bdf, host, {{"type", type}, {"counter", counter}}), static_cast<double>(*v));
+               if (v)
+                 om::sample(o, n, detail::device_labels(bdf, host, {{"type", type}, {"counter", counter}}),
+                            static_cast<double>(*v));
          });
   family(o, "gdsb_health_gpu_retired_pages", "Retired GPU memory pages (NVML), by cause", [&](const std::string& n) {
     if (!f) return;
@@ -104,7 +107,8 @@ void fault_metrics(std::ostream& o, const FaultMetrics& m, const std::string& ho
                for (auto [counter, v] : {std::pair{"replay", l.replay}, std::pair{"recovery", l.recovery},
                                          std::pair{"crc_flit", l.crc_flit}, std::pair{"crc_data", l.crc_data}})
                  if (v)
-                   om::sample(o, n, detail::device_labels(bdf, host, {{"link", std::to_string(l.link)}, {"counter", counter}}),
+                   om::sample(o, n,
+                              detail::device_labels(bdf, host, {{"link", std::to_string(l.link)}, {"counter", counter}}),
                               static_cast<double>(*v));
          });
   family(o, "gdsb_health_gpu_clock_event_reasons",
@@ -112,7 +116,8 @@ void fault_metrics(std::ostream& o, const FaultMetrics& m, const std::string& ho
          [&](const std::string& n) {
            if (!f) return;
            for (const auto& [bdf, g] : f->gpu_errors)
-             if (g.clock_event_reasons) om::sample(o, n, detail::device_labels(bdf, host), static_cast<double>(*g.clock_event_reasons));
+             if (g.clock_event_reasons)
+               om::sample(o, n, detail::device_labels(bdf, host), static_cast<double>(*g.clock_event_reasons));
          });
 }
 
