@@ -75,7 +75,7 @@ def npd_run(argv, timeout, env=None, on_start=None):
         except subprocess.TimeoutExpired:
             # NPD reads the pipes to their end before it waits: a process that still holds them
             # (a child left behind in uninterruptible sleep) keeps NPD's reader waiting with it.
-            return Result("Hung", "the plugin's pipes stayed open after its kill", b"", time.monotonic() - start)
+            return Result("Hung", "the plugin's pipes stayed open after its kill", "", time.monotonic() - start)
     seconds = time.monotonic() - start
     out, err = out[:4096], err[:4096]
     message = out.strip().decode("utf-8", "replace")
