@@ -172,7 +172,7 @@ check("no known-good file", un, os.path.join(work, "absent.json"), recording, "T
 check("bad option", un, known, recording + ["--npd-kind", "gpu"], "True", prefix="not checked: usage: ")
 
 # A hung driver: the collecting child frozen in a cgroup-v1 freezer (D state, deaf to SIGKILL,
-# as in health_hang_test.sh) while it waits in the fake NVML. The check must answer "not checked"
+# as in health_hang_test.sh) once it is in the fake NVML, which hangs there. The check must answer "not checked"
 # (True) before NPD's timeout, and leave NPD's pipes: NPD reads them to their end.
 freezer = "/sys/fs/cgroup/freezer"
 group = os.path.join(freezer, "gdsb-npd-hang.%d" % os.getpid())
@@ -189,17 +189,20 @@ if group:
     env = dict(os.environ, GDSB_FAKE_NVML_FAULT="hang")
 
     def freeze_child(p):
+        # Frozen once it is inside NVML (the fake library mapped), where a hung driver's ioctl
+        # blocks: not in the first instants after fork, where no driver call is made.
         for _ in range(250):
             try:
-                kids = open("/proc/%d/task/%d/children" % (p.pid, p.pid)).read().split()
-            except OSError:
-                kids = []
-            if kids:
-                open(os.path.join(group, "cgroup.procs"), "w").write(kids[0])
+                kid = open("/proc/%d/task/%d/children" % (p.pid, p.pid)).read().split()[0]
+                in_nvml = os.path.basename(fake_nvml) in open("/proc/%s/maps" % kid).read()
+            except (OSError, IndexError):
+                in_nvml = False
+            if in_nvml:
+                open(os.path.join(group, "cgroup.procs"), "w").write(kid)
                 open(os.path.join(group, "freezer.state"), "w").write("FROZEN")
                 return
-            time.sleep(0.02)
-        fail("the check forked no collecting child")
+            time.sleep(0.01)
+        fail("the check's collecting child never reached NVML")
 
     try:
         check("hung driver", un, live_known, live, "True", prefix="not checked: ", env=env, on_start=freeze_child)
