@@ -190,8 +190,9 @@ if group:
 
     def freeze_child(p):
         # Frozen once it is inside NVML (the fake library mapped), where a hung driver's ioctl
-        # blocks: not in the first instants after fork, where no driver call is made.
-        for _ in range(250):
+        # blocks: not in the first instants after fork, where no driver call is made. Looked
+        # for over the whole deadline, the machine may be busy.
+        for _ in range(450):
             try:
                 kid = open("/proc/%d/task/%d/children" % (p.pid, p.pid)).read().split()[0]
                 in_nvml = os.path.basename(fake_nvml) in open("/proc/%s/maps" % kid).read()
