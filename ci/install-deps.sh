@@ -16,6 +16,8 @@ packages=(g++ clang libclang-rt-dev cmake ninja-build pkg-config git ccache
 packages+=(munge slurmctld slurmd slurm-client slurm-wlm-basic-plugins)
 # The health check's metrics file is read back by prometheus_client's parsers (tests/topo).
 packages+=(python3-prometheus-client)
+# deploy/kubernetes' manifests are read back by a YAML parser (tests/topo/k8s_manifests_test.py).
+packages+=(python3-yaml)
 # ci/package.sh: dpkg-shlibdeps (the .deb's dependencies), rpmbuild, groff (man page check).
 packages+=(dpkg-dev rpm groff-base)
 

@@ -1,5 +1,6 @@
 #include "deadline_child.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -62,6 +63,15 @@ ChildOutcome run_with_deadline(const std::function<std::string(const StepFn&)>& 
   }
   if (pid == 0) {
     ::close(fds[0]);
+    // The child answers over the pipe only. It lets go of the caller's stdout and stderr: a
+    // runner that reads them to their end (node-problem-detector's plugin runner, NHC) would
+    // otherwise wait for a child left behind in uninterruptible sleep as long as it sleeps,
+    // and read the check as timed out (NPD: Unknown) instead of failed.
+    if (const int null = ::open("/dev/null", O_WRONLY); null >= 0) {
+      ::dup2(null, STDOUT_FILENO);
+      ::dup2(null, STDERR_FILENO);
+      if (null > STDERR_FILENO) ::close(null);
+    }
     int rc = 0;
     try {
       const std::string result = work([&](const std::string& step) { send(fds[1], 'S', step); });

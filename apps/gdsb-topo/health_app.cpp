@@ -19,6 +19,7 @@
 #include "gdsb/topo/fingerprint_file.hpp"
 #include "gdsb/topo/health.hpp"
 #include "health_state.hpp"
+#include "npd_plugin.hpp"
 #include "gdsb/version.hpp"
 #include "slurm_drain.hpp"
 #include "topo_app.hpp"
@@ -176,7 +177,10 @@ std::string this_boot_id() {
 int health(const Options& opt) {
   const auto started = Clock::now();
   if (!opt.openmetrics.empty()) report::check_output_path({opt.openmetrics, "--openmetrics"}, opt.allow_overwrite);
-  const std::string node = opt.slurm_drain ? slurm_node_name(opt.slurm_node) : collect_context().host;
+  const std::string node = opt.slurm_drain      ? slurm_node_name(opt.slurm_node)
+                           : !opt.k8s_node.empty() ? opt.k8s_node
+                                                   : collect_context().host;
+  std::ostream& out = opt.npd ? std::cerr : std::cout;  // under --npd, stdout is the verdict line
   std::optional<topo::FactMap> expected;
   bool metrics_written = false;
   try {
@@ -209,17 +213,18 @@ int health(const Options& opt) {
       return f.severity == topo::FaultSeverity::Critical;
     });
     if (!failed && critical == findings.end())
-      std::cout << "gdsb: ok, " << topo::counts_words(topo::count_devices(*now.facts)) << " as expected\n";
+      out << "gdsb: ok, " << topo::counts_words(topo::count_devices(*now.facts)) << " as expected\n";
     for (const auto& f : findings)
-      std::cout << "gdsb: " << (f.severity == topo::FaultSeverity::Critical ? "" : "warning: ") << f.words << '\n';
-    for (const auto& d : differences) std::cout << "gdsb: " << d.words << '\n';
+      out << "gdsb: " << (f.severity == topo::FaultSeverity::Critical ? "" : "warning: ") << f.words << '\n';
+    for (const auto& d : differences) out << "gdsb: " << d.words << '\n';
     if (now.faults && opt.sources.live() && !now.faults->faults.kernel_log_unread.empty() && opt.kernel_log.empty())
-      std::cout << "gdsb: note: Xid events not checked: " << now.faults->faults.kernel_log_unread << '\n';
+      out << "gdsb: note: Xid events not checked: " << now.faults->faults.kernel_log_unread << '\n';
     if (!opt.openmetrics.empty()) {
       write_metrics(opt, node, now.facts ? &*now.facts : nullptr, &*expected, differences,
                     {now.faults ? &now.faults->faults : nullptr, findings});
       metrics_written = true;
     }
+    if (opt.npd) return npd_verdict(opt, differences, findings, std::cout);
     if (!opt.state.empty() && now.faults && now.faults->faults.kernel_log && opt.sources.live() && opt.kernel_log.empty()) {
       const auto& log = *now.faults->faults.kernel_log;
       save_health_state(opt.state, {now.faults->faults.boot_id, log.last_seq ? log.last_seq : after_seq});

@@ -1,9 +1,12 @@
 #include "topo_app.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "gdsb/report/html.hpp"
 #include "gdsb/report/output_file.hpp"
@@ -15,6 +18,7 @@
 #include "gdsb/topo/render.hpp"
 #include "gdsb/topo/source_options.hpp"
 #include "gdsb/version.hpp"
+#include "npd_plugin.hpp"
 
 namespace fs = std::filesystem;
 
@@ -87,6 +91,30 @@ void setup_topo(CLI::App& app, Options& opt) {
   auto* drain = app.add_flag("--slurm-drain", opt.slurm_drain,
                              "With --health: on a difference, drain this node through scontrol "
                              "(NodeName $SLURMD_NODENAME, else the short host name)");
+  auto* npd = app.add_flag("--npd", opt.npd,
+                           "With --health: answer as a node-problem-detector custom plugin: one line of at most "
+                           "80 characters on stdout naming the fault (the report goes to stderr), exit 0 ok, 1 a "
+                           "problem or a check that could not be made; --timeout defaults to 4 s (NPD kills at 5)");
+  const std::map<std::string, NpdKind> npd_kinds{{"all", NpdKind::All},
+                                                 {"hardware", NpdKind::Hardware},
+                                                 {"known-good", NpdKind::KnownGood},
+                                                 {"unchecked", NpdKind::Unchecked}};
+  auto* npd_kind = app.add_option("--npd-kind", opt.npd_kind,
+                                  "With --npd: the faults that exit 1, one NPD condition each: all (default), "
+                                  "hardware (a critical Xid, ECC, row remapping, AER or NVLink fault), known-good "
+                                  "(a difference from --expect), unchecked (only the check's own failure)")
+                       ->transform(CLI::CheckedTransformer(npd_kinds, CLI::ignore_case));
+  auto* npd_unknown = app.add_flag("--npd-unchecked-unknown", opt.npd_unchecked_unknown,
+                                   "With --npd: a check that could not be made exits 2 (NPD: condition "
+                                   "Unknown) instead of 1 (True)");
+  npd->needs(health);
+  npd_kind->needs(npd);
+  npd_unknown->needs(npd);
+  // Under NPD the condition holds while the fault lasts: every check reports every fault of
+  // this boot (--state would report an Xid once, and the condition would clear at the next
+  // check), and the taint, not scontrol, takes the node out.
+  npd->excludes(state);
+  npd->excludes(drain);
   health->needs(expect);
   // The fingerprint modes run no checks: a report option with them would be silently empty.
   for (const char* report : {"--save-fingerprint", "--json", "--html", "--save-snapshot", "--matrix"})
@@ -146,9 +174,11 @@ int run_topo(const Options& opt) {
     return failed ? kExitCheckFailed : kExitOk;
   } catch (const Error& e) {
     std::cerr << "gdsb-topo: " << e.what() << '\n';
+    if (opt.npd) return npd_unchecked(opt, e.what(), std::cout);
     return exit_code_for(e.kind());
   } catch (const std::exception& e) {
     std::cerr << "gdsb-topo: " << e.what() << '\n';
+    if (opt.npd) return npd_unchecked(opt, e.what(), std::cout);
     return kExitRuntime;
   }
 }
@@ -161,11 +191,18 @@ int topo_main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
-    return rc == 0 ? kExitOk : kExitUsage;
+    if (rc == 0) return kExitOk;
+    // A plugin command line NPD cannot run is a check that could not be made: a problem,
+    // whatever else the line (half parsed) asked for.
+    if (std::find(argv + 1, argv + argc, std::string_view("--npd")) != argv + argc)
+      return npd_unchecked(Options{}, std::string("usage: ") + e.what(), std::cout);
+    return kExitUsage;
   }
+  if (opt.npd && app.get_option("--timeout")->count() == 0) opt.timeout_s = kNpdDefaultTimeoutS;
   opt.argv.assign(argv, argv + argc);
   if (const char* p = std::getenv("PATH")) opt.path_env = p;
   if (const char* n = std::getenv("SLURMD_NODENAME"); n && *n) opt.slurm_node = n;
+  if (const char* n = std::getenv("NODE_NAME"); n && *n) opt.k8s_node = n;
   return run_topo(opt);
 }
 

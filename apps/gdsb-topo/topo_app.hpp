@@ -9,6 +9,9 @@
 
 namespace gdsb::topo_app {
 
+// --npd-kind: which faults set the node-problem-detector condition (npd_plugin.hpp).
+enum class NpdKind { All, Hardware, KnownGood, Unchecked };
+
 struct Options {
   topo::InputSources sources;  // none set: this machine
   std::string save_snapshot;
@@ -32,6 +35,13 @@ struct Options {
   std::string openmetrics;  // --openmetrics FILE (with --health)
   bool slurm_drain = false;
   double timeout_s = 15;  // --timeout: the deadline of --health and --save-fingerprint
+  // --npd: answer as a node-problem-detector custom plugin (npd_plugin.hpp).
+  bool npd = false;
+  NpdKind npd_kind = NpdKind::All;
+  bool npd_unchecked_unknown = false;
+  // The node as Kubernetes knows it ($NODE_NAME, set from spec.nodeName as dcgm-exporter
+  // reads it): the metrics' node when set.
+  std::string k8s_node;
   // The node as Slurm knows it ($SLURMD_NODENAME, else the short host name), and PATH:
   // read by topo_main, not by the library.
   std::string slurm_node;

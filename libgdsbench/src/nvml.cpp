@@ -111,6 +111,13 @@ std::string normalize_bus_id(std::string_view bus_id) {
   return s;
 }
 
+std::string nvml_bus_id(std::string_view bdf) {
+  std::string s = normalize_bus_id(bdf);
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return s.find(':') == 4 ? "0000" + s : s;
+}
+
 namespace {
 
 template <class Fn>

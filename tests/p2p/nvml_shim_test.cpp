@@ -15,6 +15,14 @@ TEST(NvmlShim, NormalizesBusIds) {
   EXPECT_EQ(normalize_bus_id(std::string("00000001:c1:00.0\0\0", 19)), "0001:c1:00.0");
 }
 
+// NVML's own form (nvml.h NVML_DEVICE_PCI_BUS_ID_FMT, "%08X:%02X:%02X.0"), which
+// dcgm-exporter's pci_bus_id label carries.
+TEST(NvmlShim, WritesBusIdsAsNvml) {
+  EXPECT_EQ(nvml_bus_id("0000:00:1b.0"), "00000000:00:1B.0");
+  EXPECT_EQ(nvml_bus_id("0001:c1:00.0"), "00000001:C1:00.0");
+  EXPECT_EQ(nvml_bus_id("00000000:19:00.0"), "00000000:19:00.0");
+}
+
 TEST(NvmlShim, StatusCodesAndLevelsMatchNvidiaSmi) {
   EXPECT_EQ(p2p_status_code(P2PStatus::ChipsetNotSupported), "CNS");
   EXPECT_EQ(p2p_status_code(P2PStatus::IohTopologyNotSupported), "TNS");

@@ -24,7 +24,7 @@ jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))
 print('ok: good.json follows', sys.argv[2])" "$work/good.json" "$schema" || { echo "FAIL: schema"; exit 1; }
 # GPU 19:00.0 retrained at x8: one problem.
 sed '/^19:00.0 /,/^$/ s/Width x16 (ok)/Width x8 (downgraded)/' "$hgx" >"$work/x8.txt"
-"$topo" --lspci-text "$work/x8.txt" --health --expect "$work/good.json" --openmetrics "$work/gdsb.prom"
+NODE_NAME=gpu-node-07 "$topo" --lspci-text "$work/x8.txt" --health --expect "$work/good.json" --openmetrics "$work/gdsb.prom"
 rc=$?
 [ "$rc" -eq 3 ] || { echo "FAIL: exit $rc, want 3"; exit 1; }
 # Both parsers over one metrics file, each family a documented gauge: per parser its name,
@@ -55,6 +55,8 @@ for name, fams, value in parsed(sys.argv[1]):
     assert value("gdsb_health_pcie_link_width", bdf="0000:19:00.0", kind="gpu") == 8, name
     assert value("gdsb_health_expected_pcie_link_width", bdf="0000:19:00.0", kind="gpu") == 16, name
     assert value("gdsb_health_pcie_link_width", bdf="0000:3b:00.0", kind="gpu") == 16, name
+    # dcgm-exporter's labels for the same GPU: its pci_bus_id (NVML's form) and Hostname.
+    assert value("gdsb_health_pcie_link_width", pci_bus_id="00000000:19:00.0", Hostname="gpu-node-07") == 8, name
     assert value("gdsb_health_pcie_link_transfers_per_second", bdf="0000:19:00.0", kind="gpu") == 32e9, name
     assert value("gdsb_health_devices", kind="gpu") == 8, name
     assert value("gdsb_health_expected_devices", kind="nvme") == 8, name

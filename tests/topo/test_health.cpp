@@ -258,20 +258,24 @@ TEST_F(TopoHealth, SlurmDrainWithoutScontrolSaysSo) {
 }
 
 TEST_F(TopoHealth, OpenMetricsFileIsReplacedByRenameOnEveryRun) {
+  // A device's samples carry dcgm-exporter's pci_bus_id (NVML's form of the address: 8-digit
+  // domain, upper-case hex) and Hostname ($NODE_NAME on Kubernetes), so dashboards join them.
+  ScopedEnv node("NODE_NAME", "gpu-node-07");
+  const std::string gpu19 = R"({bdf="0000:19:00.0",pci_bus_id="00000000:19:00.0",Hostname="gpu-node-07",kind="gpu"})";
   const fs::path prom = dir.path() / "gdsb.prom";
   CliRun r = health(hgx, {"--openmetrics", prom.string()});
   ASSERT_EQ(r.rc, 0) << r.err;
   std::string text = read_all(prom);
   EXPECT_NE(text.find("\ngdsb_health_problems 0\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("gdsb_health_pcie_link_width{bdf=\"0000:19:00.0\",kind=\"gpu\"} 16\n"), std::string::npos);
+  EXPECT_NE(text.find("gdsb_health_pcie_link_width" + gpu19 + " 16\n"), std::string::npos);
   EXPECT_EQ(text.substr(text.size() - 6), "# EOF\n");
   hgx.replace("19:00.0", "Width x16 (ok)", "Width x8 (downgraded)");
   r = health(hgx, {"--openmetrics", prom.string()});  // our own file: replaced without asking
   ASSERT_EQ(r.rc, 3) << r.err;
   text = read_all(prom);
   EXPECT_NE(text.find("\ngdsb_health_problems 1\n"), std::string::npos);
-  EXPECT_NE(text.find("gdsb_health_pcie_link_width{bdf=\"0000:19:00.0\",kind=\"gpu\"} 8\n"), std::string::npos);
-  EXPECT_NE(text.find("gdsb_health_expected_pcie_link_width{bdf=\"0000:19:00.0\",kind=\"gpu\"} 16\n"),
+  EXPECT_NE(text.find("gdsb_health_pcie_link_width" + gpu19 + " 8\n"), std::string::npos);
+  EXPECT_NE(text.find("gdsb_health_expected_pcie_link_width" + gpu19 + " 16\n"),
             std::string::npos);
   for (const auto& e : fs::directory_iterator(dir.path()))
     EXPECT_EQ(e.path().string().find("gdsb-tmp"), std::string::npos) << e.path();
@@ -315,6 +319,8 @@ TEST_F(TopoHealth, GpusIdleAtGen1AreHealthy) {
   std::ofstream(bin / "scontrol") << "#!/bin/sh\necho \"$@\" > '" << record.string() << "'\n";
   ::chmod((bin / "scontrol").c_str(), 0755);
   ScopedEnv path("PATH", bin.string() + ":/usr/bin:/bin");
+  ScopedEnv slurm("SLURMD_NODENAME", "gpu-node-07");  // the metrics' Hostname
+  const std::string gpu19 = R"({bdf="0000:19:00.0",pci_bus_id="00000000:19:00.0",Hostname="gpu-node-07",kind="gpu"})";
   // GPU -> the PEX890xx downstream port above it (its "Bus: secondary=" in the recording).
   const std::vector<std::pair<std::string, std::string>> gpus{{"19:00.0", "17:01.0"}, {"3b:00.0", "39:01.0"},
                                                               {"4c:00.0", "4a:01.0"}, {"5d:00.0", "5b:01.0"},
@@ -331,7 +337,7 @@ TEST_F(TopoHealth, GpusIdleAtGen1AreHealthy) {
   EXPECT_FALSE(fs::exists(record));
   // The metrics give the GPU's trained capability too, not its idle rate.
   const std::string text = read_all(prom);
-  EXPECT_NE(text.find("gdsb_health_pcie_link_transfers_per_second{bdf=\"0000:19:00.0\",kind=\"gpu\"} 32000000000\n"),
+  EXPECT_NE(text.find("gdsb_health_pcie_link_transfers_per_second" + gpu19 + " 32000000000\n"),
             std::string::npos)
       << text;
 }

@@ -183,6 +183,10 @@ std::string cuda_version_text(int version);
 
 // "00000000:00:06.0" or "0000:00:06.0" -> "0000:00:06.0" (lower case, 4-digit domain).
 std::string normalize_bus_id(std::string_view bus_id);
+// The reverse, as NVML writes a bus id (nvmlPciInfo_t.busId, NVML_DEVICE_PCI_BUS_ID_FMT
+// "%08X:%02X:%02X.0"; dcgm-exporter's pci_bus_id label after it): "0000:00:1b.0" ->
+// "00000000:00:1B.0".
+std::string nvml_bus_id(std::string_view bdf);
 
 class Library {
  public:

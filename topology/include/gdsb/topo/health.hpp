@@ -15,7 +15,7 @@ namespace gdsb::topo {
 struct HealthMetricsContext {
   std::string tool, version;
   std::string expect_file;
-  std::string node;
+  std::string node;  // also the devices' samples' Hostname label (dcgm-exporter's)
   double checked_at_unix_s = 0;
 };
 // The Prometheus/OpenMetrics text of one health check (gdsb_health_* gauges; the names and
@@ -32,7 +32,9 @@ struct FaultMetrics {
 std::string health_openmetrics(const Fingerprint* now, const FactMap* expected,
                                const std::vector<HealthDifference>& differences,
                                const HealthMetricsContext& ctx, const FaultMetrics& faults = {});
-// The fault families alone (part of health_openmetrics' text, before its "# EOF").
-void fault_metrics(std::ostream& o, const FaultMetrics& faults);
+// The fault families alone (part of health_openmetrics' text, before its "# EOF"). Every
+// sample of a device carries, beside our "bdf", dcgm-exporter's pci_bus_id and Hostname
+// (`host`, the node), so dashboards join the two exporters' series.
+void fault_metrics(std::ostream& o, const FaultMetrics& faults, const std::string& host);
 
 }  // namespace gdsb::topo
