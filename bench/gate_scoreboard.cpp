@@ -154,8 +154,8 @@ std::string median_delay(std::vector<std::size_t> d) {
 void print_row(const std::string& what, const char* method, const Score& s) {
   std::printf("| %s | %s | %zu | %zu | %s | %s | %s | %s | %.2f |\n", what.c_str(), method, s.series, s.nights,
               s.healthy_nights == 0 ? "-"
-                                    : (std::to_string(s.healthy_red) + " (" +
-                                       std::to_string(share(s.healthy_red, s.healthy_nights)).substr(0, 5) + "%)")
+                                    : (std::to_string(s.healthy_red) + " of " + std::to_string(s.healthy_nights) +
+                                       " (" + std::to_string(share(s.healthy_red, s.healthy_nights)).substr(0, 5) + "%)")
                                           .c_str(),
               s.steps == 0 ? "-" : (std::to_string(s.caught) + "/" + std::to_string(s.steps)).c_str(),
               median_delay(s.delays).c_str(),

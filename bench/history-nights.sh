@@ -5,7 +5,9 @@
 #   steady-16k:   NIGHTS runs of -x 1, 16 KiB sequential O_DIRECT reads, -w 8: nothing changes
 #   steady-x2:    NIGHTS runs of -x 2 (host bounce into GPU memory), 1 MiB, -w 4: nothing changes
 #   steady-x0:    NIGHTS runs of -x 0 (cuFile; compat mode on a VM without nvidia-fs), 1 MiB, -w 4
-#   threads-step: NIGHTS runs of -x 1 at 16 KiB, -w 8 for the first half, -w 4 after: a real step
+#   threads-step: NIGHTS runs of -x 1 at 16 KiB, -w 8 for the first half, -w 4 after (the virtio
+#                 disk gave the same figure: a change with no effect)
+#   threads-drop: the same with -w 1 after: a real step (-46% on 4 x H100, 2026-11-27)
 # Writes under $OUT: one history a series (NAME.db), `history export` of each (NAME-csv/), and
 # series.csv: series,night,value (GiB/s, the history's throughput figure), the corpus' input.
 # Environment: OUT, GDSB_TEST_DIR (a directory on a real disk), NIGHTS (default 40),
@@ -53,6 +55,7 @@ for s in ${SERIES:-steady-16k steady-x2 steady-x0 threads-step}; do
     steady-x2) series "$s" "-x 2 -w 4 -i 1M" "-x 2 -w 4 -i 1M" ;;
     steady-x0) series "$s" "-x 0 -w 4 -i 1M" "-x 0 -w 4 -i 1M" ;;
     threads-step) series "$s" "-x 1 -w 8 -i 16K" "-x 1 -w 4 -i 16K" ;;
+    threads-drop) series "$s" "-x 1 -w 8 -i 16K" "-x 1 -w 1 -i 16K" ;;
     *) echo "history-nights: unknown series $s"; status=1 ;;
   esac
 done
