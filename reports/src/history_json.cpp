@@ -16,7 +16,49 @@ using nlohmann::json;
 
 // The gate's own significance: a point kept by the search whose final segments differ at
 // more than --max-pvalue is said as not significant (the detection is changepoint.cpp's).
-bool significant(const Change& c, double max_pvalue) { return c.point.p_value <= max_pvalue; }
+// Otava's methods keep a point at p <= max_pvalue; the level method's points passed its own
+// test (the cut's penalty), the p-value is information there.
+bool significant(const Change& c, const ChangePointOptions& o) {
+  return o.method == ChangePointMethod::Level || c.point.p_value <= o.max_pvalue;
+}
+
+const char* method_name(ChangePointMethod m) {
+  return m == ChangePointMethod::Level ? "level" : m == ChangePointMethod::Windowed ? "windowed" : "permutation";
+}
+
+const char* state_name(LevelVerdict::State s) {
+  switch (s) {
+    case LevelVerdict::State::TooFew: return "too_few";
+    case LevelVerdict::State::Ok: return "ok";
+    case LevelVerdict::State::Warning: return "warning";
+    case LevelVerdict::State::Regression: return "regression";
+    case LevelVerdict::State::Accepted: return "accepted";
+  }
+  return "ok";
+}
+
+// The level gate's verdict on a series' newest nights (level_gate.hpp), for the page and tools.
+json level_json(const SeriesData& d, const LevelVerdict& v) {
+  json j = {{"state", state_name(v.state)}};
+  if (v.state == LevelVerdict::State::TooFew) {
+    j["why"] = v.why;
+    return j;
+  }
+  const auto run_at = [&](std::optional<std::size_t> i) { return i ? json(d.points.at(*i).first) : json(nullptr); };
+  j.update({{"reference", v.reference},
+            {"reference_first_run", d.points.at(v.reference_begin).first},
+            {"reference_last_run", d.points.at(v.reference_end - 1).first},
+            {"reference_nights", v.reference_nights},
+            {"noise", v.noise},
+            {"threshold", v.threshold},
+            {"newest_nights", v.newest},
+            {"newest_beyond", v.beyond},
+            {"newest_median", v.newest_median},
+            {"current_level", v.current_level},
+            {"regression_run", run_at(v.regression_at)},
+            {"accepted_run", run_at(v.accepted_at)}});
+  return j;
+}
 
 // The first line of a run's reason (cuFile's failures go on with the log lines they quote).
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
@@ -32,7 +74,7 @@ json segment_json(const SeriesData& d, const SegmentSummary& s) {
           {"stddev", s.stddev}};
 }
 
-json change_json(const SeriesData& d, const Change& c, double max_pvalue) {
+json change_json(const SeriesData& d, const Change& c, const ChangePointOptions& options) {
   json changed = json::array();
   for (const auto& f : c.changed) {
     changed.push_back({{"fact", f.name}, {"label", fact_label(f.name)}, {"before", f.before}, {"after", f.after}});
@@ -44,7 +86,7 @@ json change_json(const SeriesData& d, const Change& c, double max_pvalue) {
           {"time", c.time},
           {"index", c.point.index},
           {"p_value", c.point.p_value},
-          {"significant", significant(c, max_pvalue)},
+          {"significant", significant(c, options)},
           {"change_percent", c.point.forward_change_percent},
           {"magnitude", c.point.magnitude},
           {"worse", c.worse},
@@ -114,10 +156,19 @@ json analysis_to_json(const Analysis& a, const json& meta) {
   json doc = meta;
   doc["schema"] = kHistorySchema;
   doc["database"] = {{"path", h.path}, {"schema_version", kHistorySchemaVersion}, {"runs", h.runs.size()}};
-  doc["options"] = {{"method", a.options.method == ChangePointMethod::Windowed ? "windowed" : "permutation"},
-                    {"max_pvalue", a.options.max_pvalue},
-                    {"min_magnitude", a.options.min_magnitude},
-                    {"window", a.options.window}};
+  if (a.options.method == ChangePointMethod::Level) {
+    doc["options"] = {{"method", method_name(a.options.method)},
+                      {"min_runs", a.options.level.min_runs},
+                      {"threshold_noise_units", a.options.level.threshold},
+                      {"penalty", a.options.level.penalty},
+                      {"min_magnitude", a.options.level.min_magnitude},
+                      {"accept_through", a.accept_through ? json(*a.accept_through) : json(nullptr)}};
+  } else {
+    doc["options"] = {{"method", method_name(a.options.method)},
+                      {"max_pvalue", a.options.max_pvalue},
+                      {"min_magnitude", a.options.min_magnitude},
+                      {"window", a.options.window}};
+  }
   json runs = json::array();
   const auto missing = no_figures(h);
   const auto newest = newest_of(h);
@@ -146,7 +197,7 @@ json analysis_to_json(const Analysis& a, const json& meta) {
     json segments = json::array();
     for (const auto& seg : s.segments) segments.push_back(segment_json(*s.data, seg));
     json changes = json::array();
-    for (const auto& c : s.changes) changes.push_back(change_json(*s.data, c, a.options.max_pvalue));
+    for (const auto& c : s.changes) changes.push_back(change_json(*s.data, c, a.options));
     series.push_back({{"node", s.data->node},
                       {"test", s.data->test},
                       {"metric", s.data->metric},
@@ -157,6 +208,7 @@ json analysis_to_json(const Analysis& a, const json& meta) {
                       {"points", points},
                       {"segments", segments},
                       {"change_points", changes}});
+    if (s.level) series.back()["level"] = level_json(*s.data, *s.level);
   }
   doc["series"] = series;
   json fleet = json::array();
@@ -196,13 +248,27 @@ std::string analysis_text(const Analysis& a) {
     if (!s.note.empty()) ++short_series;
     for (const auto& c : s.changes) {
       ++changes;
-      const bool sig = significant(c, a.options.max_pvalue);
+      const bool sig = significant(c, a.options);
       weak += sig ? 0U : 1U;
       o << (c.worse ? "worse  " : "better ") << (sig ? "" : "(not significant) ") << c.sentence << " [median "
         << format_number(c.point.before.median) << " -> " << format_number(c.point.after.median) << " "
         << (s.metric ? s.metric->unit : "") << ", p=" << format_pvalue(c.point.p_value)
         << (sig ? "" : " > --max-pvalue " + format_pvalue(a.options.max_pvalue)) << "]\n";
     }
+  }
+  // The level gate's view of the newest nights, where it is not "within the noise".
+  for (const auto& s : a.series) {
+    if (!s.level || (s.level->state != LevelVerdict::State::Regression &&
+                     s.level->state != LevelVerdict::State::Warning))
+      continue;
+    const auto& v = *s.level;
+    const std::string unit = " " + std::string(s.metric->unit);
+    o << (v.state == LevelVerdict::State::Regression ? "red    " : "warn   ") << series_title(s) << ": "
+      << (v.state == LevelVerdict::State::Regression ? "the newest nights sit below the reference"
+                                                     : std::to_string(v.beyond) + " of the newest " +
+                                                           std::to_string(v.newest) + " nights below the threshold")
+      << " [newest median " << format_number(v.newest_median) << unit << ", reference "
+      << format_number(v.reference) << unit << ", threshold " << format_number(v.threshold) << unit << "]\n";
   }
   for (const auto& e : fleet_events(a)) o << "fleet: " << fleet_sentence(e) << "\n";
   // Tests that gave no figure, one line per node, test, status and reason, with their runs.

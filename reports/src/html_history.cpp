@@ -43,6 +43,18 @@ std::string changes_section(const json& doc) {
                   rows);
   }
   const json opt = doc.value("options", json::object());
+  if (str(opt, "method") == "level") {
+    inner += "<p class=\"note\">Levels cut where the figure shifted (optimal partitioning in units of the "
+             "series' night-to-night noise, levels of at least " + esc(text_of(opt.value("min_runs", json()))) +
+             " nights; docs/changepoints.md). The gate goes red when the newest " +
+             esc(text_of(opt.value("min_runs", json()))) + " nights all sit more than " +
+             esc(text_of(opt.value("threshold_noise_units", json()))) +
+             " noise units below the last accepted level: on the labelled corpus a healthy series goes red on at "
+             "most 1 night in 500. The p-value is Otava's t-test between the two levels, for information. "
+             "What changed: the facts that differ between the last run before the change point and the first "
+             "after it (or, where none does, between neighbouring runs at most two runs from it).</p>";
+    return section("changes", "Change points", inner);
+  }
   inner += "<p class=\"note\">E-Divisive with means (" + esc(str(opt, "method")) +
            ", as Apache Otava runs it); a change is kept at p ≤ " + esc(text_of(opt.value("max_pvalue", json()))) +
            " and a magnitude above " + esc(text_of(opt.value("min_magnitude", json()))) +
@@ -100,6 +112,28 @@ std::string series_chart(const json& s) {
   }
   std::string caption = esc(str(s, "title"));
   if (!str(s, "note").empty()) caption += ": " + esc(str(s, "note"));
+  // The level gate's verdict on the newest nights, and its threshold drawn across the chart.
+  if (const json level = s.value("level", json::object()); level.contains("threshold")) {
+    const double t = level.at("threshold").get<double>();
+    const auto& pts = s.at("points");
+    series.push_back({"gate threshold: " + format_number(t),
+                      {{pts.front().at("run").get<double>(), t}, {pts.back().at("run").get<double>(), t}},
+                      1,
+                      false,
+                      true});
+    const std::string state = str(level, "state");
+    const std::string said = state == "regression" ? "red"
+                             : state == "warning"  ? "warning"
+                             : state == "accepted" ? "accepted"
+                                                   : "within the noise";
+    caption += "; gate: " + said +
+               ", newest " + text_of(level.at("newest_nights")) + " nights' median " +
+               format_number(level.at("newest_median").get<double>()) + " against the reference " +
+               format_number(level.at("reference").get<double>()) + " (runs " + text_of(level.at("reference_first_run")) +
+               "–" + text_of(level.at("reference_last_run")) + "), threshold " + format_number(t);
+  } else if (level.contains("why")) {
+    caption += "; gate: " + esc(str(level, "why"));
+  }
   // One grid cell: the chart and, under it, the sentences of its change points.
   std::string out = "<div>" + figure(svg::line_chart(spec, series), caption);
   if (!notes.empty()) out += "<ul class=\"changes\">" + notes + "</ul>";
@@ -148,19 +182,22 @@ std::vector<std::string> newest_failures(const json& doc) {
 }  // namespace
 
 std::string render_history(const json& doc) {
-  std::size_t changes = 0, worse = 0;
-  for (const auto& s : doc.at("series"))
+  std::size_t changes = 0, worse = 0, red = 0;
+  for (const auto& s : doc.at("series")) {
     for (const auto& c : s.at("change_points")) {
       ++changes;
       worse += c.value("worse", false) && c.value("significant", true) ? 1U : 0U;
     }
+    red += str(s.value("level", json::object()), "state") == "regression" ? 1U : 0U;
+  }
   // Never green over a newest run that failed: no figure is no pass.
   const auto failing = newest_failures(doc);
   std::string words = std::to_string(changes) + " change points, " + std::to_string(worse) + " worse";
+  if (red > 0) words += "; " + std::to_string(red) + " series red at the gate";
   if (!failing.empty())
     words += "; newest run failed: " + failing.front() +
              (failing.size() > 1 ? " and " + std::to_string(failing.size() - 1) + " more" : "");
-  const std::string verdict = badge(words, worse > 0 || !failing.empty() ? "bad" : "ok");
+  const std::string verdict = badge(words, worse > 0 || red > 0 || !failing.empty() ? "bad" : "ok");
   const std::string body = changes_section(doc) + fleet_section(doc) + series_section(doc) + runs_section(doc) +
                            context_section(doc);
   return page(doc, "gdsbench history: " + str(doc.value("database", json::object()), "path"), verdict,
