@@ -48,6 +48,19 @@ if "$bin" gate --history m.db --accept-through 31 >acc.txt 2>&1 && grep -q "pass
   ok "masked regression accepted through run 31: green (the +8% after it is an improvement); through run 30: red"
 else bad "masked regression accepted: $(head -3 acc.txt)"; fi
 
+if "$bin" history show m.db --json m.json --html m.html >show.txt 2>&1 && grep -q "^red .*throughput on nodeM" show.txt &&
+   grep -q "series red at the gate" m.html && grep -q "gate threshold" m.html && python3 - <<'PY2'
+import json
+d = json.load(open("m.json"))
+assert d["options"]["method"] == "level" and d["options"]["min_runs"] == 3, d["options"]
+s = [x for x in d["series"] if x["metric"] == "throughput"][0]
+v = s["level"]
+assert v["state"] == "regression" and v["regression_run"] == 31 and v["reference_last_run"] == 30, v
+assert v["newest_median"] < v["threshold"] < v["reference"], v
+PY2
+then ok "history show: the gate's verdict in text, JSON (series.level) and the page (threshold, red badge)"
+else bad "history show of the masked regression: $(head -5 show.txt)"; fi
+
 # --- a clear step the windowed method missed ----------------------------------------------
 # 40 nights of mean 10.00, then 20 of mean 9.59 in 2% noise (the two halves differ at p ~ 1e-11).
 gen step nodeS --level '10.0 if i < 40 else 9.59' --nights 60 --noise 0.02 --seed 7
