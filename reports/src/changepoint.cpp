@@ -189,11 +189,7 @@ std::vector<ChangePoint> find_change_points(std::span<const double> series,
     indexes = merge(series, weak_points(series, options.window, first_pass), options.max_pvalue,
                     options.min_magnitude);
   } else if (options.method == ChangePointMethod::Level) {
-    std::vector<double> sorted(series.begin(), series.end());
-    std::sort(sorted.begin(), sorted.end());
-    const double level = sorted.empty() ? 0 : std::fabs(quantile_of_sorted(sorted, 0.5));
-    const double noise = std::max(night_noise(series), options.level.noise_floor * level);
-    indexes = level_shifts(series, noise, options.level.min_runs, options.level.penalty);
+    indexes = level_shifts(series, series_noise(series, options.level), options.level.min_runs, options.level.penalty);
   } else {
     edivisive::PermutationTester tester(series, options.permutations, options.seed);
     for (const auto& f : edivisive::divide(series, options.max_pvalue, std::ref(tester))) {

@@ -92,6 +92,10 @@ double night_noise(std::span<const double> values) {
   return noise_of(values, all, pairs);
 }
 
+double series_noise(std::span<const double> values, const LevelOptions& o) {
+  return std::max(night_noise(values), o.noise_floor * std::fabs(median(values)));
+}
+
 std::vector<std::size_t> level_shifts(std::span<const double> values, double noise, std::size_t min_segment,
                                       double penalty) {
   const std::size_t n = values.size();
@@ -139,8 +143,8 @@ LevelVerdict judge_level(std::span<const double> values, bool higher_is_better, 
             std::to_string(kReferenceNights) + " for a reference, then the newest " + std::to_string(m) + ")";
     return v;
   }
-  const double floor = o.noise_floor * std::fabs(median_of({values.begin(), values.end()}));
-  const double noise_all = std::max(night_noise(values), floor);
+  const double floor = o.noise_floor * std::fabs(median(values));
+  const double noise_all = series_noise(values, o);
   v.shifts = level_shifts(values, noise_all, m, o.penalty);
   const double sign = higher_is_better ? 1.0 : -1.0;
   const std::size_t judged = n - m;  // nights [judged, n) are the newest, never the reference

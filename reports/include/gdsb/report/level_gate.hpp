@@ -51,8 +51,12 @@ struct LevelOptions {
 // The robust night-to-night noise of `values` (0 for fewer than 2 values).
 double night_noise(std::span<const double> values);
 
+// night_noise() of `values`, never below options.noise_floor x |their median|: the scale the
+// levels are cut in.
+double series_noise(std::span<const double> values, const LevelOptions& options);
+
 // Where the level of `values` shifts: the first index of each new level, sorted. `noise` is
-// the scale (night_noise() of the whole series, floored). Every level is >= min_segment long.
+// the scale (series_noise()). Every level is >= min_segment long.
 std::vector<std::size_t> level_shifts(std::span<const double> values, double noise, std::size_t min_segment,
                                       double penalty);
 
