@@ -148,6 +148,16 @@ TEST_F(HealthBoots, AFaultWhoseDrainFailedIsReportedAgain) {
   EXPECT_FALSE(fs::exists(argv));
 }
 
+// A state file of the first schema (a /dev/kmsg cursor of a boot) is read as that cursor and
+// replaced by the check's position.
+TEST_F(HealthBoots, AFirstSchemaStateFileIsReadAndReplaced) {
+  const std::string state =
+      write("state.json", "{\"schema\": \"gdsbench.health-state/1\", \"boot_id\": \"4e0c\", \"reported_seq\": 5}\n");
+  const CliRun r = health((kLogs / "xid48-kern.log").string(), {"--state", state});
+  EXPECT_EQ(r.rc, 3) << r.out << r.err;  // another boot's cursor hides nothing
+  EXPECT_NE(read_all(state).find("\"schema\": \"gdsbench.health-state/2\""), std::string::npos) << read_all(state);
+}
+
 TEST_F(HealthBoots, ADamagedStateFileIsAUsageErrorNamingIt) {
   const std::string state = write("state.json", "{\"schema\": \"gdsbench.health-state/2\", \"position\": 7}\n");
   const CliRun r = health((kLogs / "xid48-kern.log").string(), {"--state", state});
