@@ -167,6 +167,15 @@ topo::FaultBaseline load_baseline(const std::string& path) {
   return doc.is_discarded() ? topo::FaultBaseline{} : topo::fault_baseline_from_document(doc);
 }
 
+std::string_view severity_prefix(topo::FaultSeverity s) {
+  switch (s) {
+    case topo::FaultSeverity::Critical: return "";
+    case topo::FaultSeverity::Warning: return "warning: ";
+    case topo::FaultSeverity::History: return "history: ";
+  }
+  return "";
+}
+
 std::string this_boot_id() {
   std::ifstream in("/proc/sys/kernel/random/boot_id");
   std::string id;
@@ -186,12 +195,15 @@ int health(const Options& opt) {
   try {
     expected = topo::load_fingerprint(opt.expect, "--expect");
     topo::FaultBaseline baseline = load_baseline(opt.expect);
-    // Since the last check: the state file's cursor, when it is of this boot (live only).
-    std::optional<HealthState> state;
+    // Since the last check whose verdict was delivered: the state file's position. /dev/kmsg is
+    // read from its cursor when it is of this boot; any log is judged against its Xids.
+    std::optional<topo::LogPosition> state;
     if (!opt.state.empty()) state = load_health_state(opt.state);
+    if (state) baseline.reported = *state;
     std::optional<uint64_t> after_seq;
-    if (state && opt.sources.live() && opt.kernel_log.empty() && state->boot_id == this_boot_id())
-      after_seq = state->reported_seq;
+    if (state && opt.sources.live() && opt.kernel_log.empty() &&
+        state->boot == topo::boot_id_key(this_boot_id()))
+      after_seq = state->seq;
     std::string scontrol;
     if (opt.slurm_drain) {
       scontrol = find_on_path("scontrol", opt.path_env);
@@ -215,7 +227,7 @@ int health(const Options& opt) {
     if (!failed && critical == findings.end())
       out << "gdsb: ok, " << topo::counts_words(topo::count_devices(*now.facts)) << " as expected\n";
     for (const auto& f : findings)
-      out << "gdsb: " << (f.severity == topo::FaultSeverity::Critical ? "" : "warning: ") << f.words << '\n';
+      out << "gdsb: " << severity_prefix(f.severity) << f.words << '\n';
     for (const auto& d : differences) out << "gdsb: " << d.words << '\n';
     if (now.faults && opt.sources.live() && !now.faults->faults.kernel_log_unread.empty() && opt.kernel_log.empty())
       out << "gdsb: note: Xid events not checked: " << now.faults->faults.kernel_log_unread << '\n';
@@ -224,23 +236,30 @@ int health(const Options& opt) {
                     {now.faults ? &now.faults->faults : nullptr, findings});
       metrics_written = true;
     }
+    // --npd refuses --state and --slurm-drain: its verdict is the exit code and one line.
     if (opt.npd) return npd_verdict(opt, differences, findings, std::cout);
-    if (!opt.state.empty() && now.faults && now.faults->faults.kernel_log && opt.sources.live() && opt.kernel_log.empty()) {
-      const auto& log = *now.faults->faults.kernel_log;
-      save_health_state(opt.state, {now.faults->faults.boot_id, log.last_seq ? log.last_seq : after_seq});
-    }
+    // The position this check reached, saved once its verdict is delivered (below): a drain
+    // that fails leaves the fault to the next check.
+    const auto save_state = [&] {
+      if (opt.state.empty() || !now.faults || !now.faults->faults.kernel_log) return;
+      topo::LogPosition reached = topo::log_position(now.faults->faults);
+      if (!reached.seq) reached.seq = after_seq;
+      save_health_state(opt.state, reached);
+    };
     failed = failed || critical != findings.end();
-    if (!failed) return kExitOk;
-    if (opt.slurm_drain) {
-      // A hardware fault names the cause best ("GPU ... Xid 79 (fallen off the bus) at ..."),
-      // before the known-good difference it causes (that GPU absent).
-      const auto first = std::find_if(differences.begin(), differences.end(),
-                                      [](const topo::HealthDifference& d) { return d.problem; });
-      const std::string reason = critical != findings.end() ? critical->words : first->words;
-      const double left = opt.timeout_s - std::chrono::duration<double>(Clock::now() - started).count();
-      slurm_drain(scontrol, node, "gdsb: " + reason, std::max(left, drain_slice));
-      std::cout << "gdsb: drained " << node << " through " << scontrol << '\n';
+    if (!failed || !opt.slurm_drain) {  // nothing to drain, or exit 3 is the verdict (NHC drains)
+      save_state();
+      return failed ? kExitCheckFailed : kExitOk;
     }
+    // A hardware fault names the cause best ("GPU ... Xid 79 (fallen off the bus) at ..."),
+    // before the known-good difference it causes (that GPU absent).
+    const auto first = std::find_if(differences.begin(), differences.end(),
+                                    [](const topo::HealthDifference& d) { return d.problem; });
+    const std::string reason = critical != findings.end() ? critical->words : first->words;
+    const double left = opt.timeout_s - std::chrono::duration<double>(Clock::now() - started).count();
+    slurm_drain(scontrol, node, "gdsb: " + reason, std::max(left, drain_slice));
+    std::cout << "gdsb: drained " << node << " through " << scontrol << '\n';
+    save_state();
     return kExitCheckFailed;
   } catch (const Error& e) {
     // The check could not be made: the metrics say it failed, never the last green.

@@ -7,32 +7,51 @@
 #include "gdsb/error.hpp"
 #include "gdsb/report/output_file.hpp"
 #include "gdsb/run_context.hpp"
+#include "gdsb/topo/fingerprint_file.hpp"
 
 namespace gdsb::topo_app {
+namespace {
 
-std::optional<HealthState> load_health_state(const std::string& path) {
+constexpr const char* kFirstSchema = "gdsbench.health-state/1";
+
+}  // namespace
+
+std::optional<topo::LogPosition> load_health_state(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::nullopt;
   const std::string what = "--state " + path;
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError(what + ": cannot open the file");
   const auto doc = nlohmann::json::parse(in, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || doc.value("schema", "") != kHealthStateSchema)
+  const std::string schema = doc.is_object() ? doc.value("schema", "") : "";
+  const bool first = schema == kFirstSchema;
+  if (doc.is_discarded() || (!first && schema != kHealthStateSchema))
     throw UsageError(what + ": not a gdsb-topo health state file (schema " + kHealthStateSchema +
                      "); remove it or pick another path");
-  HealthState s;
-  s.boot_id = doc.value("boot_id", "");
-  if (const auto it = doc.find("reported_seq"); it != doc.end() && it->is_number_unsigned())
-    s.reported_seq = it->get<uint64_t>();
-  return s;
+  try {
+    if (first) {  // {"boot_id", "reported_seq"}: the /dev/kmsg cursor of that boot
+      topo::LogPosition p;
+      p.boot = topo::boot_id_key(doc.value("boot_id", ""));
+      if (const auto it = doc.find("reported_seq"); it != doc.end() && it->is_number_unsigned())
+        p.seq = it->get<uint64_t>();
+      return p;
+    }
+    return topo::log_position_from(doc.at("position"));
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(what + ": damaged (" + e.what() + "); remove it: the next check reports every Xid of this boot");
+  }
 }
 
-void save_health_state(const std::string& path, const HealthState& state) {
-  nlohmann::json doc = {{"schema", kHealthStateSchema},
-                        {"boot_id", state.boot_id},
-                        {"reported_seq", state.reported_seq ? nlohmann::json(*state.reported_seq) : nlohmann::json()},
-                        {"checked_at", utc_now_iso8601()}};
-  report::write_output_atomic({path, "--state", kHealthStateSchema}, doc.dump(1) + "\n", false);
+void save_health_state(const std::string& path, const topo::LogPosition& state) {
+  const nlohmann::json doc = {{"schema", kHealthStateSchema},
+                              {"position", topo::log_position_json(state)},
+                              {"checked_at", utc_now_iso8601()}};
+  // A file of the first schema is this tool's own: replaced as one of this one.
+  try {
+    report::write_output_atomic({path, "--state", kHealthStateSchema}, doc.dump(1) + "\n", false);
+  } catch (const UsageError&) {
+    report::write_output_atomic({path, "--state", kFirstSchema}, doc.dump(1) + "\n", false);
+  }
 }
 
 }  // namespace gdsb::topo_app

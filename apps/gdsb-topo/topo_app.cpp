@@ -69,8 +69,9 @@ void setup_topo(CLI::App& app, Options& opt) {
                "Live mode: do not ask NVML for GPU facts (BAR1, memory, link generation)");
   app.add_option("--nvml-lib", opt.nvml_lib, "Live mode: load NVML from PATH");
   app.add_option("--kernel-log", opt.kernel_log,
-                 "Read the NVIDIA driver's Xid events from FILE (`dmesg`, `dmesg -T` or `journalctl -k` "
-                 "text) instead of /dev/kmsg; goes with any input");
+                 "Read the NVIDIA driver's Xid events from FILE (`dmesg`, `dmesg -T`, `journalctl` text or "
+                 "-o export, kern.log) instead of /dev/kmsg; goes with any input. Only the log's last boot is "
+                 "judged; earlier boots are history");
   app.add_option("--save-fingerprint", opt.save_fingerprint,
                  "Write the node's known-good facts (gdsbench.fingerprint/2: GPUs, NVMe drives and "
                  "data NICs by PCI address, links, ACS, IOMMU, BAR1, NUMA, driver versions) to FILE "
@@ -80,8 +81,9 @@ void setup_topo(CLI::App& app, Options& opt) {
                               "per difference, exit 3 on any, 0 with one ok line; no other checks run");
   auto* expect = app.add_option("--expect", opt.expect, "The known-good fingerprint --health compares with");
   auto* state = app.add_option("--state", opt.state,
-                               "With --health: remember in FILE the newest kernel log record read, so each Xid "
-                               "is reported by one check (default: every Xid since boot, every check)");
+                               "With --health: remember in FILE how far the kernel log was read once the verdict "
+                               "was delivered (drained, or nothing to drain), so each Xid is reported by one check "
+                               "(default: every Xid of the boot, every check)");
   auto* om = app.add_option("--openmetrics", opt.openmetrics,
                             "With --health: write node_exporter textfile metrics to FILE (atomic rename)");
   app.add_option("--timeout", opt.timeout_s,

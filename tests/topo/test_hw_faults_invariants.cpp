@@ -54,13 +54,21 @@ TEST(HwFaultTables, SortedUniqueAndLookedUpByNumberOrName) {
     EXPECT_GT(r.code, prev);  // find_xid bisects
     prev = r.code;
     EXPECT_FALSE(r.user_program && r.drains) << r.code;
-    EXPECT_NE(r.generations, 0) << r.code;
+    EXPECT_FALSE(r.unused && r.drains) << r.code;
   }
+  // Every code of NVIDIA's catalog (1-172) has its row; none past it.
+  for (int code = 1; code <= 172; ++code) EXPECT_NE(find_xid(code), nullptr) << code;
+  EXPECT_EQ(find_xid(173), nullptr);
+  EXPECT_EQ(xid_table().size(), 172u);
   ASSERT_NE(find_xid(79), nullptr);
   EXPECT_EQ(find_xid(79)->bucket, XidBucket::RebootNode);
   EXPECT_TRUE(find_xid(79)->drains);
   EXPECT_TRUE(find_xid(13)->user_program);
-  EXPECT_EQ(find_xid(2), nullptr);
+  EXPECT_TRUE(find_xid(2)->unused);
+  // The catalog's newest rows: 171 and 172 detail an Xid 48 (which memory failed), so drain as it.
+  EXPECT_TRUE(find_xid(167)->drains);
+  EXPECT_EQ(find_xid(171)->bucket, find_xid(48)->bucket);
+  EXPECT_TRUE(find_xid(172)->drains);
   for (const auto& r : aer_table()) {
     EXPECT_EQ(find_aer_kind(r.cls, r.sysfs_name), &r);
     if (!r.lspci_name.empty()) {
@@ -132,14 +140,21 @@ TEST(KernelLogInvariants, BinaryOrCutOffLogIsANamedError) {
   }
   std::string nul = std::string(kXid119) + std::string("ab\0cd\n", 6);
   EXPECT_THROW(parse(nul), RuntimeError);
-  // Every prefix of a record that ends before its newline is cut off, and never crashes.
+  // Every prefix of a record that ends before its newline is read when it parses (a log still
+  // being written): as that Xid once its code is whole, as no Xid before "Xid (" (the next read
+  // has it whole); else a "cut off" error. Never another code, never a crash.
   const std::string rec(kXid119);
-  for (size_t cut = 1; cut < rec.size(); cut += 7) {
+  const size_t code_end = rec.find("119,") + 3;
+  for (size_t cut = 1; cut < rec.size(); ++cut) {
     try {
-      parse(rec.substr(0, cut));
-      FAIL() << cut;
+      const KernelLog log = parse(rec.substr(0, cut));
+      ASSERT_LE(log.xids.size(), 1u) << cut;
+      EXPECT_EQ(log.xids.size(), cut > code_end ? 1u : 0u) << cut;
+      if (log.xids.empty()) continue;
+      EXPECT_EQ(log.xids[0].code, 119) << cut;
+      EXPECT_EQ(log.xids[0].bdf, "0000:9b:00.0") << cut;
     } catch (const RuntimeError& e) {
-      EXPECT_NE(std::string(e.what()).find("cut off"), std::string::npos);
+      EXPECT_NE(std::string(e.what()).find("cut off"), std::string::npos) << cut;
     }
   }
 }

@@ -7,6 +7,7 @@
 
 #include "gdsb/topo/collect.hpp"
 #include "gdsb/topo/hw_faults_collect.hpp"
+#include "gdsb/error.hpp"
 #include "gdsb/topo/kernel_log.hpp"
 
 namespace gdsb::topo::testing {
@@ -75,7 +76,57 @@ TEST(KernelLogReal, JournalctlWithoutHostAndSyslogWithUptime) {
   EXPECT_EQ(old.xids[0].bdf, "0000:01:00.0");
   EXPECT_EQ(old.xids[0].last.wall, "Jan 18 11:38:05");
   EXPECT_NEAR(*old.xids[0].last.uptime_s, 269.517039, 1e-6);
-  EXPECT_EQ(find_xid(3), nullptr);  // Unused for Ampere and newer: not in the table
+  // "Unused" for Ampere and newer in NVIDIA's catalog: named as such, never drained.
+  ASSERT_NE(find_xid(3), nullptr);
+  EXPECT_TRUE(find_xid(3)->unused);
+  EXPECT_FALSE(find_xid(3)->drains);
+}
+
+// One node's log across a reboot, in each format that shows boots (SOURCES.md, issue 42): the
+// Xid 79 of the first boot (10:43:35, 240314.5 s after it) is history, the second boot has none.
+TEST(KernelLogBoots, EachFormatSplitsTheLogAtTheReboot) {
+  for (const char* name : {"reboot-xid79-kern.log", "reboot-xid79-journalctl.log",
+                           "reboot-xid79-journalctl-monotonic.log", "reboot-xid79-journalctl-export.log"}) {
+    SCOPED_TRACE(name);
+    const KernelLog log = read(name);
+    EXPECT_EQ(log.boots, 2u);
+    EXPECT_TRUE(log.xids.empty());
+    ASSERT_EQ(log.earlier_xids.size(), 1u);
+    EXPECT_EQ(log.earlier_xids[0].bdf, "0000:cb:00.0");
+    EXPECT_EQ(log.earlier_xids[0].code, 79);
+    EXPECT_EQ(log.earlier_xids[0].count, 1u);
+  }
+  // The boot each names: journalctl's marker, export's _BOOT_ID; kern.log its first line's clock.
+  EXPECT_EQ(read("reboot-xid79-journalctl.log").boot_id, "5f2c1e7a3b8c4d6e9f0a1b2c3d4e5f60");
+  const KernelLog exp = read("reboot-xid79-journalctl-export.log");
+  EXPECT_EQ(exp.format, "journalctl export");
+  EXPECT_EQ(exp.boot_id, "5f2c1e7a3b8c4d6e9f0a1b2c3d4e5f60");
+  EXPECT_EQ(exp.earlier_xids[0].last.wall, "2024-12-02 10:43:35");
+  EXPECT_NEAR(*exp.earlier_xids[0].last.uptime_s, 240314.528861, 1e-6);
+  EXPECT_EQ(read("reboot-xid79-kern.log").boot_start, "Dec 2 11:02:17");
+  // A log that starts with the kernel's first line is one boot, not two.
+  const KernelLog one = read("xid48-kern.log");
+  EXPECT_EQ(one.boots, 1u);
+  ASSERT_EQ(one.xids.size(), 1u);
+  EXPECT_EQ(one.xids[0].code, 48);
+  EXPECT_EQ(one.boot_start, "Nov 29 15:58:20");
+}
+
+// A log still being written ends without a newline: its last line is read when it parses.
+TEST(KernelLogBoots, ALastLineWithoutNewlineIsReadWhenItParses) {
+  KernelLogReader r("--kernel-log now.log");
+  r.feed("[ 5107.644336] NVRM: Xid (PCI:0000:03:00): 79, GPU has fallen off the bus.\n"
+         "[ 5107.7] NVRM: Xid (PCI:0000:03:00): 13, pid='<unknown>'");
+  const KernelLog log = r.finish();
+  ASSERT_EQ(log.xids.size(), 2u);
+  EXPECT_EQ(log.xids[1].code, 13);
+  EXPECT_EQ(log.lines, 2u);
+  // Cut inside the prefix, the address, or right after the code (its digits may be cut: "1" of "13").
+  for (const char* cut : {"[ 5107.644336] NVRM: Xid (PCI:0000:0", "[ 5107.64", "[ 5107.7] NVRM: Xid (PCI:0000:03:00): 1"}) {
+    KernelLogReader c("--kernel-log cut.log");
+    c.feed(std::string("[ 1.0] usb 1-1: new device\n") + cut);
+    EXPECT_THROW(c.finish(), RuntimeError) << cut;
+  }
 }
 
 TEST(KernelLogReal, Xid154CarriesItsRecoveryAction) {

@@ -1,5 +1,6 @@
 // The health check's fault metrics (health.hpp fault_metrics): Xid events, findings, AER,
 // ECC, retirement and row-remapping counters, clock event reasons; all gauges.
+#include <algorithm>
 #include <sstream>
 
 #include "gdsb/report/openmetrics.hpp"
@@ -21,12 +22,14 @@ void family(std::ostream& o, const std::string& name, const std::string& help, F
 }  // namespace
 
 void fault_metrics(std::ostream& o, const FaultMetrics& m, const std::string& host) {
-  family(o, "gdsb_health_fault_findings", "Hardware fault findings of this check, by severity (critical drains)",
+  family(o, "gdsb_health_fault_findings",
+         "Hardware fault findings of this check, by severity (critical drains; history: an Xid of an earlier boot "
+         "or from before the known-good file, not judged)",
          [&](const std::string& n) {
-           size_t crit = 0, warn = 0;
-           for (const auto& f : m.findings) (f.severity == FaultSeverity::Critical ? crit : warn)++;
-           om::sample(o, n, {{"severity", "critical"}}, static_cast<double>(crit));
-           om::sample(o, n, {{"severity", "warning"}}, static_cast<double>(warn));
+           for (const FaultSeverity sev : {FaultSeverity::Critical, FaultSeverity::Warning, FaultSeverity::History})
+             om::sample(o, n, {{"severity", std::string(fault_severity_name(sev))}},
+                        static_cast<double>(std::count_if(m.findings.begin(), m.findings.end(),
+                                                          [&](const FaultFinding& f) { return f.severity == sev; })));
          });
   family(o, "gdsb_health_fault_info", "One per hardware fault finding (always 1)", [&](const std::string& n) {
     for (const auto& f : m.findings)

@@ -38,20 +38,66 @@ std::string when_text(const LogTime& t) {
   return {};
 }
 
+// Whether the log's last boot is the boot the facts are of: a log that names its boot (a
+// journal) may be of an earlier one; one that does not is taken to end in this boot.
+bool log_is_this_boot(const HwFaults& f) {
+  const KernelLog& log = *f.kernel_log;
+  return f.boot_id.empty() || log.boot_id.empty() || boot_id_key(f.boot_id) == boot_id_key(log.boot_id);
+}
+
+// Whether `pos` (the known-good file's or the last delivered check's) had seen `e` whole: the
+// same GPU and code with the same last record (or, in /dev/kmsg, a record at or before its cursor).
+bool seen_at(const LogPosition& pos, const XidEvent& e) {
+  if (pos.seq && e.last.seq && *e.last.seq <= *pos.seq) return true;
+  return std::any_of(pos.xids.begin(), pos.xids.end(),
+                     [&](const XidEvent& x) { return x.bdf == e.bdf && x.code == e.code && x.last == e.last; });
+}
+
+// "Xid 79 (fallen off the bus) x3, last at 11:43:14", and the finding's common fields.
+std::string xid_words(const XidEvent& e, const XidRow* row, FaultFinding& f) {
+  f.kind = FaultKind::Xid;
+  f.bdf = e.bdf;
+  f.xid = e.code;
+  f.count = e.count;
+  f.when = when_text(e.last);
+  const std::string meaning = row ? std::string(row->meaning) : "not in NVIDIA's Xid catalog";
+  const std::string times = e.count > 1 ? " x" + std::to_string(e.count) + ", last" : "";
+  const std::string at = f.when.empty() ? "" : (f.when[0] == '+' ? " " : " at ") + f.when;
+  return "Xid " + std::to_string(e.code) + " (" + meaning + ")" + times + at;
+}
+
+// An Xid listed as history: of an earlier boot, or seen by the known-good file.
+FaultFinding xid_history(const Snapshot& s, const FaultBaseline& b, const XidEvent& e, const std::string& when) {
+  FaultFinding f;
+  const std::string what = xid_words(e, find_xid(e.code), f);
+  f.severity = FaultSeverity::History;
+  f.device = is_our_gpu(s, b, e.bdf) ? "GPU" : device_word(s, e.bdf);
+  f.action = "none (not judged)";
+  f.words = (f.device == "GPU" ? "GPU " : "") + e.bdf + " " + what + ", " + when + ": not judged";
+  return f;
+}
+
 void judge_xids(const Snapshot& s, const FaultBaseline& b, std::vector<FaultFinding>& out) {
   if (!s.faults.kernel_log) return;
-  for (const XidEvent& e : s.faults.kernel_log->xids) {
+  const KernelLog& log = *s.faults.kernel_log;
+  for (const XidEvent& e : log.earlier_xids) out.push_back(xid_history(s, b, e, "in an earlier boot"));
+  const bool this_boot = log_is_this_boot(s.faults);
+  const std::string boot = log_boot_key(s.faults);
+  const bool known_good_here = !boot.empty() && b.known_good_log.boot == boot;
+  const bool reported_here = !boot.empty() && b.reported.boot == boot;
+  for (const XidEvent& e : log.xids) {
+    if (!this_boot) {
+      out.push_back(xid_history(s, b, e, "in an earlier boot"));
+      continue;
+    }
+    if (reported_here && seen_at(b.reported, e)) continue;  // reported by a check whose verdict was delivered
+    if (known_good_here && seen_at(b.known_good_log, e)) {
+      out.push_back(xid_history(s, b, e, "before the known-good file"));
+      continue;
+    }
     const XidRow* row = find_xid(e.code);
     FaultFinding f;
-    f.kind = FaultKind::Xid;
-    f.bdf = e.bdf;
-    f.xid = e.code;
-    f.count = e.count;
-    f.when = when_text(e.last);
-    const std::string meaning = row ? std::string(row->meaning) : "not in NVIDIA's Xid catalog";
-    const std::string times = e.count > 1 ? " x" + std::to_string(e.count) + ", last" : "";
-    const std::string at = f.when.empty() ? "" : (f.when[0] == '+' ? " " : " at ") + f.when;
-    const std::string what = "Xid " + std::to_string(e.code) + " (" + meaning + ")" + times + at;
+    const std::string what = xid_words(e, row, f);
     f.device = device_word(s, e.bdf);
     if (!is_our_gpu(s, b, e.bdf)) {
       f.kind = FaultKind::XidNotOurGpu;
@@ -251,7 +297,36 @@ void judge_aer(const Snapshot& s, const FaultBaseline& b, const FaultThresholds&
 }  // namespace
 
 std::string_view fault_severity_name(FaultSeverity s) {
-  return s == FaultSeverity::Critical ? "critical" : "warning";
+  switch (s) {
+    case FaultSeverity::Critical: return "critical";
+    case FaultSeverity::Warning: return "warning";
+    case FaultSeverity::History: return "history";
+  }
+  return "warning";
+}
+
+std::string boot_id_key(std::string_view boot_id) {
+  std::string out;
+  for (const char c : boot_id)
+    if (c != '-') out += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return out;
+}
+
+std::string log_boot_key(const HwFaults& f) {
+  if (!f.boot_id.empty()) return boot_id_key(f.boot_id);
+  if (!f.kernel_log) return {};
+  if (!f.kernel_log->boot_id.empty()) return boot_id_key(f.kernel_log->boot_id);
+  if (!f.kernel_log->boot_start.empty()) return "started " + f.kernel_log->boot_start;
+  return {};
+}
+
+LogPosition log_position(const HwFaults& f) {
+  LogPosition p;
+  p.boot = log_boot_key(f);
+  if (!f.kernel_log) return p;
+  p.seq = f.kernel_log->last_seq;
+  if (log_is_this_boot(f)) p.xids = f.kernel_log->xids;
+  return p;
 }
 
 std::string_view fault_kind_name(FaultKind k) {
@@ -278,8 +353,10 @@ std::vector<FaultFinding> judge_faults(const Snapshot& s, const FaultBaseline& b
   judge_gpu_errors(s, out);
   judge_nvlinks(s, baseline, thresholds, out);
   judge_aer(s, baseline, thresholds, out);
-  std::stable_sort(out.begin(), out.end(), [](const FaultFinding& a, const FaultFinding& b) {
-    if (a.severity != b.severity) return a.severity == FaultSeverity::Critical;
+  // Critical first, then warnings, then history; by device within each.
+  const auto rank = [](FaultSeverity v) { return v == FaultSeverity::Critical ? 0 : v == FaultSeverity::Warning ? 1 : 2; };
+  std::stable_sort(out.begin(), out.end(), [&](const FaultFinding& a, const FaultFinding& b) {
+    if (a.severity != b.severity) return rank(a.severity) < rank(b.severity);
     return a.bdf < b.bdf;
   });
   return out;

@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 
 #include "gdsb/error.hpp"
@@ -237,16 +238,105 @@ void KernelLogReader::feed_record(std::string_view record) {
   if (record.empty() || record.back() != '\n') feed("\n");
 }
 
+// A new boot starts. One that follows no record of the boot before it (a log that begins
+// with the kernel's first line, a "Linux version" record after journalctl's "-- Boot --") is
+// the same boot; its id, where named, is kept.
+void KernelLogReader::new_boot(std::optional<std::string> id) {
+  if (records_in_boot_ > 0) {
+    for (XidEvent& e : log_.xids) {
+      std::pair<std::string, int> key{e.bdf, e.code};
+      auto [it, fresh] = earlier_index_.try_emplace(std::move(key), log_.earlier_xids.size());
+      if (fresh) {
+        if (log_.earlier_xids.size() >= kMaxXidKeys) {
+          earlier_index_.erase(it);
+          ++log_.dropped;
+          continue;
+        }
+        log_.earlier_xids.push_back(std::move(e));
+        continue;
+      }
+      XidEvent& old = log_.earlier_xids[it->second];
+      old.count += e.count;
+      old.last = e.last;
+      old.last_text = std::move(e.last_text);
+      if (!e.process.empty()) old.process = std::move(e.process);
+      if (e.recovery_action) old.recovery_action = e.recovery_action;
+    }
+    log_.xids.clear();
+    index_.clear();
+    ++log_.boots;
+    records_in_boot_ = 0;
+    log_.boot_id.clear();
+    log_.boot_start.clear();
+  }
+  last_uptime_.reset();
+  if (id) log_.boot_id = std::move(*id);
+}
+
 void KernelLogReader::line(std::string_view l) {
   ++log_.lines;
   if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+  // journalctl's own lines between boots: "-- Boot 5f2c...e0 --" (v250 and newer), "-- Reboot --".
+  if (l.substr(0, 3) == "-- ") {
+    if (l.substr(0, 8) == "-- Boot ") {
+      std::string_view id = l.substr(8);
+      id = id.substr(0, std::min(id.find(' '), id.size()));
+      new_boot(std::string(id));
+    } else if (l.substr(0, 12) == "-- Reboot --") {
+      new_boot(std::nullopt);
+    }
+    return;  // "-- Logs begin at ...", "-- No entries --": notes, no record
+  }
+  // journalctl -o export: each record's fields, one a line, __CURSOR= first.
+  if (l.substr(0, 9) == "__CURSOR=") export_ = true;
+  if (export_) return export_field(l);
   const Prefix p = parse_prefix(l);
   if (p.time.seq) log_.last_seq = p.time.seq;  // the newest record read: the next check's cursor
   if (log_.format.empty() && !p.format.empty()) log_.format = std::string(p.format);
-  const size_t nvrm = p.message.find("NVRM: ");
+  if (p.continuation || l.empty()) return;
+  record(p.time, p.message, !p.format.empty());
+}
+
+// One field of an -o export record; MESSAGE= is the record, read with the fields before it
+// (journald writes __REALTIME_TIMESTAMP, __MONOTONIC_TIMESTAMP and _BOOT_ID first).
+void KernelLogReader::export_field(std::string_view l) {
+  if (log_.format.empty()) log_.format = "journalctl export";
+  const size_t eq = l.find('=');
+  if (l.empty() || eq == std::string_view::npos) {
+    export_uptime_.reset();
+    export_wall_.clear();
+    return;
+  }
+  const std::string_view key = l.substr(0, eq), value = l.substr(eq + 1);
+  if (key == "__MONOTONIC_TIMESTAMP") {
+    if (const auto us = number<uint64_t>(value)) export_uptime_ = static_cast<double>(*us) / 1e6;
+  } else if (key == "__REALTIME_TIMESTAMP") {
+    if (const auto us = number<uint64_t>(value)) {
+      const std::time_t t = static_cast<std::time_t>(*us / 1000000);
+      std::tm tm{};
+      char buf[32];
+      if (::gmtime_r(&t, &tm) && std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm)) export_wall_ = buf;
+    }
+  } else if (key == "_BOOT_ID") {
+    if (value != log_.boot_id) new_boot(std::string(value));
+  } else if (key == "MESSAGE") {
+    LogTime t;
+    t.uptime_s = export_uptime_;
+    t.wall = export_wall_;
+    record(t, value, true);
+  }
+}
+
+void KernelLogReader::record(const LogTime& time, std::string_view message, bool has_prefix) {
+  // The kernel's first line, or a time since boot that went back: a reboot.
+  if (message.substr(0, 14) == "Linux version ") new_boot(std::nullopt);
+  else if (time.uptime_s && last_uptime_ && *time.uptime_s + 1.0 < *last_uptime_) new_boot(std::nullopt);
+  if (time.uptime_s) last_uptime_ = time.uptime_s;
+  if (records_in_boot_++ == 0 && has_prefix) log_.boot_start = time.wall;
+  const size_t nvrm = message.find("NVRM: ");
   if (nvrm == std::string_view::npos) return;
   ++log_.nvrm_lines;
-  std::string_view rec = p.message.substr(nvrm + 6);
+  std::string_view rec = message.substr(nvrm + 6);
   if (rec.substr(0, 5) != "Xid (") return;
   rec.remove_prefix(5);
   const size_t close = rec.find("): ");
@@ -258,7 +348,7 @@ void KernelLogReader::line(std::string_view l) {
     ++log_.unparsed;
     return;
   }
-  if (after_seq_ && p.time.seq && *p.time.seq <= *after_seq_) {
+  if (after_seq_ && time.seq && *time.seq <= *after_seq_) {
     ++log_.before_cursor;
     return;
   }
@@ -275,12 +365,12 @@ void KernelLogReader::line(std::string_view l) {
     XidEvent e;
     e.bdf = *bdf;
     e.code = *code;
-    e.first = p.time;
+    e.first = time;
     log_.xids.push_back(std::move(e));
   }
   XidEvent& e = log_.xids[it->second];
   ++e.count;
-  e.last = p.time;
+  e.last = time;
   e.last_text = std::string(text.substr(0, kMaxTextBytes));
   if (const std::string name = field(text, "name="); !name.empty()) e.process = name;
   if (*code == 154) {  // "... changed from 0x0 (None) to 0x2 (Node Reboot Required)"
@@ -294,10 +384,28 @@ void KernelLogReader::line(std::string_view l) {
 }
 
 KernelLog KernelLogReader::finish() {
-  if (!partial_.empty())
-    throw RuntimeError(source_ + ": the last line (line " + std::to_string(log_.lines + 1) +
-                       ") has no newline: the log was cut off; save it whole (`dmesg > FILE`, "
-                       "`journalctl -k > FILE`)");
+  if (!partial_.empty()) {
+    // A log still being written ends mid-line: its last line is read when it parses as a
+    // record (its prefix known, an Xid record whole); else the text was cut off.
+    const Prefix p = parse_prefix(partial_);
+    const uint64_t unparsed = log_.unparsed;
+    bool known = !p.format.empty() || export_ || p.message.find("NVRM: ") != std::string_view::npos;
+    // An Xid code at the very end may be cut inside its digits ("11" of "119"): read only
+    // with something after it.
+    if (const size_t x = partial_.find("NVRM: Xid ("); x != std::string::npos) {
+      size_t d = partial_.find("): ", x);
+      if (d != std::string::npos)
+        for (d += 3; d < partial_.size() && is_digit(partial_[d]);) ++d;
+      known = known && d < partial_.size();
+    }
+    const std::string last = std::move(partial_);
+    partial_.clear();
+    if (known) line(last);
+    if (!known || log_.unparsed > unparsed)
+      throw RuntimeError(source_ + ": the last line (line " + std::to_string(log_.lines + (known ? 0 : 1)) +
+                         ") has no newline and does not parse: the log was cut off; save it whole "
+                         "(`dmesg > FILE`, `journalctl -k > FILE`)");
+  }
   if (log_.format.empty()) log_.format = "text";
   return std::move(log_);
 }

@@ -26,6 +26,28 @@ json link_errors_json(const std::vector<NvLinkErrorCounters>& links) {
                    {"crc_data", opt(l.crc_data)}});
   return out;
 }
+json xids_json(const std::vector<XidEvent>& events) {
+  json xids = json::array();
+  for (const auto& e : events)
+    xids.push_back({{"bdf", e.bdf},
+                    {"code", e.code},
+                    {"count", e.count},
+                    {"first", time_json(e.first)},
+                    {"last", time_json(e.last)},
+                    {"last_text", e.last_text},
+                    {"process", e.process},
+                    {"recovery_action", opt(e.recovery_action)}});
+  return xids;
+}
+std::vector<XidEvent> xids_from(const json& j) {
+  std::vector<XidEvent> out;
+  for (const auto& e : j)
+    out.push_back({e.at("bdf").get<std::string>(), e.at("code").get<int>(), e.at("count").get<uint64_t>(),
+                   time_from(e.at("first")), time_from(e.at("last")), e.value("last_text", ""),
+                   e.value("process", ""), get_opt<int>(e, "recovery_action")});
+  return out;
+}
+
 std::vector<NvLinkErrorCounters> link_errors_from(const json& j) {
   std::vector<NvLinkErrorCounters> out;
   for (const auto& l : j)
@@ -75,20 +97,20 @@ json hw_faults_json(const HwFaults& f) {
               {"boot_id", f.boot_id}};
   if (f.kernel_log) {
     const KernelLog& k = *f.kernel_log;
-    json xids = json::array();
-    for (const auto& e : k.xids)
-      xids.push_back({{"bdf", e.bdf},
-                      {"code", e.code},
-                      {"count", e.count},
-                      {"first", time_json(e.first)},
-                      {"last", time_json(e.last)},
-                      {"last_text", e.last_text},
-                      {"process", e.process},
-                      {"recovery_action", opt(e.recovery_action)}});
-    out["kernel_log"] = {{"source", k.source},   {"format", k.format},         {"bytes", k.bytes},
-                         {"lines", k.lines},     {"nvrm_lines", k.nvrm_lines}, {"xids", xids},
-                         {"dropped", k.dropped}, {"unparsed", k.unparsed},     {"before_cursor", k.before_cursor},
-                         {"last_seq", opt(k.last_seq)}, {"boot_id", k.boot_id}};
+    out["kernel_log"] = {{"source", k.source},
+                         {"format", k.format},
+                         {"bytes", k.bytes},
+                         {"lines", k.lines},
+                         {"nvrm_lines", k.nvrm_lines},
+                         {"xids", xids_json(k.xids)},
+                         {"earlier_xids", xids_json(k.earlier_xids)},
+                         {"boots", k.boots},
+                         {"dropped", k.dropped},
+                         {"unparsed", k.unparsed},
+                         {"before_cursor", k.before_cursor},
+                         {"last_seq", opt(k.last_seq)},
+                         {"boot_id", k.boot_id},
+                         {"boot_start", k.boot_start}};
   } else {
     out["kernel_log"] = nullptr;
   }
@@ -135,10 +157,10 @@ HwFaults hw_faults_from(const json& j) {
     log.before_cursor = k.value("before_cursor", uint64_t{0});
     log.last_seq = get_opt<uint64_t>(k, "last_seq");
     log.boot_id = k.value("boot_id", "");
-    for (const auto& e : k.at("xids"))
-      log.xids.push_back({e.at("bdf").get<std::string>(), e.at("code").get<int>(), e.at("count").get<uint64_t>(),
-                          time_from(e.at("first")), time_from(e.at("last")), e.value("last_text", ""),
-                          e.value("process", ""), get_opt<int>(e, "recovery_action")});
+    log.boot_start = k.value("boot_start", "");
+    log.boots = k.value("boots", uint32_t{1});
+    log.xids = xids_from(k.at("xids"));
+    log.earlier_xids = xids_from(k.value("earlier_xids", json::array()));
     f.kernel_log = std::move(log);
   }
   // value() returns a copy: kept alive here, as items() only refers to it.
@@ -169,6 +191,18 @@ HwFaults hw_faults_from(const json& j) {
 
 namespace gdsb::topo {
 
+nlohmann::json log_position_json(const LogPosition& p) {
+  return {{"boot", p.boot}, {"seq", detail::opt(p.seq)}, {"xids", detail::xids_json(p.xids)}};
+}
+
+LogPosition log_position_from(const nlohmann::json& j) {
+  LogPosition p;
+  p.boot = j.value("boot", "");
+  p.seq = detail::get_opt<uint64_t>(j, "seq");
+  p.xids = detail::xids_from(j.value("xids", json::array()));
+  return p;
+}
+
 nlohmann::json fault_baseline_json(const HwFaults& f, const std::vector<std::string>& gpus) {
   json aer = json::object();
   for (const auto& [bdf, a] : f.aer)
@@ -180,7 +214,8 @@ nlohmann::json fault_baseline_json(const HwFaults& f, const std::vector<std::str
           {"taken_unix_s", f.collected_unix_s ? json(*f.collected_unix_s) : json(nullptr)},
           {"gpus", gpus},
           {"aer", aer},
-          {"nvlinks", links}};
+          {"nvlinks", links},
+          {"kernel_log", f.kernel_log ? log_position_json(log_position(f)) : json(nullptr)}};
 }
 
 FaultBaseline fault_baseline_from_document(const nlohmann::json& doc) {
@@ -195,6 +230,7 @@ FaultBaseline fault_baseline_from_document(const nlohmann::json& doc) {
     const json aer = j.value("aer", json::object()), links = j.value("nvlinks", json::object());
     for (const auto& [bdf, a] : aer.items()) b.aer[bdf] = detail::aer_from(a);
     for (const auto& [bdf, l] : links.items()) b.nvlinks[bdf] = detail::nvlink_errors_from(l);
+    if (const auto k = j.find("kernel_log"); k != j.end() && k->is_object()) b.known_good_log = log_position_from(*k);
   } catch (const json::exception&) {
     return FaultBaseline{};  // a damaged baseline is none: rises are then measured since boot
   }

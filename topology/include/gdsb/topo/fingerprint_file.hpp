@@ -45,6 +45,11 @@ Fingerprint fingerprint_from_json(const nlohmann::json& j, const std::string& wh
 // (hw_faults.hpp). fault_baseline_from_document gives an empty baseline for a file without one.
 nlohmann::json fault_baseline_json(const HwFaults& f, const std::vector<std::string>& gpus);
 FaultBaseline fault_baseline_from_document(const nlohmann::json& doc);
+// A kernel log position (hw_faults.hpp) in the known-good file's "hw_baseline" and the health
+// state file: {"boot", "seq", "xids"}. log_position_from throws nlohmann::json's errors on a
+// damaged one.
+nlohmann::json log_position_json(const LogPosition& p);
+LogPosition log_position_from(const nlohmann::json& j);
 
 // The facts as key text -> value text (a gdsb-cluster node report's "fingerprint", a /1
 // file's "facts"), and back. facts_from_texts skips the "not available" of older files

@@ -5,7 +5,7 @@
 // judge_faults() (gdsb-topo --health), and read by gdsb-doctor (a slow hop with rising
 // correctable AER errors, a GPU throttling, retired pages) and gdsb-cluster's fleet view.
 //
-// Knowledge is data, once: the Xid table (NVIDIA's Xid catalog, xid_table.cpp), the AER
+// Knowledge is data, once: the Xid table (NVIDIA's Xid catalog, hw_fault_tables.cpp), the AER
 // error kinds (the kernel's aer sysfs names and the PCIe specification's, aer_table.cpp)
 // and NVML's clock event reasons are rows looked up by number or name; no verdict is taken
 // from log prose. /work/notes/36-model.md (docs/gdsb-topo.md "Hardware faults") says more.
@@ -48,17 +48,19 @@ struct XidRow {
   std::string_view meaning;   // ours, short: "fallen off the bus"
   XidBucket bucket = XidBucket::ContactSupport;
   uint8_t generations = 0;    // kGen* bits
-  // Whether the node is drained for it (our decision from the bucket, xid_table.cpp says why
+  // Whether the node is drained for it (our decision from the bucket, hw_fault_tables.cpp says why
   // per row). A row caused by the user's program (user_program) never drains.
   bool drains = false;
   bool user_program = false;  // the catalog names an application fault as the usual cause (13, 31, 43, 45)
+  bool unused = false;        // the catalog describes the code as "Unused" (deprecated, or V100 and older)
+  bool bucket_ours = false;   // the catalog names no bucket for the row (162-172): the bucket is ours
 };
 // Where the rows come from, as cited in output and docs.
 inline constexpr std::string_view kXidTableSource =
     "NVIDIA, \"Analyzing Xid Errors with the Xid Catalog\", "
-    "docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html (Ampere and newer)";
+    "docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html (Ampere and newer; codes 1-172)";
 std::span<const XidRow> xid_table();
-const XidRow* find_xid(int code);  // nullptr: not in the table (said as "not in NVIDIA's catalog")
+const XidRow* find_xid(int code);  // nullptr: a code past the catalog (said as "not in NVIDIA's catalog")
 
 // Xid 154's recovery actions (nvmlGpuRecoveryAction_t, and the code the driver prints).
 enum class RecoveryAction { None = 0, GpuReset = 1, NodeReboot = 2, DrainP2p = 3, DrainAndReset = 4 };
@@ -120,16 +122,26 @@ struct XidEvent {
 
 struct KernelLog {
   std::string source;  // "/dev/kmsg" or the --kernel-log file
-  std::string format;  // "kmsg", "dmesg", "dmesg -T", "journalctl"
+  std::string format;  // "kmsg", "dmesg", "dmesg -T", "journalctl", "journalctl export"
   uint64_t bytes = 0, lines = 0, nvrm_lines = 0;
+  // The log's last boot (the one running when it was saved): its Xids. A log can span boots;
+  // a boot starts at a kernel's "Linux version" record, at a record whose time since boot went
+  // back, at journalctl's "-- Boot <id> --" / "-- Reboot --" lines, or where -o export's
+  // _BOOT_ID changes. /dev/kmsg holds this boot only.
   std::vector<XidEvent> xids;  // by first appearance
+  std::vector<XidEvent> earlier_xids;  // of the boots before the last one: history, never judged
+  uint32_t boots = 1;                  // boots the log holds
+  // Where the last boot is named: its id (journalctl's "-- Boot <id> --", export's _BOOT_ID,
+  // /proc/sys/kernel/random/boot_id for /dev/kmsg) and its first record's clock text ("" when
+  // that record has none: plain dmesg).
+  std::string boot_id;
+  std::string boot_start;
   // Records that were not kept because distinct (GPU, code) pairs passed the bound
   // (kMaxXidKeys): memory stays bounded on any log; the count says what was dropped.
   uint64_t dropped = 0;
   uint64_t unparsed = 0;        // "NVRM: Xid (" records whose address or code did not parse
   uint64_t before_cursor = 0;   // Xid records at or before the health state's cursor (not kept)
   std::optional<uint64_t> last_seq;  // /dev/kmsg: the newest record's sequence number (any record)
-  std::string boot_id;               // /proc/sys/kernel/random/boot_id where read live
   bool operator==(const KernelLog&) const = default;
 };
 inline constexpr size_t kMaxXidKeys = 4096;
@@ -185,7 +197,9 @@ struct HwFaults {
 
 // ---- Judgement (gdsb-topo --health) ----------------------------------------------------
 
-enum class FaultSeverity { Warning, Critical };  // critical: exit 3 and drain
+// critical: exit 3 and drain; history: an Xid of an earlier boot or from before the known-good
+// file, listed and never judged.
+enum class FaultSeverity { Warning, Critical, History };
 enum class FaultKind {
   Xid,                 // an Xid event (xid, count, when)
   XidNotOurGpu,        // an Xid for a PCI address that is not a GPU of this node
@@ -219,6 +233,23 @@ struct FaultFinding {
   bool operator==(const FaultFinding&) const = default;
 };
 
+// How far the kernel log had been read, and in which boot: what the known-good file was saved
+// with, or what the last check whose verdict was delivered had seen (the health state file).
+struct LogPosition {
+  std::string boot;              // log_boot_key() then ("" unknown: never this boot)
+  std::optional<uint64_t> seq;   // /dev/kmsg: the newest record read
+  std::vector<XidEvent> xids;    // the boot's Xids then (their counts and last times)
+  bool operator==(const LogPosition&) const = default;
+};
+// The boot a snapshot's fault facts are of: /proc/sys/kernel/random/boot_id where read (live, a
+// sysfs recording), else the boot the kernel log names (its id, else "started <clock text of its
+// first record>"), else "". Without dashes, lower case.
+std::string log_boot_key(const HwFaults& f);
+// A boot id as log_boot_key writes it ("5f2c1e7a-3b8c-..." -> "5f2c1e7a3b8c...").
+std::string boot_id_key(std::string_view boot_id);
+// The position of the log of `f` now (its last boot's Xids, when that boot is this one).
+LogPosition log_position(const HwFaults& f);
+
 // What --health compares the counters with: the known-good file's counters and time, and
 // what the previous check saw last (the health state file).
 struct FaultBaseline {
@@ -227,10 +258,12 @@ struct FaultBaseline {
   std::vector<std::string> known_gpus;     // the known-good file's GPUs: still this node's when gone
   std::optional<int64_t> taken_unix_s;     // when the known-good file was saved
   std::string boot_id;                     // the boot it was saved in (counters reset on reboot)
-  // From the health state file: Xid records up to this /dev/kmsg sequence number of this boot
-  // were reported by an earlier check and are not reported again.
-  std::string state_boot_id;
-  std::optional<uint64_t> reported_seq;
+  // The kernel log the known-good file was saved with: an Xid of this boot it had seen (same
+  // GPU, code and last record) is from before the file, history, not a fault.
+  LogPosition known_good_log;
+  // From the health state file: the Xids of this boot an earlier check reported (and whose
+  // drain, if any, succeeded) are not reported again.
+  LogPosition reported;
 };
 
 struct FaultThresholds {

@@ -1,6 +1,8 @@
 // The kernel log's NVIDIA driver records (NVRM Xid events), read in one pass with bounded
 // memory from /dev/kmsg (live) or from text a person saved: `dmesg`, `dmesg -T`,
-// `journalctl -k` (short and short-iso) or /dev/kmsg records. Each Xid record is reduced to
+// `journalctl -k` (short, short-iso, short-monotonic, export), kern.log / syslog, or
+// /dev/kmsg records. A log that spans reboots is split at each boot (KernelLog::xids are the
+// last boot's, earlier_xids the others'). Each Xid record is reduced to
 // its PCI address, code, time and a few words; repeated (GPU, code) pairs are one XidEvent
 // with a count. Nothing but the record's structure (address, code, pid=, name=, Xid 154's
 // action code) is read: the verdict comes from the Xid table (hw_faults.hpp).
@@ -31,18 +33,27 @@ class KernelLogReader {
   void feed(std::string_view chunk);
   // One whole record (/dev/kmsg hands out one per read()).
   void feed_record(std::string_view record);
-  // Ends the input. Throws RuntimeError when the last line has no newline: the text was cut
-  // off (every tool that writes these logs ends each record with one).
+  // Ends the input. A last line without a newline (a log still being written) is read when
+  // it parses; one that does not (cut inside its prefix or its Xid record) throws
+  // RuntimeError: the text was cut off.
   KernelLog finish();
 
  private:
   void line(std::string_view l);
+  void export_field(std::string_view l);
+  void record(const LogTime& time, std::string_view message, bool has_prefix);
+  void new_boot(std::optional<std::string> id);
   std::string source_;
   std::optional<uint64_t> after_seq_;
   std::string partial_;
   uint64_t offset_ = 0;
   KernelLog log_;
-  std::map<std::pair<std::string, int>, size_t> index_;
+  std::map<std::pair<std::string, int>, size_t> index_, earlier_index_;
+  uint64_t records_in_boot_ = 0;      // records of the boot being read (a boundary before any is none)
+  std::optional<double> last_uptime_;  // the newest record's time since boot
+  bool export_ = false;               // journalctl -o export: KEY=value fields, records end at a blank line
+  std::optional<double> export_uptime_;
+  std::string export_wall_;
 };
 
 // Reads FILE whole (dmesg, dmesg -T, journalctl -k text). RuntimeError naming
