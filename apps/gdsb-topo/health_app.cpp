@@ -182,6 +182,7 @@ int health(const Options& opt) {
   try {
     expected = topo::load_fingerprint(opt.expect, "--expect");
     topo::FaultBaseline baseline = load_baseline(opt.expect);
+    baseline.known_gpus = topo::known_gpus(*expected);  // any known-good file lists them, gdsb-cluster's too
     // Since the last check: the state file's cursor, when it is of this boot (live only).
     std::optional<HealthState> state;
     if (!opt.state.empty()) state = load_health_state(opt.state);

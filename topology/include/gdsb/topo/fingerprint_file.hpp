@@ -45,6 +45,10 @@ Fingerprint fingerprint_from_json(const nlohmann::json& j, const std::string& wh
 // (hw_faults.hpp). fault_baseline_from_document gives an empty baseline for a file without one.
 nlohmann::json fault_baseline_json(const HwFaults& f, const std::vector<std::string>& gpus);
 FaultBaseline fault_baseline_from_document(const nlohmann::json& doc);
+// The GPUs known-good facts list (their presence keys), by PCI address: FaultBaseline::
+// known_gpus, for --health (the --expect file, whoever wrote it) and the fleet view (each
+// class's reference, the file gdsb-cluster writes for it).
+std::vector<std::string> known_gpus(const FactMap& known_good);
 
 // The facts as key text -> value text (a gdsb-cluster node report's "fingerprint", a /1
 // file's "facts"), and back. facts_from_texts skips the "not available" of older files
