@@ -28,7 +28,7 @@ std::vector<Finding> run(const Facts& facts) {
       f.confidence = critical ? Confidence::Likely : Confidence::Possible;
       f.devices = {g.bdf, g.label};
       f.evidence.push_back("kernel log " + snap.faults.kernel_log->source + ": " + x.words);
-      f.evidence.push_back(g.label + " measured " + detail::gb(*g.measured_gb_s) + " (" + g.measured_by + ")");
+      f.evidence.push_back(detail::measured_evidence(g));
       f.fix = x.action + ", then measure again (gdsb-topo --health --expect FILE says when the GPU is back)";
       detail::expect_ceiling(f, &g, critical ? g.measured_gb_s : std::nullopt);
       out.push_back(std::move(f));
