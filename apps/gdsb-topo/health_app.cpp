@@ -195,6 +195,7 @@ int health(const Options& opt) {
   try {
     expected = topo::load_fingerprint(opt.expect, "--expect");
     topo::FaultBaseline baseline = load_baseline(opt.expect);
+    baseline.known_gpus = topo::known_gpus(*expected);  // any known-good file lists them, gdsb-cluster's too
     // Since the last check whose verdict was delivered: the state file's position. /dev/kmsg is
     // read from its cursor when it is of this boot; any log is judged against its Xids.
     std::optional<topo::LogPosition> state;

@@ -214,6 +214,7 @@ void check_findings(ClusterResult& r) {
 
 std::string_view finding_kind_name(FindingKind k) {
   switch (k) {
+    case FindingKind::HardwareFault: return "hardware-fault";
     case FindingKind::DuplicateNode: return "duplicate-node";
     case FindingKind::MissingNode: return "missing-node";
     case FindingKind::NodeError: return "node-error";
@@ -359,6 +360,7 @@ ClusterResult aggregate(std::vector<NodeSummary> nodes, const AggregateOptions& 
                       said(FindingKind::MissingNode, "", "",
                            std::to_string(options.expected_ranks - received) +
                                " rank(s) sent no summary"));
+  judge_faults_in_classes(r);
   r.faults = fleet_faults(r.nodes);
   std::set<std::string> odd;
   for (const auto& f : r.findings)

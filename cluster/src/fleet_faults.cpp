@@ -2,11 +2,14 @@
 // judge_faults of the node's fault facts) grouped by fault, so that one line says which nodes
 // had Xid 79 and one which links replay; each node once per fault, critical faults first.
 // The Xid's meaning is the Xid table's row (hw_faults.hpp); no text is read to decide.
+// A node with a critical fault is odd, listed first (issue 42).
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "gdsb/cluster/aggregate.hpp"
+#include "gdsb/topo/fingerprint_file.hpp"
 #include "gdsb/topo/hw_faults.hpp"
 
 namespace gdsb::cluster {
@@ -69,6 +72,49 @@ std::vector<FleetFault> fleet_faults(const std::vector<NodeSummary>& nodes) {
            std::make_tuple(b.severity != "critical", -static_cast<long>(b.nodes.size()), b.kind, b.xid);
   });
   return out;
+}
+
+void judge_faults_in_classes(ClusterResult& r) {
+  const std::string not_placed(topo::fault_kind_name(topo::FaultKind::XidNotOurGpu));
+  for (const NodeClass& c : r.classes) {
+    std::optional<std::vector<std::string>> known;  // read once, where some member needs it
+    for (std::size_t i : c.members) {
+      NodeSummary& n = r.nodes[i];
+      bool changed = false;
+      for (NodeFault& f : n.faults) {
+        if (f.kind != not_placed) continue;
+        if (!known) {
+          const NodeSummary& ref = r.nodes[c.reference];
+          known = topo::known_gpus(topo::facts_from_texts(ref.fingerprint.texts(), "node " + ref.node + ": fingerprint"));
+        }
+        const bool lists = std::find(known->begin(), known->end(), f.bdf) != known->end();
+        // Not on the node's bus and not its own log: that much its judgement established.
+        if (topo::gpu_of_node(false, lists, false) != topo::GpuOfNode::Missing) continue;
+        f = node_fault(topo::missing_gpu_xid(f.bdf, f.xid, static_cast<uint64_t>(f.count), f.when));
+        changed = true;
+      }
+      if (changed)  // critical first, as judge_faults orders them
+        std::stable_sort(n.faults.begin(), n.faults.end(), [](const NodeFault& a, const NodeFault& b) {
+          return a.severity == "critical" && b.severity != "critical";
+        });
+    }
+  }
+  // The nodes the health check would drain: each once, with its worst fault, before every
+  // other finding.
+  std::vector<Finding> drained;
+  for (const NodeSummary& n : r.nodes) {
+    const auto critical = static_cast<std::size_t>(std::count_if(
+        n.faults.begin(), n.faults.end(), [](const NodeFault& f) { return f.severity == "critical"; }));
+    if (critical == 0) continue;
+    Finding f;
+    f.kind = FindingKind::HardwareFault;
+    f.node = n.node;
+    f.metric = n.faults.front().kind;
+    f.text = n.node + ": " + n.faults.front().words +
+             (critical > 1 ? " (and " + std::to_string(critical - 1) + " more critical fault(s))" : "");
+    drained.push_back(std::move(f));
+  }
+  r.findings.insert(r.findings.begin(), drained.begin(), drained.end());
 }
 
 }  // namespace gdsb::cluster

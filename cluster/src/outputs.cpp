@@ -106,7 +106,8 @@ std::string cluster_text(const ClusterResult& r) {
   }
   if (r.findings.empty()) o << "  every node alike; no check failed\n";
   for (const auto& f : r.findings) o << "  [" << finding_kind_name(f.kind) << "] " << f.text << '\n';
-  if (!r.faults.empty()) o << "  hardware faults (each node's gdsb-topo fault facts, judged since boot):\n";
+  if (!r.faults.empty()) o << "  hardware faults (each node's gdsb-topo fault facts, judged since boot against its "
+                                "class's known-good GPUs):\n";
   for (const FleetFault& f : r.faults) {
     o << "    [" << f.severity << "] " << f.title << ": " << f.nodes.size() << " node(s): ";
     for (std::size_t i = 0; i < f.nodes.size(); ++i) {

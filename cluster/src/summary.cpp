@@ -185,17 +185,7 @@ std::vector<NodeFault> node_faults(const json& snapshot, const std::string& orig
   if (!snapshot.is_object() || !snapshot.contains("hw_faults")) return {};  // reports before issue 36
   const topo::Snapshot snap = topo::snapshot_from_json(snapshot, origin + ": topology.snapshot");
   std::vector<NodeFault> out;
-  for (const topo::FaultFinding& f : topo::judge_faults(snap, topo::FaultBaseline{})) {
-    NodeFault n;
-    n.kind = topo::fault_kind_name(f.kind);
-    n.severity = topo::fault_severity_name(f.severity);
-    n.bdf = f.bdf;
-    n.device = f.device;
-    n.xid = f.xid;
-    n.count = static_cast<int>(std::min<uint64_t>(f.count, 2147483647u));
-    n.words = f.words;
-    out.push_back(std::move(n));
-  }
+  for (const topo::FaultFinding& f : topo::judge_faults(snap, topo::FaultBaseline{})) out.push_back(node_fault(f));
   return out;
 }
 
@@ -376,6 +366,19 @@ std::vector<NodeSummary> read_node_reports(const std::vector<std::string>& paths
   for (const auto& e : errors)
     if (e) std::rethrow_exception(e);
   return nodes;
+}
+
+NodeFault node_fault(const topo::FaultFinding& f) {
+  NodeFault n;
+  n.kind = topo::fault_kind_name(f.kind);
+  n.severity = topo::fault_severity_name(f.severity);
+  n.bdf = f.bdf;
+  n.device = f.device;
+  n.xid = f.xid;
+  n.count = static_cast<int>(std::min<uint64_t>(f.count, 2147483647u));
+  n.words = f.words;
+  if (f.xid != 0) n.when = f.when;
+  return n;
 }
 
 NodeSummary missing_node(int rank, const std::string& why) {

@@ -88,7 +88,7 @@ inline constexpr FaultField kFaultFields[] = {
     {"kind", &NodeFault::kind, nullptr},     {"severity", &NodeFault::severity, nullptr},
     {"bdf", &NodeFault::bdf, nullptr},       {"device", &NodeFault::device, nullptr},
     {"xid", nullptr, &NodeFault::xid},       {"count", nullptr, &NodeFault::count},
-    {"words", &NodeFault::words, nullptr},
+    {"words", &NodeFault::words, nullptr},   {"when", &NodeFault::when, nullptr},
 };
 
 inline const FaultField* find_fault_field(std::string_view key) {

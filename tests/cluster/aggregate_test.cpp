@@ -122,11 +122,52 @@ TEST(Aggregate, FaultsAreListedByFaultEachNodeOnceCriticalFirst) {
   EXPECT_EQ(r.faults[1].nodes.size(), 2u);
   EXPECT_EQ(r.faults[1].nodes[0].count, 42);
   EXPECT_EQ(r.faults[2].xid, 13);
-  // Listed, not judged: the verdict is the fingerprints' and figures'.
-  EXPECT_FALSE(r.failed());
+  // Issue 42: a node the health check would drain is odd, its worst fault first, each node
+  // once (n4's two critical faults are one finding); warnings make no node odd.
+  EXPECT_TRUE(r.failed());
+  EXPECT_EQ(r.odd_nodes, (std::vector<std::string>{"n3", "n4"}));
+  ASSERT_GE(r.findings.size(), 2u);
+  EXPECT_EQ(r.findings[0].kind, FindingKind::HardwareFault);
+  EXPECT_EQ(r.findings[0].text, "n3: c");
+  EXPECT_EQ(r.findings[1].text, "n4: a (and 1 more critical fault(s))");
+  EXPECT_EQ(r.findings.size(), 2u);
   const auto text = cluster_text(r);
   EXPECT_LT(text.find("[critical] Xid 79"), text.find("[warning] "));
   const auto doc = cluster_document(r, {}, {}, "t");
   EXPECT_EQ(doc.at("faults").size(), 3u);
   EXPECT_TRUE(doc.at("faults")[1].at("xid").is_null());
+}
+
+// Issue 42: an Xid the node's own facts could not place (no GPU at the address on its bus, a
+// log file of unknown boot) is for a GPU of the node when its class's known-good (the
+// reference member's fingerprint, the file gdsb-cluster writes for the class) lists it: the
+// GPU is missing, critical, the node odd and first. An address the reference lacks stays as
+// it was.
+TEST(Aggregate, AnXidTheNodeCouldNotPlaceIsForAGpuItsClassKnownGoodLists) {
+  std::vector<NodeSummary> nodes;
+  for (int i = 0; i < 3; ++i) {
+    nodes.push_back(node("n" + std::to_string(i), "H100", 2, 50));
+    nodes.back().fingerprint = {{"GPU 0000:19:00.0", "present"}, {"GPU 0000:cb:00.0", "present"}};
+  }
+  NodeSummary& sick = nodes[1];
+  sick.gpus = 1;
+  sick.fingerprint = {{"GPU 0000:19:00.0", "present"}};
+  sick.faults = {{"xid_not_our_gpu", "warning", "0000:77:00.0", "device", 13, 1, "elsewhere", "19:02:38"},
+                 {"xid_not_our_gpu", "warning", "0000:cb:00.0", "device", 79, 1, "not placed", "19:02:39"}};
+  const ClusterResult r = aggregate(nodes, {});
+  const NodeSummary& n1 = r.nodes[1];
+  ASSERT_EQ(n1.node, "n1");
+  ASSERT_EQ(n1.faults.size(), 2u);
+  EXPECT_EQ(n1.faults[0].kind, "xid");
+  EXPECT_EQ(n1.faults[0].severity, "critical");
+  EXPECT_EQ(n1.faults[0].device, "GPU");
+  EXPECT_EQ(n1.faults[0].words, "GPU 0000:cb:00.0 missing: Xid 79 (fallen off the bus) at 19:02:39: drain, reboot");
+  EXPECT_EQ(n1.faults[1].kind, "xid_not_our_gpu");
+  EXPECT_EQ(n1.faults[1].words, "elsewhere");
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].kind, FindingKind::HardwareFault);
+  EXPECT_EQ(r.findings[0].text, "n1: GPU 0000:cb:00.0 missing: Xid 79 (fallen off the bus) at 19:02:39: drain, reboot");
+  EXPECT_EQ(r.odd_nodes, (std::vector<std::string>{"n1"}));
+  EXPECT_EQ(r.faults.at(0).kind, "xid");
+  EXPECT_EQ(r.faults.at(0).severity, "critical");
 }

@@ -7,7 +7,8 @@
 # the addresses are this node's GPU and drive). The copies carry no summary block, so
 # `gdsb-cluster --from` summarizes each from its facts. The expected listing is recomputed
 # here from the facts written: Xid 79 is critical (NVIDIA's catalog: reboot), 3 correctable
-# errors in 600 s is past the 10/h rate (a warning); critical first, each node once.
+# errors in 600 s is past the 10/h rate (a warning); critical first, each node once. A node
+# with a critical fault is odd, its fault the first finding (issue 42); a warning is not.
 # Usage: faults_test.sh GDSB_CLUSTER MAKE_CLUSTER_FIXTURE WORKDIR
 set -uo pipefail
 bin=$1 make_fixture=$2 work=$3
@@ -65,7 +66,7 @@ PY
 failures=0
 timeout 60 "$bin" --from "$work"/fleet/node*.json --out "$work/out" -q >/dev/null
 rc=$?
-[ "$rc" -eq 0 ] || { echo "FAIL: --from exit $rc (faults list, they do not change the verdict)"; failures=$((failures + 1)); }
+[ "$rc" -eq 3 ] || { echo "FAIL: --from exit $rc, want 3 (node1 and node2 would be drained)"; failures=$((failures + 1)); }
 python3 - "$work" <<'PY' || failures=$((failures + 1))
 import json, sys
 work = sys.argv[1]
@@ -86,6 +87,11 @@ assert len(lines) == 2, text
 assert lines[0].startswith("    [critical] Xid 79 (") and "node1 (" in lines[0] and "node2 (" in lines[0], lines[0]
 assert lines[1].startswith("    [warning] ") and "node3 (" in lines[1] and "node1" not in lines[1], lines[1]
 assert all(l.count("node0") == 0 for l in lines), lines
+# The nodes the health check would drain are odd, first; the warning's node3 is not.
+assert doc["odd_nodes"] == ["node1", "node2"], doc["odd_nodes"]
+first = [(f["kind"], f["node"]) for f in doc["findings"][:2]]
+assert first == [("hardware-fault", "node1"), ("hardware-fault", "node2")], doc["findings"]
+assert text[-1] == "FAIL: odd nodes: node1, node2", text[-1]
 print("ok: faults listed as recomputed")
 PY
 # The summary block a rank writes carries the faults: --from of reports with the block gives

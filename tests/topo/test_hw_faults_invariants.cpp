@@ -130,6 +130,36 @@ TEST(KernelLogInvariants, XidOfAnAddressThatIsNoGpuHereIsNamedSo) {
   EXPECT_EQ(judge_faults(s, b).at(0).kind, FaultKind::Xid);
 }
 
+// Issue 42: one decision of "is this address a GPU of this node". A GPU the known-good facts
+// list, or any address of the node's own log (read in the boot the facts were collected in),
+// is the node's even when gone from the bus: missing, critical whatever the code.
+TEST(KernelLogInvariants, AGpuOfTheNodeGoneFromTheBusIsMissingAndCritical) {
+  EXPECT_EQ(gpu_of_node(true, false, false), GpuOfNode::Present);
+  EXPECT_EQ(gpu_of_node(false, true, false), GpuOfNode::Missing);
+  EXPECT_EQ(gpu_of_node(false, false, true), GpuOfNode::Missing);
+  EXPECT_EQ(gpu_of_node(false, false, false), GpuOfNode::NotKnown);
+  Snapshot s = node_with_gpus({"0000:19:00.0"});
+  s.faults.kernel_log = parse(std::string(kXid13) + std::string(kXid109));
+  FaultBaseline known;
+  known.known_gpus = {"0000:19:00.0", "0000:cb:00.0"};
+  const auto f = judge_faults(s, known);
+  ASSERT_EQ(f.size(), 2u);
+  for (const auto& x : f) {
+    EXPECT_EQ(x.kind, FaultKind::Xid);
+    EXPECT_EQ(x.severity, FaultSeverity::Critical);  // Xid 13 alone would be a warning on a GPU present
+    EXPECT_EQ(health_action_name(x), "drain");
+  }
+  EXPECT_EQ(f[0].words, "GPU 0000:cb:00.0 missing: Xid 13 (graphics engine exception) at 11:43:09: drain, reboot");
+  EXPECT_EQ(f[1].words, "GPU 0000:cb:00.0 missing: Xid 109 (context switch timeout) at 11:43:14: drain, reset the GPU");
+  // The node's own log: the same boot id on the log and the collection.
+  s.faults.boot_id = s.faults.kernel_log->boot_id = "3c0e5b1a-6f0e-4c1e-9d0e-5f3a8e7b2c11";
+  EXPECT_EQ(judge_faults(s, {}).at(0).severity, FaultSeverity::Critical);
+  // A log of another boot, or a file without one, is not known to be the node's.
+  s.faults.kernel_log->boot_id = "";
+  EXPECT_EQ(judge_faults(s, {}).at(0).kind, FaultKind::XidNotOurGpu);
+  EXPECT_EQ(health_action_name(judge_faults(s, {}).at(0)), "warn");
+}
+
 TEST(KernelLogInvariants, BinaryOrCutOffLogIsANamedError) {
   const std::string gz("\x1f\x8b\x08\x00", 4);
   try {

@@ -313,6 +313,13 @@ std::map<std::string, std::string> fact_texts(const FactMap& f) {
   return out;
 }
 
+std::vector<std::string> known_gpus(const FactMap& known_good) {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : known_good)
+    if (key.kind == FactKind::Gpu && key.is_presence()) out.push_back(key.bdf.text());
+  return out;
+}
+
 FactMap facts_from_texts(const std::map<std::string, std::string>& texts, const std::string& what) {
   FactMap f;
   for (const auto& [k, v] : texts) {

@@ -22,11 +22,6 @@ std::string device_word(const Snapshot& s, const std::string& bdf) {
   }
 }
 
-bool is_our_gpu(const Snapshot& s, const FaultBaseline& b, const std::string& bdf) {
-  if (const Device* d = s.find(bdf); d && d->role == Role::Gpu) return true;
-  return std::find(b.known_gpus.begin(), b.known_gpus.end(), bdf) != b.known_gpus.end();
-}
-
 // "11:43:14" from the log's clock, else "+5107.6 s after boot", else "".
 std::string when_text(const LogTime& t) {
   if (t.wall.size() >= 8) return t.wall.substr(t.wall.size() - 8);
@@ -53,25 +48,22 @@ bool seen_at(const LogPosition& pos, const XidEvent& e) {
                      [&](const XidEvent& x) { return x.bdf == e.bdf && x.code == e.code && x.last == e.last; });
 }
 
-// "Xid 79 (fallen off the bus) x3, last at 11:43:14", and the finding's common fields.
-std::string xid_words(const XidEvent& e, const XidRow* row, FaultFinding& f) {
+// The finding's fields of an Xid event, and its words: "Xid 79 (fallen off the bus) x3, last at 11:43:14".
+std::string xid_event_words(const XidEvent& e, FaultFinding& f) {
   f.kind = FaultKind::Xid;
   f.bdf = e.bdf;
   f.xid = e.code;
   f.count = e.count;
   f.when = when_text(e.last);
-  const std::string meaning = row ? std::string(row->meaning) : "not in NVIDIA's Xid catalog";
-  const std::string times = e.count > 1 ? " x" + std::to_string(e.count) + ", last" : "";
-  const std::string at = f.when.empty() ? "" : (f.when[0] == '+' ? " " : " at ") + f.when;
-  return "Xid " + std::to_string(e.code) + " (" + meaning + ")" + times + at;
+  return xid_words(e.code, e.count, f.when);
 }
 
 // An Xid listed as history: of an earlier boot, or seen by the known-good file.
 FaultFinding xid_history(const Snapshot& s, const FaultBaseline& b, const XidEvent& e, const std::string& when) {
   FaultFinding f;
-  const std::string what = xid_words(e, find_xid(e.code), f);
+  const std::string what = xid_event_words(e, f);
   f.severity = FaultSeverity::History;
-  f.device = is_our_gpu(s, b, e.bdf) ? "GPU" : device_word(s, e.bdf);
+  f.device = gpu_of_node(s, b, e.bdf) != GpuOfNode::NotKnown ? "GPU" : device_word(s, e.bdf);
   f.action = "none (not judged)";
   f.words = (f.device == "GPU" ? "GPU " : "") + e.bdf + " " + what + ", " + when + ": not judged";
   return f;
@@ -97,9 +89,14 @@ void judge_xids(const Snapshot& s, const FaultBaseline& b, std::vector<FaultFind
     }
     const XidRow* row = find_xid(e.code);
     FaultFinding f;
-    const std::string what = xid_words(e, row, f);
+    const std::string what = xid_event_words(e, f);
     f.device = device_word(s, e.bdf);
-    if (!is_our_gpu(s, b, e.bdf)) {
+    const GpuOfNode where = gpu_of_node(s, b, e.bdf);
+    if (where == GpuOfNode::Missing) {
+      out.push_back(missing_gpu_xid(e.bdf, e.code, e.count, f.when));
+      continue;
+    }
+    if (where == GpuOfNode::NotKnown) {
       f.kind = FaultKind::XidNotOurGpu;
       f.action = "check which node the log is from";
       f.words = e.bdf + " " + what + ": not a GPU of this node (a log of another node?)";
@@ -295,6 +292,55 @@ void judge_aer(const Snapshot& s, const FaultBaseline& b, const FaultThresholds&
 }
 
 }  // namespace
+
+std::string xid_words(int code, uint64_t count, const std::string& when) {
+  const XidRow* row = find_xid(code);
+  const std::string meaning = row ? std::string(row->meaning) : "not in NVIDIA's Xid catalog";
+  const std::string times = count > 1 ? " x" + std::to_string(count) + ", last" : "";
+  const std::string at = when.empty() ? "" : (when[0] == '+' ? " " : " at ") + when;
+  return "Xid " + std::to_string(code) + " (" + meaning + ")" + times + at;
+}
+
+GpuOfNode gpu_of_node(bool gpu_on_bus, bool known_good_lists_it, bool own_log) {
+  if (gpu_on_bus) return GpuOfNode::Present;
+  return known_good_lists_it || own_log ? GpuOfNode::Missing : GpuOfNode::NotKnown;
+}
+
+GpuOfNode gpu_of_node(const Snapshot& s, const FaultBaseline& b, const std::string& bdf) {
+  const Device* d = s.find(bdf);
+  const bool known = std::find(b.known_gpus.begin(), b.known_gpus.end(), bdf) != b.known_gpus.end();
+  // Read in the boot the facts were collected in (boot ids are random, 128 bits): this node's.
+  const auto& log = s.faults.kernel_log;
+  const bool own_log = log && !log->boot_id.empty() && log->boot_id == s.faults.boot_id;
+  return gpu_of_node(d && d->role == Role::Gpu, known, own_log);
+}
+
+FaultFinding missing_gpu_xid(const std::string& bdf, int xid, uint64_t count, const std::string& when) {
+  FaultFinding f;
+  f.kind = FaultKind::Xid;
+  f.severity = FaultSeverity::Critical;
+  f.bdf = bdf;
+  f.device = "GPU";
+  f.xid = xid;
+  f.count = count;
+  f.when = when;
+  // A GPU gone from the bus comes back with the node's reboot (the catalog's Xid 79 row,
+  // RESTART_BM); a code whose own remedy drains says that one.
+  const XidRow* row = find_xid(xid);
+  f.action = std::string(xid_bucket_words(row && row->drains && !row->user_program ? row->bucket
+                                                                                   : XidBucket::RebootNode));
+  f.words = "GPU " + bdf + " missing: " + xid_words(xid, count, when) + ": drain, " + f.action;
+  return f;
+}
+
+std::string_view health_action_name(const FaultFinding& f) {
+  switch (f.severity) {
+    case FaultSeverity::Critical: return "drain";
+    case FaultSeverity::Warning: return "warn";
+    case FaultSeverity::History: return "history";
+  }
+  return "warn";
+}
 
 std::string_view fault_severity_name(FaultSeverity s) {
   switch (s) {

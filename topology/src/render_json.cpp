@@ -184,6 +184,14 @@ nlohmann::json to_json(const Snapshot& s, const TopologyView& v, const Report& r
                                {"kind", data_source_name(p.kind)},
                                {"p2p", p.p2p},
                                {"why", p.why}});
+  // Additive (issue 42): the fault facts judged as --health would without a known-good file,
+  // each once, with what it would do ("drain", "warn"); the facts themselves are in snapshot.
+  j["faults"] = nlohmann::json::array();
+  for (const FaultFinding& f : r.faults)
+    j["faults"].push_back({{"kind", fault_kind_name(f.kind)}, {"severity", fault_severity_name(f.severity)},
+                           {"health", health_action_name(f)}, {"bdf", f.bdf}, {"device", f.device},
+                           {"xid", f.xid ? nlohmann::json(f.xid) : nlohmann::json(nullptr)}, {"count", f.count},
+                           {"when", f.when}, {"action", f.action}, {"words", f.words}});
   j["verdict"] = verdict_name(r.verdict);
   j["notes"] = s.notes;
   // Additive: every fact the checks and gdsb-doctor's rules read (BARs, bridge buses, host

@@ -1,5 +1,6 @@
 // gdscheck-like text: environment, annotated PCIe tree, checks, ceilings, verdict.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
 
@@ -251,6 +252,39 @@ void render_data_nics(std::ostream& out, const Snapshot& s) {
   }
 }
 
+// The fault facts the input held, judged as --health judges them without a known-good file,
+// each once with what the health check would do with it (issue 42: no input ignored). Only
+// when the input had a kernel log or some fault was found.
+void render_faults(std::ostream& out, const Snapshot& s, const Report& r) {
+  const auto& log = s.faults.kernel_log;
+  if (!log && r.faults.empty()) return;
+  banner(out, "FAULTS");
+  if (log) {
+    uint64_t records = 0;
+    for (const XidEvent& e : log->xids) records += e.count;
+    out << " kernel log: " << log->source << " (" << log->format << ", " << log->lines << " lines, " << records
+        << " Xid record" << (records == 1 ? "" : "s");
+    if (log->unparsed + log->dropped > 0)
+      out << ", " << log->unparsed + log->dropped << " more not kept (address or code unreadable, or past "
+          << kMaxXidKeys << " GPU and code pairs)";
+    out << ")\n";
+  } else if (!s.faults.kernel_log_unread.empty()) {
+    out << " kernel log not read: " << s.faults.kernel_log_unread << '\n';
+  }
+  if (r.faults.empty()) {
+    out << " no fault\n";
+    return;
+  }
+  out << " as gdsb-topo --health judges them without a known-good file (since boot): DRAIN exits 3 and drains,"
+         " WARN is said, HISTORY (an earlier boot) is listed only\n";
+  for (const FaultFinding& f : r.faults) {
+    std::string t = "[" + std::string(health_action_name(f)) + "]";
+    std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    t.resize(std::max<size_t>(t.size(), 8), ' ');
+    out << ' ' << t << ' ' << f.words << '\n';
+  }
+}
+
 }  // namespace
 
 void render_text(std::ostream& out, const Snapshot& s, const TopologyView& v, const Report& r,
@@ -306,6 +340,7 @@ void render_text(std::ostream& out, const Snapshot& s, const TopologyView& v, co
     if (!c.consequence.empty() && c.verdict != Verdict::Pass) once("consequence", c.consequence, c);
     if (!c.remedy.empty() && c.verdict != Verdict::Pass) once("remedy", c.remedy, c);
   }
+  render_faults(out, s, r);
   banner(out, "CEILINGS");
   if (r.ceilings.empty()) out << " (no GPU)\n";
   std::map<std::string, std::string> limits;  // a ceiling's unknown-why -> who said it first

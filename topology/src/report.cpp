@@ -68,6 +68,7 @@ Report evaluate(const Snapshot& s, const TopologyView& view, const PathModel& mo
     for (const Device* g : view.gpus()) mc.gpus.push_back(model.carriers_ceiling(nics, g->bdf));
     r.mount_ceilings.push_back(std::move(mc));
   }
+  r.faults = judge_faults(s, FaultBaseline{});
   return r;
 }
 

@@ -72,9 +72,7 @@ std::vector<Finding> run(const Facts& facts) {
     if (hop && hop->gb_s)
       f.evidence.push_back("the hop carries up to " + detail::gb(*hop->gb_s) + " (" + hop->source + ")");
     if (first->measured_gb_s && first->ceiling_gb_s)
-      f.evidence.push_back(first->label + " measured " + detail::gb(*first->measured_gb_s) + " = " +
-                           detail::pct(*first->measured_gb_s / *first->ceiling_gb_s) + " of its ceiling (" +
-                           first->measured_by + ")");
+      f.evidence.push_back(detail::measured_evidence(*first));
     f.fix = "reseat the device and replace its cable or riser (a replaying link slows before it fails); "
             "then watch the counters with gdsb-topo --health against a known-good file";
     if (unc > 0) f.fix += "; uncorrectable errors that recur: drain the node and send the part for service";

@@ -30,8 +30,7 @@ std::vector<Finding> run(const Facts& facts) {
     std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(bits));
     f.evidence.push_back("NVML clock event reasons " + std::string(hex) + " at collection: " + reasons);
     if (g.measured_gb_s && g.ceiling_gb_s)
-      f.evidence.push_back(g.label + " measured " + detail::gb(*g.measured_gb_s) + " = " +
-                           detail::pct(*g.measured_gb_s / *g.ceiling_gb_s) + " of its ceiling (" + g.measured_by + ")");
+      f.evidence.push_back(detail::measured_evidence(g));
     f.fix = "check cooling (fans, airflow, inlet temperature) and power (PSU and GPU power cables, power "
             "limit): nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER names the reason while it lasts";
     detail::expect_ceiling(f, &g, slow ? g.measured_gb_s : std::nullopt);

@@ -94,6 +94,15 @@ inline bool below_ceiling(const GpuDiagnosis& g) {
   return g.measured_gb_s && g.ceiling_gb_s && *g.measured_gb_s < 0.9 * *g.ceiling_gb_s;
 }
 
+// "GPU6 measured 1.0 GB/s = 13% of its ceiling (cuFile -x 0 ...)": a GPU's measured read as
+// the hardware fault rules' evidence, the share left out where the ceiling is unknown.
+inline std::string measured_evidence(const GpuDiagnosis& g) {
+  if (!g.measured_gb_s) return {};
+  return g.label + " measured " + gb(*g.measured_gb_s) +
+         (g.ceiling_gb_s ? " = " + pct(*g.measured_gb_s / *g.ceiling_gb_s) + " of its ceiling" : "") + " (" +
+         g.measured_by + ")";
+}
+
 // The run's GPUs whose NVML error counters the platform snapshot holds, each with them, in
 // the order of facts.gpus; none without a platform snapshot. The GPU fault rules
 // (gpu-throttle, gpu-memory) judge these and nothing else.

@@ -28,8 +28,10 @@ struct AggregateOptions {
 // nodes of a class of two or more is the class's problem, not theirs: reported once, with the
 // count, and it names no node. Nodes failing the same check otherwise are still named, and so
 // is a node alone in its class (CheckFailed): one node is no fleet.
+// HardwareFault: the node has a fault gdsb-topo --health drains on (a critical NodeFault):
+// listed first, the worst fault of the fleet (issue 42).
 enum class FindingKind {
-  DuplicateNode, MissingNode, NodeError, MissingHardware, FleetWide, CheckFailed, Topology, Outlier,
+  HardwareFault, DuplicateNode, MissingNode, NodeError, MissingHardware, FleetWide, CheckFailed, Topology, Outlier,
   // Clock: in the shared-storage phase the node's interval lies outside every other rank's
   // (the common window would be negative): its clock disagrees (shared_storage.hpp).
   Clock
@@ -99,6 +101,14 @@ struct FleetFault {
 
 // Grouped by fault (kind, and the Xid for Xid faults), critical first, then by how many nodes.
 std::vector<FleetFault> fleet_faults(const std::vector<NodeSummary>& nodes);
+
+struct ClusterResult;
+// Each node's faults against its known-good facts in the fleet: its class's reference (the
+// known-good file gdsb-cluster writes for the class). An Xid whose address the node's own
+// facts could not place (no GPU on its bus, a log file that is not its /dev/kmsg) is for a
+// GPU of the node when that reference lists it (topo::gpu_of_node): the GPU is missing, a
+// critical fault. Then one HardwareFault finding per node with a critical fault, first.
+void judge_faults_in_classes(ClusterResult& r);
 
 struct ClusterResult {
   std::vector<NodeSummary> nodes;  // sorted by node name

@@ -17,6 +17,10 @@
 #include "gdsb/cluster/fingerprint_texts.hpp"
 #include "gdsb/cluster/shared_storage.hpp"
 
+namespace gdsb::topo {
+struct FaultFinding;
+}
+
 namespace gdsb::cluster {
 
 inline constexpr const char* kNodeSchema = "gdsbench.cluster-node/1";
@@ -39,7 +43,9 @@ struct FailingCheck {
 
 // One hardware fault of the node: a finding of gdsb-topo's judge_faults (hw_faults.hpp) on
 // the fault facts the node's topology snapshot carries (Xid events, ECC and row remapping,
-// AER counters), judged against the boot (a node report has no known-good file).
+// AER counters), judged against the boot (a node report has no known-good file); an Xid
+// the node's facts could not place is judged again against its class's known-good GPUs
+// (aggregate.hpp, fleet_faults).
 struct NodeFault {
   std::string kind;      // topo::fault_kind_name: "xid", "aer_correctable_rate", ...
   std::string severity;  // "critical" (drains) or "warning"
@@ -48,6 +54,7 @@ struct NodeFault {
   int xid = 0;           // Xid findings
   int count = 0;         // events, errors or rows (capped at the largest int)
   std::string words;     // judge_faults' line
+  std::string when{};    // Xid findings: the last event ("11:43:14", "+5107.6 s after boot")
 };
 
 // Metric names and units, defined once (docs/gdsb-cluster.md).
@@ -136,5 +143,8 @@ std::vector<NodeSummary> read_node_reports(const std::vector<std::string>& paths
 
 // An error record for a rank that sent nothing usable or never answered.
 NodeSummary missing_node(int rank, const std::string& why);
+
+// A gdsb-topo fault finding as the summary carries it.
+NodeFault node_fault(const topo::FaultFinding& f);
 
 }  // namespace gdsb::cluster

@@ -56,7 +56,9 @@ Rule workload_limit_rule();
 Rule single_drive_rule();
 Rule network_storage_rule();
 Rule rdma_stack_rule();
-// Hardware faults (issue 36): AER errors on a hop, GPU clock slowdown, GPU memory repair.
+// Hardware faults (issue 36): AER errors on a hop, GPU clock slowdown, GPU memory repair;
+// (issue 42) an Xid on a GPU a run measured.
+Rule gpu_xid_rule();
 Rule aer_path_rule();
 Rule gpu_throttle_rule();
 Rule gpu_memory_rule();

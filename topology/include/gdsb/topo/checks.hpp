@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gdsb/topo/analysis.hpp"
+#include "gdsb/topo/hw_faults.hpp"
 #include "gdsb/topo/model.hpp"
 #include "gdsb/topo/path_model.hpp"
 
@@ -78,6 +79,10 @@ struct Report {
     std::vector<Ceiling> gpus;  // in GPU order
   };
   std::vector<MountCeilings> mount_ceilings;
+  // The snapshot's fault facts (Xid events, NVML and AER counters) as gdsb-topo --health
+  // judges them without a known-good file (since boot): the FAULTS section. They do not
+  // change the platform verdict: the health check is the one that drains (issue 42).
+  std::vector<FaultFinding> faults;
 };
 
 // Checks and ceilings, all read from one path model of the snapshot.

@@ -50,6 +50,10 @@ FaultBaseline fault_baseline_from_document(const nlohmann::json& doc);
 // damaged one.
 nlohmann::json log_position_json(const LogPosition& p);
 LogPosition log_position_from(const nlohmann::json& j);
+// The GPUs known-good facts list (their presence keys), by PCI address: FaultBaseline::
+// known_gpus, for --health (the --expect file, whoever wrote it) and the fleet view (each
+// class's reference, the file gdsb-cluster writes for it).
+std::vector<std::string> known_gpus(const FactMap& known_good);
 
 // The facts as key text -> value text (a gdsb-cluster node report's "fingerprint", a /1
 // file's "facts"), and back. facts_from_texts skips the "not available" of older files

@@ -282,4 +282,29 @@ struct Snapshot;
 std::vector<FaultFinding> judge_faults(const Snapshot& s, const FaultBaseline& baseline,
                                        const FaultThresholds& thresholds = {});
 
+// "Xid 79 (fallen off the bus) x3, last at 11:43:14": an Xid's code, its meaning (the
+// table's row), how often and when (FaultFinding::when), as every Xid line says it.
+std::string xid_words(int code, uint64_t count, const std::string& when);
+
+// Whether the PCI address an Xid record names is a GPU of this node: one decision, read by
+// judge_faults (gdsb-topo --health and the platform check) and gdsb-cluster's fleet view.
+//   Present: a GPU on the bus now (the snapshot's).
+//   Missing: not on the bus now, but a GPU of this node: its known-good facts list it (the
+//            --expect file, the fleet's class reference), or the log is the node's own (read
+//            in the boot the facts were collected in: its /dev/kmsg; the NVIDIA driver logs
+//            Xids only for the GPUs it drives). A GPU that fell off the bus and left PCI.
+//   NotKnown: neither (a log file of another node?).
+enum class GpuOfNode { Present, Missing, NotKnown };
+GpuOfNode gpu_of_node(bool gpu_on_bus, bool known_good_lists_it, bool own_log);
+GpuOfNode gpu_of_node(const Snapshot& s, const FaultBaseline& b, const std::string& bdf);
+
+// The finding of an Xid on a GPU of this node that is no longer on its bus (GpuOfNode::
+// Missing): critical whatever the code, the GPU is gone ("GPU 0000:cb:00.0 missing: Xid 79
+// (fallen off the bus) at 11:43:14: drain, reboot"). `when` as FaultFinding::when.
+FaultFinding missing_gpu_xid(const std::string& bdf, int xid, uint64_t count, const std::string& when);
+
+// What gdsb-topo --health does with a finding: "drain" (critical) or "warn". The platform
+// check and the fleet view say it with each fault.
+std::string_view health_action_name(const FaultFinding& f);
+
 }  // namespace gdsb::topo
