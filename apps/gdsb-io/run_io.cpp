@@ -21,6 +21,7 @@
 #include "gdsb/gpu/gpu_service.hpp"
 #include "job_file.hpp"
 #include "presets.hpp"
+#include "run_storage.hpp"
 #include "gdsb/stop_signals.hpp"
 #include "gdsb/version.hpp"
 #include "node_mode.hpp"
@@ -190,7 +191,10 @@ void write_io_report(const report::OutputTarget& json, const std::string& html_p
   context.ended_at = utc_now_iso8601();
   // The one place gdsb-io's documents (jobs, survey, node mode) get what the runs depended on.
   add_stack_context(context);
-  auto doc = report::io_document({"gdsb-io", std::string(version())}, argv, context, runs,
+  // And where each run's data lay, read now, while the files are still there.
+  std::vector<RunResult> with_storage(runs.begin(), runs.end());
+  add_run_storage(with_storage);
+  auto doc = report::io_document({"gdsb-io", std::string(version())}, argv, context, with_storage,
                                  interrupted);
   for (const auto& [key, value] : sections) doc[key] = value;
   if (!json.path.empty()) report::write_output_atomic(json, doc.dump(2) + "\n", allow_overwrite);

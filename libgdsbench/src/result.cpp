@@ -201,6 +201,14 @@ void to_json(nlohmann::json& j, const RunResult& r) {
   if (r.page_cache_resident_at_start)
     j["page_cache_resident_at_start"] = *r.page_cache_resident_at_start;
   if (!r.path.gpu_pci_bus_id.empty()) j["gpu_pci_bus_id"] = r.path.gpu_pci_bus_id;
+  if (r.storage) {
+    // Only what is known: a raw block device has no file system and no mount point.
+    nlohmann::json st = nlohmann::json::object();
+    for (const auto& [key, value] : {std::pair{"fs_type", &r.storage->fs_type}, std::pair{"source", &r.storage->source},
+                                     std::pair{"mount_point", &r.storage->mount_point}, std::pair{"dev", &r.storage->dev}})
+      if (!value->empty()) st[key] = *value;
+    j["storage"] = std::move(st);
+  }
   if (r.setup.files > 0) {
     j["setup"] = {{"files", r.setup.files},
                   {"open_latency_us", latency_json(r.setup.open_latency)},
@@ -230,6 +238,12 @@ void from_json(const nlohmann::json& j, RunResult& r) {
   if (j.contains("page_cache_resident_at_start"))
     r.page_cache_resident_at_start = j.at("page_cache_resident_at_start").get<double>();
   r.path.gpu_pci_bus_id = j.value("gpu_pci_bus_id", std::string());
+  r.storage.reset();
+  if (j.contains("storage") && j.at("storage").is_object()) {
+    const auto& st = j.at("storage");
+    r.storage = RunStorage{st.value("fs_type", std::string()), st.value("source", std::string()),
+                           st.value("mount_point", std::string()), st.value("dev", std::string())};
+  }
   if (j.contains("setup")) {
     const auto& s = j.at("setup");
     r.setup.files = s.value("files", uint64_t{0});

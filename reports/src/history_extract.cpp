@@ -86,14 +86,23 @@ Facts run_facts(const RunResult& r) {
     put(f, "mem_type", std::string(mem_type_name(r.workload.mem_type)));
     put(f, "gpu", r.path.gpu_pci_bus_id);
   }
+  // The rest of the storage (its type and source are the series key): a remount elsewhere,
+  // a new device number, said where a change point falls on them.
+  if (r.storage) {
+    put(f, "mount_point", r.storage->mount_point);
+    put(f, "dev", r.storage->dev);
+  }
   return f;
 }
 
-// Where a run's data lay: the directory of its file (or its -D directory). A series means
-// one storage: the same test on another file system is another series, not a change point.
-// The io document records the file's path, not its file system or device; the directory
-// stands for them (the survey's scratch file is <dir>/gdsb-survey.<pid>.tmp: its name
-// changes every run, its directory does not).
+// Where a run's data lay, in its series key: a series means one storage, and the same test
+// on another file system is another series, not a change point. The storage gdsb-io records
+// (docs/io-schema.md, storage): its file system and source, "on ext4 /dev/nvme0n1p1", "on
+// nfs4 10.0.0.5:/export" (a source that only repeats the type, "tmpfs", is said once; a raw
+// block device is its path). Not the directory: temporary directories under one mount are one
+// storage (docs/gdsb-report.md, Series). Older documents lack it: the directory of the file
+// (or the -D directory) stands for it, "in /mnt/data" (the survey's scratch file is
+// <dir>/gdsb-survey.<pid>.tmp: its name changes every run, its directory does not).
 std::string data_dir(const Workload& w) {
   if (!w.directory.empty()) return w.directory;
   const auto slash = w.file.rfind('/');
@@ -101,9 +110,14 @@ std::string data_dir(const Workload& w) {
   return slash == 0 ? "/" : w.file.substr(0, slash);
 }
 
-// The series key of an io run: the test and where its data lay.
-std::string series_test(const std::string& test, const Workload& w) {
-  const std::string dir = data_dir(w);
+std::string series_test(const std::string& test, const RunResult& r) {
+  if (r.storage && (!r.storage->fs_type.empty() || !r.storage->source.empty())) {
+    const RunStorage& st = *r.storage;
+    std::string on = st.fs_type;
+    if (!st.source.empty() && st.source != st.fs_type) on += (on.empty() ? "" : " ") + st.source;
+    return test + " on " + on;
+  }
+  const std::string dir = data_dir(r.workload);
   return dir.empty() ? test : test + " in " + dir;
 }
 
@@ -122,11 +136,11 @@ void add_io_runs(const Document& doc, const std::string& node, RunRecord& rec) {
       Facts f = run_facts(r);
       f[std::string(kNoFigureStatus)] = std::string(run_status_name(r.status));
       put(f, std::string(kNoFigureReason), r.reason);
-      rec.test_facts.push_back({node, series_test(test, r.workload), std::move(f)});
+      rec.test_facts.push_back({node, series_test(test, r), std::move(f)});
       continue;
     }
     if (uses[test] > 1) test = run_label(r.workload);
-    test = series_test(test, r.workload);
+    test = series_test(test, r);
     rec.test_facts.push_back({node, test, run_facts(r)});
     rec.points.push_back({node, test, "throughput", r.result.throughput_gib_s});
     rec.points.push_back({node, test, "iops", r.result.iops});
@@ -261,7 +275,8 @@ std::string fact_label(std::string_view name) {
       {"gpus", "GPUs"},               {"topology", "topology verdict"},
       {"gpu_model", "GPU model"},     {"drive_model", "drive model"},
       {"drives", "drives"},           {"nic_model", "NIC model"},
-      {"nics", "data NICs"}};
+      {"nics", "data NICs"},          {"mount_point", "mount point"},
+      {"dev", "device number"}};
   const auto it = kLabels.find(name);
   return it == kLabels.end() ? std::string(name) : it->second;
 }

@@ -308,6 +308,28 @@ assert tests == ["CPUONLY READ 1 MiB in /mnt/nfs/gdsb", "CPUONLY READ 1 MiB in /
 PY
 then ok "io runs on another file system start a new series, not a -89.6% change point"
 else bad "io series per storage"; fi
+# The same at one path: an ext4 on NVMe at /mnt/data, replaced after 30 nights by an NFS
+# mount at /mnt/data. The documents' storage (gdsb-io records it) keys the series by file
+# system and source: two series, no change point, the gate passes. The same documents without
+# storage (older versions) are one series "in /mnt/data/gdsb" with the false -89.6% change
+# point that fails the gate: what the storage is for.
+gen mp nodeM 50 '10.0 if i < 30 else 1.04' '8'
+edit mp 'd["runs"][0]["workload"]["file"] = "/mnt/data/gdsb/testfile"'
+cp -r mp mp-old
+edit mp 'd["runs"][0]["storage"] = {"fs_type": "ext4", "source": "/dev/nvme0n1p1", "mount_point": "/mnt/data", "dev": "259:1"} if i < 30 else {"fs_type": "nfs4", "source": "10.0.0.5:/export", "mount_point": "/mnt/data", "dev": "0:53"}'
+"$bin" history add mp.db mp/*.json >/dev/null
+"$bin" history add mp-old.db mp-old/*.json >/dev/null
+if run 0 "$bin" history show mp.db --json mp.json && grep -q " 6 series, 0 change points" out.txt &&
+   run 0 "$bin" gate --history mp.db && python3 - <<'PY' &&
+import json
+d = json.load(open("mp.json"))
+runs = {s["test"]: len(s["points"]) for s in d["series"] if s["metric"] == "throughput"}
+assert runs == {"CPUONLY READ 1 MiB on ext4 /dev/nvme0n1p1": 30, "CPUONLY READ 1 MiB on nfs4 10.0.0.5:/export": 20}, runs
+PY
+   run 0 "$bin" history show mp-old.db && grep -q "^worse  CPUONLY READ 1 MiB in /mnt/data/gdsb throughput on nodeM -89.6% at run 31" out.txt &&
+   run 3 "$bin" gate --history mp-old.db
+then ok "io runs on another file system at the same mount point: two series by their recorded storage, not a -89.6% change point"
+else bad "io series per recorded storage"; fi
 # Shared storage: the same points in another directory, or with twice the ranks a node, are
 # other series.
 mkdir -p cl && for i in $(seq 0 11); do

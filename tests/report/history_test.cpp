@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include "doc_builders.hpp"
@@ -193,6 +195,61 @@ TEST(Extract, TheSeriesKeyNamesWhereTheDataLay) {
   EXPECT_EQ(rec.points[1].test,
             "2 nodes CPUONLY write, 1 rank a node, file-per-process, 1 MiB blocks, 256 MiB a rank in /shared/gdsb");
   EXPECT_EQ(rec.points[2].test, "checkpoint save of 4 GiB over 4 ranks CPUONLY in /shared/gdsb");
+}
+
+// Issue 41: where gdsb-io recorded the run's storage, the series is keyed by it, by file
+// system and source, not by directory: an NVMe ext4 replaced by an NFS mount at the same
+// /mnt/data is two series; a scratch directory of another name on the same mount is one.
+RunResult on(const std::string& file, const std::optional<RunStorage>& storage) {
+  auto r = test::run(XferType::CpuOnly, 1.0);
+  r.workload.file = file;
+  r.storage = storage;
+  return r;
+}
+
+TEST(Extract, AnIoSeriesIsKeyedByTheStorageTheDocumentRecords) {
+  const RunStorage nvme{"ext4", "/dev/nvme0n1p1", "/mnt/data", "259:1"};
+  const RunStorage nfs{"nfs4", "10.0.0.5:/export", "/mnt/data", "0:53"};
+  const auto key = [](const RunResult& r) { return extract_run(doc_of(test::io_doc({r}))).points.at(0).test; };
+  EXPECT_EQ(key(on("/mnt/data/gdsb/testfile", nvme)), "CPUONLY READ 1 MiB on ext4 /dev/nvme0n1p1");
+  EXPECT_EQ(key(on("/mnt/data/gdsb/testfile", nfs)), "CPUONLY READ 1 MiB on nfs4 10.0.0.5:/export");
+  EXPECT_EQ(key(on("/mnt/data/tmp.Xk3/gdsb-survey.77.tmp", nvme)), "CPUONLY READ 1 MiB on ext4 /dev/nvme0n1p1");
+  // A source that only repeats the type is said once; a raw block device is its path.
+  EXPECT_EQ(key(on("/dev/shm/f", RunStorage{"tmpfs", "tmpfs", "/dev/shm", "0:25"})), "CPUONLY READ 1 MiB on tmpfs");
+  EXPECT_EQ(key(on("/dev/nvme1n1", RunStorage{"", "/dev/nvme1n1", "", "259:4"})), "CPUONLY READ 1 MiB on /dev/nvme1n1");
+  // An older document without storage keeps the directory; one whose storage names neither
+  // file system nor source too.
+  EXPECT_EQ(key(on("/mnt/data/gdsb/testfile", std::nullopt)), "CPUONLY READ 1 MiB in /mnt/data/gdsb");
+  EXPECT_EQ(key(on("/mnt/data/gdsb/testfile", RunStorage{"", "", "", "259:1"})), "CPUONLY READ 1 MiB in /mnt/data/gdsb");
+  // The rest of the storage is the run's facts; a run with no figure goes to the same series.
+  const auto rec = extract_run(doc_of(test::io_doc({on("/mnt/data/gdsb/testfile", nfs)})));
+  ASSERT_EQ(rec.test_facts.size(), 1U);
+  EXPECT_EQ(rec.test_facts[0].facts.at("mount_point"), "/mnt/data");
+  EXPECT_EQ(rec.test_facts[0].facts.at("dev"), "0:53");
+  auto failed = on("/mnt/data/gdsb/testfile", nfs);
+  failed.status = RunStatus::Failed;
+  failed.reason = "open: Stale file handle";
+  const auto no_figure = extract_run(doc_of(test::io_doc({failed})));
+  ASSERT_EQ(no_figure.test_facts.size(), 1U);
+  EXPECT_EQ(no_figure.test_facts[0].test, "CPUONLY READ 1 MiB on nfs4 10.0.0.5:/export");
+}
+
+TEST_F(HistoryDir, TwoDocumentsDifferingOnlyInStorageAreTwoSeries) {
+  const auto db = HistoryDb::open(path("h.db"), HistoryDb::Mode::Create);
+  const auto add = [&](const std::string& file, const RunStorage& st, const std::string& started) {
+    json d = test::io_doc({on(file, st)});
+    d["context"]["started_at"] = started;
+    db->add(extract_run(doc_of(d)));
+  };
+  const RunStorage nvme{"ext4", "/dev/nvme0n1p1", "/mnt/data", "259:1"};
+  add("/mnt/data/gdsb/testfile", nvme, "2026-11-18T00:00:00Z");
+  add("/mnt/data/other/testfile", nvme, "2026-11-19T00:00:00Z");  // the same storage
+  add("/mnt/data/gdsb/testfile", {"nfs4", "10.0.0.5:/export", "/mnt/data", "0:53"}, "2026-11-20T00:00:00Z");
+  std::map<std::string, std::size_t> points;
+  for (const auto& s : db->load().series)
+    if (s.metric == "throughput") points[s.test] = s.points.size();
+  EXPECT_EQ(points, (std::map<std::string, std::size_t>{{"CPUONLY READ 1 MiB on ext4 /dev/nvme0n1p1", 2},
+                                                         {"CPUONLY READ 1 MiB on nfs4 10.0.0.5:/export", 1}}));
 }
 
 TEST(Extract, ATopologyDocumentHasNoFigures) {

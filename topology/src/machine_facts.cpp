@@ -154,17 +154,7 @@ Machine collect_machine(const fs::path& root, bool live, const CollectOptions& o
                                                            : root / "etc/cufile.json";
     m.cufile = read_cufile_json(cufile);
     if (!live) m.cufile.path = "/etc/cufile.json";  // as it was on the recorded machine
-    std::istringstream mounts(read_text(root / "proc/mounts").value_or(""));
-    std::string line;
-    while (std::getline(mounts, line)) {
-      std::istringstream f(line);
-      Mount mt;
-      if (!(f >> mt.source >> mt.target >> mt.fstype >> mt.options)) continue;
-      // Decoded once, here: every reader of the model sees "/mnt/my data", not "my\040data".
-      for (std::string* field : {&mt.source, &mt.target, &mt.fstype, &mt.options})
-        *field = decode_mount_field(*field);
-      m.mounts.push_back(std::move(mt));
-    }
+    m.mounts = read_mounts(root);
     read_ext4_modes(root, live, m.mounts);
     m.block_devices = read_block_devices(root);
   }

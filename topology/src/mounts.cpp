@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <sstream>
 #include <system_error>
 
 #include "internal.hpp"
@@ -48,6 +49,22 @@ bool path_within(std::string_view path, std::string_view dir) {
   while (dir.size() > 1 && dir.back() == '/') dir.remove_suffix(1);
   if (dir == "/") return starts_with(path, "/");
   return starts_with(path, dir) && (path.size() == dir.size() || path[dir.size()] == '/');
+}
+
+std::vector<Mount> read_mounts(const fs::path& root) {
+  std::vector<Mount> mounts;
+  std::istringstream in(detail::read_text(root / "proc/mounts").value_or(""));
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    Mount mt;
+    if (!(f >> mt.source >> mt.target >> mt.fstype >> mt.options)) continue;
+    // Decoded once, here: every reader of the model sees "/mnt/my data", not "my\040data".
+    for (std::string* field : {&mt.source, &mt.target, &mt.fstype, &mt.options})
+      *field = decode_mount_field(*field);
+    mounts.push_back(std::move(mt));
+  }
+  return mounts;
 }
 
 const Mount* mount_holding(const std::vector<Mount>& mounts, std::string_view path) {

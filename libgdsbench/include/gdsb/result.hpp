@@ -133,6 +133,18 @@ struct SetupCost {
   double path_start_s = 0;      // TransferPath::start: driver open, buffer and handle registration
 };
 
+// Where a run's data lay: the file system holding its file (or -D directory), as
+// /proc/mounts names it, and the file's device number. gdsb-io fills it when it writes a
+// document (apps/gdsb-io/run_storage.hpp); the runner never does. A history keys a series
+// by it (docs/gdsb-report.md, Series): the same test on another file system is another series.
+struct RunStorage {
+  std::string fs_type;      // "ext4", "xfs", "nfs4", "lustre"; "" for a raw block device
+  std::string source;       // the mount's source: "/dev/nvme0n1p1", "10.0.0.5:/export"; a raw
+                            // block device's own path
+  std::string mount_point;  // "/mnt/data"; "" for a raw block device
+  std::string dev;          // "259:1": major:minor of the file's st_dev (a block device's st_rdev)
+};
+
 struct RunResult {
   Workload workload;
   RunStatus status = RunStatus::Ok;
@@ -148,6 +160,7 @@ struct RunResult {
   std::optional<double> page_cache_resident_at_start;
   std::string started_at;          // ISO 8601 UTC
   std::string ended_at;
+  std::optional<RunStorage> storage;  // none: no file, unknown, or a document of an older version
 };
 
 void to_json(nlohmann::json& j, const RunResult& r);

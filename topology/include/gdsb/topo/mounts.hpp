@@ -24,6 +24,11 @@ bool path_within(std::string_view path, std::string_view dir);
 // hold decoded text (decode_mount_field), as every reader of the model does.
 const Mount* mount_holding(const std::vector<Mount>& mounts, std::string_view path);
 
+// The mounts of root/proc/mounts ("/" on the live machine), in its order, each field decoded
+// (decode_mount_field); empty when the file is absent. The one reader of /proc/mounts: the
+// topology collector and gdsb-io's storage of a run both use it.
+std::vector<Mount> read_mounts(const std::filesystem::path& root);
+
 // One field of a /proc/mounts line as the text it stands for: the kernel writes space, tab,
 // newline and backslash as octal escapes ("\040", "\011", "\012", "\134"; fs/proc_namespace.c
 // mangle(), getmntent(3)), so "/mnt/my\040data" is "/mnt/my data". Any "\ooo" is decoded;
