@@ -112,12 +112,13 @@ void setup(CLI::App& app, Options& opt) {
   gate->add_option("--baseline", opt.gate.baseline, "Baseline document (io, topo, doctor or cluster)");
   gate->add_option("--current", opt.gate.current, "Current document of the same kind");
   gate->add_option("--history", opt.gate.history,
-                   "A history database (gdsb-report history add): fail when its newest runs form a "
-                   "significant regression against the last stable segment");
+                   "A history database (gdsb-report history add): fail when its newest nights sit below "
+                   "the last accepted level beyond the series' noise (--method level), or a test of the "
+                   "newest night gave no figure");
   add_change_point_flags(*gate, opt.gate.change_points);
   gate->add_option("--accept-through", opt.gate.accept_through,
-                   "With --history: regressions whose change point is at this run id or earlier "
-                   "are accepted as the new normal (a later change is judged again)")
+                   "With --history: a regression whose level starts at this run id or earlier "
+                   "is accepted as the new normal (a later change is judged again)")
       ->check(CLI::PositiveNumber);
   gate->add_option("--thresholds", opt.gate.thresholds_file,
                    "JSON file with thresholds (flags override it)");
