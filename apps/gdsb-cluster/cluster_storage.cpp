@@ -13,6 +13,8 @@
 
 #include "cluster_app.hpp"
 #include "gdsb/error.hpp"
+#include "gdsb/topo/mounts.hpp"
+#include "gdsb/topo/run_storage.hpp"
 #include "gdsb/units.hpp"
 #include "gdsb/workload.hpp"
 
@@ -143,6 +145,9 @@ cluster::RankStorage storage_setup(const Options& o, const StoragePlan& plan, co
                                    const cluster::NodeFacts& facts) {
   cluster::RankStorage st;
   st.dir = rank_opts.io_dir;
+  // Which storage the figures are of, as this rank sees it: rank 0's goes into cluster.json.
+  st.storage = topo::path_storage(rank_opts.io_dir, topo::read_mounts("/"));
+  if (st.storage) st.storage->dev.clear();  // the client's own number for a network mount
   st.layout = plan.shared_file ? "shared-file" : "file-per-process";
   st.block_bytes = rank_opts.io_block;
   st.limit_bytes_per_rank = rank_opts.io_file_size;

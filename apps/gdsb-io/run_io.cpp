@@ -21,7 +21,7 @@
 #include "gdsb/gpu/gpu_service.hpp"
 #include "job_file.hpp"
 #include "presets.hpp"
-#include "run_storage.hpp"
+#include "gdsb/topo/run_storage.hpp"
 #include "gdsb/stop_signals.hpp"
 #include "gdsb/version.hpp"
 #include "node_mode.hpp"
@@ -193,7 +193,7 @@ void write_io_report(const report::OutputTarget& json, const std::string& html_p
   add_stack_context(context);
   // And where each run's data lay, read now, while the files are still there.
   std::vector<RunResult> with_storage(runs.begin(), runs.end());
-  add_run_storage(with_storage);
+  topo::add_run_storage(with_storage);
   auto doc = report::io_document({"gdsb-io", std::string(version())}, argv, context, with_storage,
                                  interrupted);
   for (const auto& [key, value] : sections) doc[key] = value;

@@ -126,6 +126,7 @@ std::optional<SharedStorageResult> shared_storage(const std::vector<const NodeSu
   if (setup == nullptr) return std::nullopt;
   SharedStorageResult r;
   r.dir = setup->dir;
+  r.storage = setup->storage;
   r.layout = setup->layout;
   r.block_bytes = setup->block_bytes;
   r.limit_bytes_per_rank = setup->limit_bytes_per_rank;

@@ -33,6 +33,28 @@ T field(const json& j, const char* key, const std::string& where, bool required,
   return v.get<T>();
 }
 
+// fs_type, source and mount_point, each where known (a directory's storage has all three).
+json storage_json(const std::optional<RunStorage>& st) {
+  if (!st) return json();
+  json j = json::object();
+  for (const auto& [key, value] : {std::pair{"fs_type", &st->fs_type}, std::pair{"source", &st->source},
+                                   std::pair{"mount_point", &st->mount_point}})
+    if (!value->empty()) j[key] = *value;
+  return j;
+}
+
+std::optional<RunStorage> storage_from_json(const json& j, const std::string& where) {
+  if (!j.contains("storage") || j.at("storage").is_null()) return std::nullopt;
+  const json& st = j.at("storage");
+  const std::string w = where + ".storage";
+  if (!st.is_object()) throw UsageError(w + ": expected an object (fs_type, source, mount_point)");
+  RunStorage s;
+  s.fs_type = field<std::string>(st, "fs_type", w, false, "");
+  s.source = field<std::string>(st, "source", w, false, "");
+  s.mount_point = field<std::string>(st, "mount_point", w, false, "");
+  return s;
+}
+
 }  // namespace
 
 void to_json(json& j, const StorageSample& s) {
@@ -58,12 +80,14 @@ void to_json(json& j, const RankStorage& s) {
        {"ceiling_text", s.ceiling_text},
        {"checkpoint_mode_text", s.checkpoint_mode_text},
        {"samples", s.samples}};
+  if (s.storage) j["storage"] = storage_json(s.storage);
 }
 
 RankStorage rank_storage_from_json(const json& j, const std::string& where) {
   if (!j.is_object()) throw UsageError(where + ": expected an object");
   RankStorage s;
   s.dir = field<std::string>(j, "dir", where, true, "");
+  s.storage = storage_from_json(j, where);
   s.layout = field<std::string>(j, "layout", where, false, s.layout);
   s.block_bytes = field<uint64_t>(j, "block_bytes", where, false, 0);
   s.limit_bytes_per_rank = field<uint64_t>(j, "limit_bytes_per_rank", where, false, 0);
@@ -108,6 +132,7 @@ RankStorage rank_storage_from_json(const json& j, const std::string& where) {
 json to_json(const SharedStorageResult& r) {
   json j;
   j["dir"] = r.dir;
+  if (r.storage) j["storage"] = storage_json(r.storage);
   j["layout"] = r.layout;
   j["block_bytes"] = r.block_bytes;
   j["limit_bytes_per_rank"] = r.limit_bytes_per_rank;

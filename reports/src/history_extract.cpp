@@ -110,13 +110,18 @@ std::string data_dir(const Workload& w) {
   return slash == 0 ? "/" : w.file.substr(0, slash);
 }
 
+// " on ext4 /dev/nvme0n1p1", " on nfs4 10.0.0.5:/export", " on tmpfs" (a source that only
+// repeats the type is said once), " on /dev/nvme1n1" (a raw block device); "" when neither is
+// known. The words of a storage in every series key that has one (io runs, shared storage).
+std::string on_storage(const std::string& fs_type, const std::string& source) {
+  std::string on = fs_type;
+  if (!source.empty() && source != fs_type) on += (on.empty() ? "" : " ") + source;
+  return on.empty() ? on : " on " + on;
+}
+
 std::string series_test(const std::string& test, const RunResult& r) {
-  if (r.storage && (!r.storage->fs_type.empty() || !r.storage->source.empty())) {
-    const RunStorage& st = *r.storage;
-    std::string on = st.fs_type;
-    if (!st.source.empty() && st.source != st.fs_type) on += (on.empty() ? "" : " ") + st.source;
-    return test + " on " + on;
-  }
+  if (r.storage && (!r.storage->fs_type.empty() || !r.storage->source.empty()))
+    return test + on_storage(r.storage->fs_type, r.storage->source);
   const std::string dir = data_dir(r.workload);
   return dir.empty() ? test : test + " in " + dir;
 }
@@ -203,8 +208,11 @@ void add_cluster(const Document& doc, RunRecord& rec) {
   rec.node_facts[kFleetNode]["gdsbench"] = version;
   // What makes two shared-storage figures comparable, in the series key (docs/gdsb-cluster.md,
   // shared_storage): the directory on the shared mount, the layout, the block and the bytes a
-  // rank moves; per point, the ranks a node. The document records the directory, not the
-  // mount's file system or server: the directory stands for them.
+  // rank moves; per point, the ranks a node; and the storage rank 0 saw holding the directory
+  // (its file system and source), beside the directory: two mounts at one path are two
+  // storages, and on a parallel file system the directory carries its own layout (Lustre's
+  // stripes), so two directories on one mount may be two as well (docs/gdsb-report.md,
+  // Series). Older documents lack the storage: the directory alone stands for it.
   const auto size = [&](const json& j, const char* key) {
     return j.contains(key) && j.at(key).is_number_unsigned() ? format_bytes(j.at(key).get<uint64_t>()) : std::string();
   };
@@ -215,7 +223,11 @@ void add_cluster(const Document& doc, RunRecord& rec) {
   with(text(ss, "layout"));
   with(size(ss, "block_bytes").empty() ? "" : size(ss, "block_bytes") + " blocks");
   with(size(ss, "limit_bytes_per_rank").empty() ? "" : size(ss, "limit_bytes_per_rank") + " a rank");
-  const std::string where = text(ss, "dir").empty() ? "" : " in " + text(ss, "dir");
+  std::string where = text(ss, "dir").empty() ? "" : " in " + text(ss, "dir");
+  if (const json st = ss.value("storage", json::object()); st.is_object()) {
+    where += on_storage(text(st, "fs_type"), text(st, "source"));
+    put(rec.node_facts[kFleetNode], "mount_point", text(st, "mount_point"));
+  }
   const auto mode_of = [](const json& p) {
     const int x = p.contains("mode") && p.at("mode").is_number_integer() ? p.at("mode").get<int>() : -1;
     return x >= 0 && x < kXferTypeCount ? std::string(xfer_label(static_cast<XferType>(x))) : text(p, "mode");

@@ -256,6 +256,30 @@ TEST(SharedStorage, AMalformedStorageObjectIsNamedWithItsField) {
   }
 }
 
+// Issue 41: the mount holding the directory travels in the rank's storage object (summary and
+// node report) and rank 0's is the result's: what a history keys the series by.
+TEST(SharedStorage, TheMountHoldingTheDirectoryIsRankZerosAndSurvivesTheSummary) {
+  auto nodes = flat_at_two();
+  nodes[0].storage->storage = gdsb::RunStorage{"nfs4", "10.0.0.5:/export", "/shared", ""};
+  nodes[1].storage->storage = gdsb::RunStorage{"nfs4", "10.0.0.6:/export", "/shared", ""};
+  nlohmann::json j = nodes[0];
+  EXPECT_EQ(j["storage"]["storage"], (nlohmann::json{{"fs_type", "nfs4"}, {"source", "10.0.0.5:/export"}, {"mount_point", "/shared"}}));
+  nodes[0] = summary_from_text(j.dump(), "rank 0");
+  const auto r = shared_storage(nodes);
+  ASSERT_TRUE(r && r->storage);
+  EXPECT_EQ(r->storage->source, "10.0.0.5:/export");
+  EXPECT_EQ(to_json(*r)["storage"]["fs_type"].get<std::string>(), "nfs4");
+  nodes[0].storage->storage.reset();  // an older report: no storage in the result
+  EXPECT_FALSE(to_json(*shared_storage(std::vector<NodeSummary>{nodes[0]})).contains("storage"));
+  j["storage"]["storage"] = "nfs4";
+  try {
+    summary_from_text(j.dump(), "rank 0");
+    FAIL() << "accepted";
+  } catch (const gdsb::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("summary.storage.storage: expected an object"), std::string::npos) << e.what();
+  }
+}
+
 TEST(SharedStorage, RatesAndModelSizesParse) {
   EXPECT_NEAR(*parse_demand("2GB/s", "--demand-per-gpu").gb_s, 2, 1e-12);
   EXPECT_NEAR(*parse_demand("500MB/s", "--demand-per-gpu").gb_s, 0.5, 1e-12);

@@ -7,7 +7,8 @@
 #     reads, the GPU count, the checkpoint; check_storage.py recomputes every aggregate from the
 #     node reports (bytes over the earliest start to the latest end) and must agree to 1%;
 #     the same with one shared file split by rank; gdsb-cluster --from on the node reports
-#     gives the same points;
+#     gives the same points; cluster.json's shared_storage.storage is the mount findmnt names
+#     for the directory (issue 41);
 #  2. a throttled storage made by the kernel: two cgroup-v1 blkio groups, each limited to R
 #     bytes/s of reads from the disk under the directory; ranks 0 and 2 in one, 1 and 3 in the
 #     other (two servers of R each). The curve must read R, 2R, 2R: scaling stops at 4 nodes,
@@ -53,6 +54,21 @@ for want in ("Shared storage: ", "Scaling of read -x 1 (CPUONLY): 1 -> ", "GPUs 
 print("ok: cluster.json and cluster.txt carry the points, curves, GPU count and checkpoint")
 PY
 ls "$work/io" | grep -q . && fail "files left in the shared directory: $(ls "$work/io")"
+# Issue 41: the storage rank 0 saw holding --io-dir, recorded for the history's series key,
+# is what util-linux's findmnt (libmount, /proc/self/mountinfo) says holds the directory.
+if ! findmnt -V >/dev/null 2>&1; then
+  echo "skip: the recorded storage (util-linux findmnt is not installed: no oracle)"
+else
+  findmnt -J --nofsroot -o FSTYPE,SOURCE,TARGET -T "$work/io" >"$work/findmnt.json"
+  python3 - "$work/out/cluster.json" "$work/findmnt.json" <<'PY' || fail "shared_storage.storage is not what findmnt says"
+import json, sys
+got = json.load(open(sys.argv[1]))["shared_storage"].get("storage")
+m = json.load(open(sys.argv[2]))["filesystems"][0]
+want = {"fs_type": m["fstype"], "source": m["source"], "mount_point": m["target"]}
+assert got == want, (got, want)
+print("ok: shared_storage.storage is the mount findmnt names for --io-dir: %s %s at %s" % (m["fstype"], m["source"], m["target"]))
+PY
+fi
 for gauge in 'gdsb_cluster_storage_aggregate_gb_s{op="read",mode="1",nodes="4"} ' \
              'gdsb_cluster_storage_gpus_fed{demand_gb_s="0.1"} ' 'gdsb_cluster_storage_checkpoint_seconds{step="load"} '; do
   grep -qF "$gauge" "$work/out/cluster.prom" || fail "cluster.prom has no $gauge"

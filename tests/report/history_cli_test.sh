@@ -358,6 +358,42 @@ assert all(not s["change_points"] for s in ss), [s["change_points"] for s in ss]
 PY
 then ok "shared storage: another directory is another series (key: nodes, mode, op, ranks a node, layout, block, bytes a rank, dir)"
 else bad "shared-storage series per storage"; fi
+# The same directory on another storage: /shared/gdsb on an NFS export for 12 nights, then on
+# a Lustre file system mounted at the same path for 8, a tenth as fast. The storage gdsb-cluster
+# records (shared_storage.storage, rank 0's mount of the directory) is in the key beside the
+# directory: two series, no change point, the gate passes. The same documents without storage
+# (older versions) are one series with a false -90% change point that fails the gate.
+mkdir -p cs cs-old && for i in $(seq 0 19); do
+  python3 - "$fx/cluster_storage.json" "cs/c-$i.json" "cs-old/c-$i.json" "$i" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); i = int(sys.argv[4])
+d["context"]["started_at"] = "2026-03-%02dT01:00:00Z" % (1 + i)
+ss = d["shared_storage"]
+for p in ss["points"]:
+    if isinstance(p.get("aggregate_gb_s"), (int, float)):
+        p["aggregate_gb_s"] *= (0.1 if i >= 12 else 1.0) * (1 + 0.003 * ((i * 7) % 5))
+json.dump(d, open(sys.argv[3], "w"))
+ss["storage"] = ({"fs_type": "nfs4", "source": "10.0.0.5:/export", "mount_point": "/shared"} if i < 12 else
+                 {"fs_type": "lustre", "source": "10.0.0.9@o2ib:/scratch", "mount_point": "/shared"})
+json.dump(d, open(sys.argv[2], "w"))
+PY
+done
+"$bin" history add cs.db cs/*.json >/dev/null
+"$bin" history add cs-old.db cs-old/*.json >/dev/null
+read4="4 nodes CPUONLY read, 1 rank a node, file-per-process, 1 MiB blocks, 256 MiB a rank in /shared/gdsb"
+if run 0 "$bin" history show cs.db --json cs.json && grep -q " 0 change points" out.txt &&
+   run 0 "$bin" gate --history cs.db && python3 - "$read4" <<'PY' &&
+import json, sys
+d = json.load(open("cs.json"))
+ss = {s["test"]: s for s in d["series"] if s["node"] == "(shared storage)"}
+runs = {t: len(s["points"]) for t, s in ss.items() if t.startswith(sys.argv[1])}
+assert runs == {sys.argv[1] + " on nfs4 10.0.0.5:/export": 12, sys.argv[1] + " on lustre 10.0.0.9@o2ib:/scratch": 8}, runs
+assert all(not s["change_points"] for s in ss.values()), [(t, s["change_points"]) for t, s in ss.items() if s["change_points"]]
+PY
+   run 0 "$bin" history show cs-old.db && grep -q "^worse  $read4 aggregate on (shared storage) -90.0% at run [0-9]* (2026-03-13)" out.txt &&
+   run 3 "$bin" gate --history cs-old.db
+then ok "shared storage: the same directory on another file system is another series by the recorded storage, not a -90% change point"
+else bad "shared-storage series per recorded storage"; fi
 
 # A read-only directory: the error names the directory and the reason. Run as an unprivileged
 # user (root writes anywhere).

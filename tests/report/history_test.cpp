@@ -252,6 +252,44 @@ TEST_F(HistoryDir, TwoDocumentsDifferingOnlyInStorageAreTwoSeries) {
                                                          {"CPUONLY READ 1 MiB on nfs4 10.0.0.5:/export", 1}}));
 }
 
+// Issue 41: a shared-storage point is keyed by the storage rank 0 saw holding the directory,
+// beside the directory: the same /shared/gdsb on an NFS export and later on a Lustre file
+// system is two series; an older document (no storage) keeps "in DIR".
+json shared_on(const json& storage, double gb_s) {
+  json ss = {{"dir", "/shared/gdsb"},
+             {"layout", "file-per-process"},
+             {"block_bytes", 1048576},
+             {"limit_bytes_per_rank", 268435456},
+             {"points", {{{"nodes", 2}, {"mode", 1}, {"op", "read"}, {"ranks", 2}, {"status", "ok"}, {"aggregate_gb_s", gb_s}}}}};
+  if (!storage.is_null()) ss["storage"] = storage;
+  return cluster_doc(json::array(), ss);
+}
+
+TEST_F(HistoryDir, OneDirectoryOnTwoFileSystemsIsTwoSharedStorageSeries) {
+  const json nfs = {{"fs_type", "nfs4"}, {"source", "10.0.0.5:/export"}, {"mount_point", "/shared"}};
+  const json lustre = {{"fs_type", "lustre"}, {"source", "10.0.0.9@o2ib:/scratch"}, {"mount_point", "/shared"}};
+  const std::string point = "2 nodes CPUONLY read, 1 rank a node, file-per-process, 1 MiB blocks, 256 MiB a rank in /shared/gdsb";
+  const auto rec = extract_run(doc_of(shared_on(nfs, 20.0), "cluster.json"));
+  ASSERT_EQ(rec.points.size(), 1U);
+  EXPECT_EQ(rec.points[0].test, point + " on nfs4 10.0.0.5:/export");
+  EXPECT_EQ(rec.node_facts.at("(shared storage)").at("mount_point"), "/shared");
+  EXPECT_EQ(extract_run(doc_of(shared_on(nullptr, 20.0), "cluster.json")).points.at(0).test, point);
+
+  const auto db = HistoryDb::open(path("h.db"), HistoryDb::Mode::Create);
+  const auto add = [&](const json& storage, double gb_s, int day) {
+    json d = shared_on(storage, gb_s);
+    d["context"]["started_at"] = "2026-11-" + std::to_string(10 + day) + "T00:00:00Z";
+    db->add(extract_run(doc_of(d, "cluster.json")));
+  };
+  add(nfs, 20.0, 0);
+  add(nfs, 20.2, 1);
+  add(lustre, 2.0, 2);  // a tenth of the NFS figure: no baseline for it
+  std::map<std::string, std::size_t> points;
+  for (const auto& s : db->load().series) points[s.test] = s.points.size();
+  EXPECT_EQ(points, (std::map<std::string, std::size_t>{{point + " on nfs4 10.0.0.5:/export", 2},
+                                                         {point + " on lustre 10.0.0.9@o2ib:/scratch", 1}}));
+}
+
 TEST(Extract, ATopologyDocumentHasNoFigures) {
   EXPECT_THROW(extract_run(doc_of(test::topo_doc("pass"))), UsageError);
 }

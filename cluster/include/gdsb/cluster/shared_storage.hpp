@@ -16,6 +16,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "gdsb/cluster/storage_options.hpp"
+#include "gdsb/result.hpp"
 
 namespace gdsb::cluster {
 
@@ -44,6 +45,11 @@ struct StorageSample {
 // can take at most (the same on the ranks of one node) and the rank's own samples.
 struct RankStorage {
   std::string dir;
+  // The mount holding `dir` as this rank sees it (topo::path_storage): its file system, source
+  // and mount point, which say which storage the figures are of (a history's series key).
+  // dev is not kept: a network mount's device number is the client's own. nullopt in older
+  // reports, or where no mount holds the directory.
+  std::optional<RunStorage> storage;
   std::string layout = "file-per-process";  // or "shared-file"
   uint64_t block_bytes = 0;           // transfer size (IOR -t)
   uint64_t limit_bytes_per_rank = 0;  // a rank's data (IOR -b): one pass is its limit
@@ -152,6 +158,7 @@ struct CheckpointResult {
 
 struct SharedStorageResult {
   std::string dir, layout;
+  std::optional<RunStorage> storage;  // rank 0's (RankStorage::storage)
   uint64_t block_bytes = 0, limit_bytes_per_rank = 0;
   double time_limit_s = 0;
   double scale_gain_percent = 50;

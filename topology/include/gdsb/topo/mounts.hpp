@@ -26,7 +26,7 @@ const Mount* mount_holding(const std::vector<Mount>& mounts, std::string_view pa
 
 // The mounts of root/proc/mounts ("/" on the live machine), in its order, each field decoded
 // (decode_mount_field); empty when the file is absent. The one reader of /proc/mounts: the
-// topology collector and gdsb-io's storage of a run both use it.
+// topology collector and the storage of a run (gdsb/topo/run_storage.hpp) both use it.
 std::vector<Mount> read_mounts(const std::filesystem::path& root);
 
 // One field of a /proc/mounts line as the text it stands for: the kernel writes space, tab,

@@ -1,4 +1,4 @@
-#include "run_storage.hpp"
+#include "gdsb/topo/run_storage.hpp"
 
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -8,8 +8,9 @@
 #include <system_error>
 
 #include "gdsb/topo/mounts.hpp"
+#include "gdsb/workload.hpp"
 
-namespace gdsb::io {
+namespace gdsb::topo {
 namespace {
 
 namespace fs = std::filesystem;
@@ -20,11 +21,11 @@ bool same(const RunStorage& a, const RunStorage& b) {
   return a.fs_type == b.fs_type && a.source == b.source && a.mount_point == b.mount_point && a.dev == b.dev;
 }
 
-// The storage of one file, or nullopt when neither it nor any directory above it is there,
-// or no mount holds it.
-std::optional<RunStorage> file_storage(const std::string& file, const std::vector<topo::Mount>& mounts) {
+}  // namespace
+
+std::optional<RunStorage> path_storage(const std::string& path, const std::vector<Mount>& mounts) {
   std::error_code ec;
-  fs::path p = fs::absolute(file, ec);
+  fs::path p = fs::absolute(path, ec);
   if (ec) return std::nullopt;
   struct stat st {};
   while (::stat(p.c_str(), &st) != 0) {
@@ -40,7 +41,7 @@ std::optional<RunStorage> file_storage(const std::string& file, const std::vecto
   }
   if (ec) return std::nullopt;
   // mount_holding wants the path the kernel sees: symbolic links resolved (canonical).
-  const topo::Mount* m = topo::mount_holding(mounts, real.string());
+  const Mount* m = mount_holding(mounts, real.string());
   if (m == nullptr) return std::nullopt;
   s.fs_type = m->fstype;
   s.source = m->source;
@@ -49,9 +50,7 @@ std::optional<RunStorage> file_storage(const std::string& file, const std::vecto
   return s;
 }
 
-}  // namespace
-
-std::optional<RunStorage> run_storage(const Workload& w, const std::vector<topo::Mount>& mounts) {
+std::optional<RunStorage> run_storage(const Workload& w, const std::vector<Mount>& mounts) {
   std::vector<std::string> files;
   try {
     files = w.resolved_files();
@@ -60,7 +59,7 @@ std::optional<RunStorage> run_storage(const Workload& w, const std::vector<topo:
   }
   std::optional<RunStorage> out;
   for (const auto& f : files) {
-    auto s = file_storage(f, mounts);
+    auto s = path_storage(f, mounts);
     if (!s) return std::nullopt;
     if (out && !same(*out, *s)) return std::nullopt;  // files on several file systems: no one storage
     out = std::move(s);
@@ -69,8 +68,8 @@ std::optional<RunStorage> run_storage(const Workload& w, const std::vector<topo:
 }
 
 void add_run_storage(std::vector<RunResult>& runs) {
-  const std::vector<topo::Mount> mounts = topo::read_mounts("/");
+  const std::vector<topo::Mount> mounts = read_mounts("/");
   for (auto& r : runs) r.storage = run_storage(r.workload, mounts);
 }
 
-}  // namespace gdsb::io
+}  // namespace gdsb::topo
