@@ -135,9 +135,8 @@ struct SetupCost {
 
 // Where a run's data lay: the file system holding its file (or -D directory), as
 // /proc/mounts names it, and the file's device number. gdsb-io fills it when it writes a
-// document, gdsb-cluster for its --io-dir (gdsb/topo/run_storage.hpp); the runner never
-// does. A history keys a series by it (docs/gdsb-report.md, Series): the same test on another
-// file system is another series.
+// document, gdsb-cluster for its --io-dir (gdsb/topo/run_storage.hpp); the runner never does.
+// A history keys a series by it (docs/gdsb-report.md, Series): another file system, another series.
 struct RunStorage {
   std::string fs_type;      // "ext4", "xfs", "nfs4", "lustre"; "" for a raw block device
   std::string source;       // the mount's source: "/dev/nvme0n1p1", "10.0.0.5:/export"; a raw
