@@ -39,39 +39,17 @@ std::optional<std::int64_t> epoch_seconds(const std::string& iso) {
 // within this long before its newest run are that night's.
 constexpr std::int64_t kNightSeconds = 12 * 3600;
 
-// Each node's newest night of each document kind: its newest run by the history's order, and
-// the node's runs of the same kind up to 12 hours before it (by their recorded times; the
-// newest run alone when a time is missing). A run counts for a node where it recorded the
-// node's facts (a run whose every test failed has no point, and is the newest all the same),
-// a test's facts or a point.
+// The history's order and kinds, and each node's newest night (newest_nights()).
 struct Newest {
   std::map<int64_t, std::size_t> order;
   std::map<int64_t, std::string> kind;
-  std::map<std::pair<std::string, std::string>, std::set<int64_t>> runs;  // (node, kind) -> runs
-  std::map<std::pair<std::string, std::string>, std::set<int64_t>> night;  // (node, kind) -> tonight's
+  std::map<NodeKind, std::set<int64_t>> night;
 
-  explicit Newest(const History& h) {
-    std::map<int64_t, std::optional<std::int64_t>> time;
-    for (std::size_t i = 0; i < h.runs.size(); ++i) {
-      const auto& r = h.runs[i];
-      order[r.id] = i, kind[r.id] = r.kind, time[r.id] = epoch_seconds(r.time);
-    }
-    for (const auto& [id, nodes] : h.node_facts)
-      for (const auto& [node, facts] : nodes) runs[{node, kind[id]}].insert(id);
-    for (const auto& [id, tests] : h.test_facts)
-      for (const auto& [key, facts] : tests) runs[{key.first, kind[id]}].insert(id);
-    for (const auto& s : h.series)
-      for (const auto& p : s.points) runs[{s.node, kind[p.first]}].insert(p.first);
-    for (const auto& [key, ids] : runs) {
-      const int64_t last = *std::max_element(ids.begin(), ids.end(),
-                                             [&](int64_t a, int64_t b) { return order[a] < order[b]; });
-      auto& tonight = night[key];
-      for (const int64_t id : ids)
-        if (id == last || (time[id] && time[last] && *time[last] - *time[id] < kNightSeconds)) tonight.insert(id);
-    }
+  explicit Newest(const History& h) : night(newest_nights(h)) {
+    for (std::size_t i = 0; i < h.runs.size(); ++i) order[h.runs[i].id] = i, kind[h.runs[i].id] = h.runs[i].kind;
   }
   // The newest run of the night (for messages).
-  int64_t newest(const std::pair<std::string, std::string>& key) const {
+  int64_t newest(const NodeKind& key) const {
     const auto& ids = night.at(key);
     return *std::max_element(ids.begin(), ids.end(), [&](int64_t a, int64_t b) { return order.at(a) < order.at(b); });
   }
@@ -214,6 +192,32 @@ std::string method_note(const ChangePointOptions& o) {
 
 }  // namespace
 
+std::map<NodeKind, std::set<int64_t>> newest_nights(const History& h) {
+  std::map<int64_t, std::size_t> order;
+  std::map<int64_t, std::string> kind;
+  std::map<int64_t, std::optional<std::int64_t>> time;
+  for (std::size_t i = 0; i < h.runs.size(); ++i) {
+    const auto& r = h.runs[i];
+    order[r.id] = i, kind[r.id] = r.kind, time[r.id] = epoch_seconds(r.time);
+  }
+  std::map<NodeKind, std::set<int64_t>> runs;
+  for (const auto& [id, nodes] : h.node_facts)
+    for (const auto& [node, facts] : nodes) runs[{node, kind[id]}].insert(id);
+  for (const auto& [id, tests] : h.test_facts)
+    for (const auto& [key, facts] : tests) runs[{key.first, kind[id]}].insert(id);
+  for (const auto& s : h.series)
+    for (const auto& p : s.points) runs[{s.node, kind[p.first]}].insert(p.first);
+  std::map<NodeKind, std::set<int64_t>> night;
+  for (const auto& [key, ids] : runs) {
+    const int64_t last =
+        *std::max_element(ids.begin(), ids.end(), [&](int64_t a, int64_t b) { return order[a] < order[b]; });
+    auto& tonight = night[key];
+    for (const int64_t id : ids)
+      if (id == last || (time[id] && time[last] && *time[last] - *time[id] < kNightSeconds)) tonight.insert(id);
+  }
+  return night;
+}
+
 GateResult gate_history(const Analysis& a) {
   const History& h = *a.history;
   const Newest newest(h);
@@ -231,7 +235,7 @@ GateResult gate_history(const Analysis& a) {
     c.group = s.data->node + " " + s.data->test;
     c.name = s.data->metric;
     const auto last = s.data->points.back().first;
-    const std::pair<std::string, std::string> key{s.data->node, newest.kind.at(last)};
+    const NodeKind key{s.data->node, newest.kind.at(last)};
     const auto& tonight = newest.night.at(key);
     const int64_t node_newest = newest.newest(key);
     const Facts* no_figure = nullptr;

@@ -127,25 +127,12 @@ std::string run_status(const std::vector<NoFigure>& missing) {
 
 // Per run, the nodes whose newest run of its document kind it is (a node is in a run where
 // the run recorded its facts, a test of it, or a figure of it).
+// Run -> the nodes whose newest night (newest_nights(), the gate's) it belongs to.
 std::map<int64_t, std::vector<std::string>> newest_of(const History& h) {
-  std::map<int64_t, std::size_t> order;
-  for (std::size_t i = 0; i < h.runs.size(); ++i) order[h.runs[i].id] = i;
-  std::map<std::pair<std::string, std::string>, int64_t> newest;  // (node, kind) -> run
-  const auto saw = [&](const std::string& node, int64_t run) {
-    const auto* r = h.run(run);
-    if (r == nullptr) return;
-    auto& n = newest[{node, r->kind}];
-    if (n == 0 || order[run] > order[n]) n = run;
-  };
-  for (const auto& [run, nodes] : h.node_facts)
-    for (const auto& kv : nodes) saw(kv.first, run);
-  for (const auto& [run, tests] : h.test_facts)
-    for (const auto& kv : tests) saw(kv.first.first, run);
-  for (const auto& s : h.series)
-    for (const auto& pt : s.points) saw(s.node, pt.first);
   std::map<int64_t, std::vector<std::string>> out;
-  for (const auto& [key, run] : newest)
-    if (std::find(out[run].begin(), out[run].end(), key.first) == out[run].end()) out[run].push_back(key.first);
+  for (const auto& [key, runs] : newest_nights(h))
+    for (const int64_t run : runs)
+      if (std::find(out[run].begin(), out[run].end(), key.first) == out[run].end()) out[run].push_back(key.first);
   return out;
 }
 

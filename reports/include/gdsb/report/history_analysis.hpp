@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -82,6 +84,14 @@ struct FleetEvent {
 std::vector<FleetEvent> fleet_events(const Analysis& a);
 // "2026-11-20: 2 nodes changed when NVIDIA driver changed (550.54.15 -> 570.86.15): n1 n2"
 std::string fleet_sentence(const FleetEvent& e);
+
+// Each node's newest night of each document kind: (node, kind) -> its runs. The night is the
+// node's newest run by the history's order and the node's runs of that kind up to 12 hours
+// before it (a nightly job may write one document a test; by their recorded times, the newest
+// run alone when a time is missing). A run counts for a node where it recorded the node's
+// facts, a test's facts or a point. The one decision of "newest" that the gate and show read.
+using NodeKind = std::pair<std::string, std::string>;
+std::map<NodeKind, std::set<int64_t>> newest_nights(const History& h);
 
 // gate --history. Per series, with the level method: red when the newest nights sit below
 // the last accepted level beyond the noise (level_gate.hpp), until the regression is accepted
