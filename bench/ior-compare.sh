@@ -22,10 +22,12 @@
 #   our --io-block)  ROUNDS [3]  TOLERANCE [10] (percent)
 #   MPIRUN_ARGS extra mpirun arguments for both tools (e.g. --hostfile FILE for several nodes)
 #   IOR         an ior binary to use instead of building one
-#   IOR_SRC     a git repository of hpc/ior (bare or not) [BUILD_DIR/peers/ior.git, cloned
-#               from https://github.com/hpc/ior.git when absent]
+#   IOR_SRC     a git repository of hpc/ior (bare or not) to build IOR_REF from [unset: the
+#               source in bench/peers/ (below) when IOR_REF is its commit, else
+#               BUILD_DIR/peers/ior.git, cloned from https://github.com/hpc/ior.git when absent]
 #   IOR_REF     the commit or tag to build [the commit measured in docs/PERFORMANCE.md]
-#   ONLY        "ior" runs only IOR's half (no gdsb-cluster needed)
+#   ONLY        "ior" runs only IOR's half (no gdsb-cluster needed); "build" only builds IOR
+#               and prints the path of its binary (CMake's target ior-peer)
 #   IOR_FSYNC   0 leaves out IOR's -e (see below), to measure what the fsync costs [1]
 #   IOR_OVERWRITE 0: IOR's timed write creates its files (IOR's usual run) [1: see -E below]
 #   STONEWALL   S (whole seconds): both tools stonewalled by time: IOR -D S, ours
@@ -33,7 +35,9 @@
 #
 # IOR is built out of tree under BUILD_DIR/peers/ior-<commit>/ (src/, obj/, bin/ior), with
 # the distribution's Open MPI (mpicc), autoconf and automake (IOR's configure.ac does not
-# use libtool). Missing packages are installed through ci/install-deps.sh.
+# use libtool). Missing packages are installed through ci/install-deps.sh. The source of the
+# measured commit travels with gdsbench (bench/peers/ior-5fcf0ba995fd.tar.gz, GPLv2, its
+# COPYRIGHT inside; bench/peers/SOURCES.md), so CI and machines without GitHub build it.
 #
 # IOR: -a POSIX --posix.odirect -F -b BLOCK -t XFER -w -r -e -C -i 1, JSON summary.
 #   -e   fsync at the end of the write phase, inside IOR's timed phase: the data is on the
@@ -53,7 +57,9 @@
 #        -b (it then needs stoneWallingWearOut and a status file).
 # Ours: gdsb-cluster --aggregate --io-modes 1 --storage-ops write,read --io-size BLOCK
 #   --io-block XFER --storage-time 0; its figure is shared_storage.points[] of cluster.json
-#   (nodes = NP, mode 1, op write / read): aggregate_gb_s.
+#   (ranks = NP, mode 1, op write / read): aggregate_gb_s. A point counts ranks and nodes
+#   apart: NP ranks on one host are one node of NP ranks (nodes 1, ranks NP), on NP hosts NP
+#   nodes; --aggregate runs one point, on every rank, so ranks = NP finds it either way.
 # Output: a markdown table, a row per round and op (each tool's two runs, their geometric
 # means, the ratio, the order effect), then the medians over the rounds.
 # Exit: 0 the median of each op within TOLERANCE (with ROUNDS=1: the round's), 3 one is not
@@ -75,7 +81,7 @@ if [ -n "$stonewall" ]; then
   [ "$stonewall" -ge 1 ] 2>/dev/null || { echo "ior-compare: STONEWALL must be whole seconds >= 1" >&2; exit 2; }
   ior_deadline=(-D "$stonewall") our_time=$stonewall
 fi
-case $only in "" | ior) ;; *) echo "ior-compare: ONLY must be empty or ior, not '$only'" >&2; exit 2 ;; esac
+case $only in "" | ior | build) ;; *) echo "ior-compare: ONLY must be empty, ior or build, not '$only'" >&2; exit 2 ;; esac
 [ "$rounds" -ge 1 ] 2>/dev/null || { echo "ior-compare: ROUNDS must be a positive number" >&2; exit 2; }
 # shellcheck disable=SC2206  # a list of arguments
 mpirun=(mpirun --allow-run-as-root --oversubscribe -np "$np" ${MPIRUN_ARGS:-})
@@ -89,24 +95,34 @@ if [ -z "$only" ] && [ ! -x "$gdsb" ]; then
 fi
 
 build_ior() {  # -> prints the path of bin/ior
-  local src=${IOR_SRC:-$build/peers/ior.git} commit prefix
+  local src=${IOR_SRC:-} commit prefix
+  local vendored=$here/peers/ior-${ior_ref:0:12}.tar.gz
   local need=()
   for tool in mpicc:libopenmpi-dev mpirun:openmpi-bin autoreconf:autoconf automake:automake \
               make:make git:git; do
     command -v "${tool%%:*}" >/dev/null || need+=("${tool#*:}")
   done
   if [ ${#need[@]} -gt 0 ]; then bash "$here/../ci/install-deps.sh" "${need[@]}" >&2; fi
-  if [ ! -e "$src" ]; then
-    echo "ior-compare: cloning https://github.com/hpc/ior.git into $src" >&2
-    git clone -q --bare https://github.com/hpc/ior.git "$src" >&2
+  if [ -z "$src" ] && [ ${#ior_ref} -eq 40 ] && [ -f "$vendored" ]; then
+    commit=$ior_ref  # the source that travels with gdsbench
+  else
+    src=${src:-$build/peers/ior.git}
+    if [ ! -e "$src" ]; then
+      echo "ior-compare: cloning https://github.com/hpc/ior.git into $src" >&2
+      git clone -q --bare https://github.com/hpc/ior.git "$src" >&2
+    fi
+    commit=$(git -C "$src" rev-parse --verify "$ior_ref^{commit}")
   fi
-  commit=$(git -C "$src" rev-parse --verify "$ior_ref^{commit}")
   prefix=$build/peers/ior-${commit:0:12}
   if [ ! -x "$prefix/bin/ior" ]; then
     echo "ior-compare: building IOR $commit in $prefix" >&2
     rm -rf "$prefix"
     mkdir -p "$prefix/src" "$prefix/obj"
-    git -C "$src" archive "$commit" | tar -x -C "$prefix/src"
+    if [ -n "$src" ]; then
+      git -C "$src" archive "$commit" | tar -x -C "$prefix/src"
+    else
+      tar -xzf "$vendored" -C "$prefix/src" --strip-components=1
+    fi
     echo "$commit" >"$prefix/COMMIT"
     { (cd "$prefix/src" && ./bootstrap) &&
       (cd "$prefix/obj" && ../src/configure --prefix="$prefix" CC=mpicc &&
@@ -122,6 +138,7 @@ else
   ior=$(build_ior)
   ior_commit=$(cat "$(dirname "$(dirname "$ior")")/COMMIT")
 fi
+if [ "$only" = build ]; then echo "$ior"; exit 0; fi
 
 mkdir -p "$dir"
 work=$(mktemp -d -t gdsb-ior-compare.XXXXXX)
@@ -192,9 +209,11 @@ def ours(run):
     pts = c.get("shared_storage", {}).get("points", [])
     got = {}
     for op in OPS:
-        p = [x for x in pts if x.get("op") == op and x.get("mode") == 1 and x.get("nodes") == np]
+        p = [x for x in pts if x.get("op") == op and x.get("mode") == 1 and x.get("ranks") == np]
         if not p:
-            got[op] = (None, f"no point nodes={np} mode=1 op={op} in cluster.json")
+            have = ", ".join(f"{x.get('op')} -x {x.get('mode')} on {x.get('nodes')} node(s) of {x.get('ranks')} ranks"
+                             for x in pts) or "none"
+            got[op] = (None, f"no point of {np} ranks, mode 1, op {op} in cluster.json (points: {have})")
         elif p[0].get("status") != "ok":
             got[op] = (None, f"{p[0].get('status')}: {p[0].get('reason', '')}")
         else:

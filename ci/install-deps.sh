@@ -18,6 +18,9 @@ packages+=(munge slurmctld slurmd slurm-client slurm-wlm-basic-plugins)
 packages+=(python3-prometheus-client)
 # deploy/kubernetes' manifests are read back by a YAML parser (tests/topo/k8s_manifests_test.py).
 packages+=(python3-yaml)
+# bench/ior-compare.sh's peer, IOR, built from its source in bench/peers/ (the ctest
+# bench_ior_compare_short runs it): autotools and make with Open MPI's mpicc (issue 43).
+packages+=(autoconf automake make)
 # ci/package.sh: dpkg-shlibdeps (the .deb's dependencies), rpmbuild, groff (man page check).
 packages+=(dpkg-dev rpm groff-base)
 

@@ -42,7 +42,9 @@ ScalingCurve make_curve(const std::vector<const StoragePoint*>& pts, double gain
 
 // What bounds the curve at its last point: the nodes (each at 80% of its own ceiling or
 // more), else the storage (scaling stopped while the nodes had room), else nothing reached.
-void judge_bound(ScalingCurve& c, const StoragePoint& last, const std::map<std::string, const RankStorage*>& storage_of) {
+// `run_nodes`: the nodes of the run; a curve of one point has no shape to judge (issue 43).
+void judge_bound(ScalingCurve& c, const StoragePoint& last, const std::map<std::string, const RankStorage*>& storage_of,
+                 std::size_t run_nodes) {
   std::optional<double> ceiling;
   std::string ceiling_text;
   for (const NodeShare& s : last.shares) {
@@ -78,9 +80,16 @@ void judge_bound(ScalingCurve& c, const StoragePoint& last, const std::map<std::
     c.bound = "not reached";
     c.bound_text = "the aggregate still grows at " + std::to_string(last.nodes) + " nodes (" +
                    gbs(c.aggregate_gb_s.back()) + "): the storage's limit is above it; more nodes would find it";
+  } else if (run_nodes < 2) {
+    // The curve is the storage's as nodes are added: the ranks of one host are one node,
+    // sharing its links and memory, so more of them is no point of it (docs/gdsb-cluster.md).
+    c.bound = "unknown";
+    c.bound_text = "one point (1 node, " + std::to_string(last.ranks) + (last.ranks == 1 ? " rank" : " ranks") +
+                   "): a scaling curve needs two nodes or more; launch ranks on more hosts to see where scaling stops";
   } else {
     c.bound = "unknown";
-    c.bound_text = "one point only: run --scale to see where scaling stops";
+    c.bound_text = "one point (" + std::to_string(last.nodes) + " nodes): --scale with two node counts or more "
+                   "(1,2,4 or auto) shows where scaling stops";
   }
 }
 
@@ -149,7 +158,7 @@ std::optional<SharedStorageResult> shared_storage(const std::vector<const NodeSu
   }
   for (auto& [key, pts] : curve_points) {
     ScalingCurve c = make_curve(pts, r.scale_gain_percent);
-    judge_bound(c, *pts.back(), storage_of);
+    judge_bound(c, *pts.back(), storage_of, node_of.size());
     r.curves.push_back(std::move(c));
   }
 
@@ -219,8 +228,10 @@ std::optional<SharedStorageResult> shared_storage(const std::vector<const NodeSu
       else if (best->bound == "nodes")
         tail = " The nodes bound it, not the storage (each at 80% of its own ceiling or more): more or faster "
                "nodes would be fed more; the count is a floor.";
-      else
+      else if (best->bound == "not reached")
         tail = " The storage did not saturate (its read curve still grows): the count is a floor.";
+      else  // one point: no curve, so no word on its shape
+        tail = " Whether the storage saturates is not known (one point, no curve): the count is a floor.";
       std::string measured = " Measured on " + std::to_string(best->nodes.back()) + " node(s) with " +
                              std::to_string(g.gpus_measured) + " GPU(s)";
       if (g.gpus_measured == 0)

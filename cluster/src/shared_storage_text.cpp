@@ -1,4 +1,5 @@
 // cluster.txt's "Shared storage" block.
+#include <algorithm>
 #include <sstream>
 
 #include "gdsb/cluster/shared_storage.hpp"
@@ -34,6 +35,11 @@ std::string storage_text(const SharedStorageResult& r) {
     for (std::size_t i = 0; i < p.paths_used.size(); ++i) o << (i ? " and " : ", path ") << p.paths_used[i];
     o << '\n';
   }
+  // One point of one node: why there is no curve, said once for every op and mode (issue 43).
+  const auto one_node = std::find_if(r.curves.begin(), r.curves.end(), [](const ScalingCurve& c) {
+    return c.nodes.size() == 1 && c.nodes.front() == 1 && c.bound == "unknown";
+  });
+  if (one_node != r.curves.end()) o << "  Scaling: " << one_node->bound_text << ".\n";
   for (const ScalingCurve& c : r.curves) {
     if (c.nodes.size() < 2 && c.bound == "unknown") continue;
     std::vector<report::ScalingStep> steps;

@@ -94,6 +94,37 @@ void bound_by(GpuDiagnosis& g, const Hop& h) {
   }
 }
 
+// What the GPU's hops of unknown rate leave open (GpuDiagnosis::ceiling_unknown): a hop on the
+// storage's side is the storage's rate, which storage alone measures when `storage_measured`;
+// the GPU's own link is crossed by the measured host link; a switch or bridge link by neither.
+std::string unknown_rates(const GpuDiagnosis& g, bool storage_measured) {
+  bool host_link = false;
+  for (const auto& h : g.hops) host_link = host_link || (h.kind == topo::HopKind::HostLink && h.gb_s);
+  std::vector<std::string> open;
+  for (const auto& h : g.hops) {
+    if (h.gb_s || h.measured) continue;
+    std::string what;
+    switch (h.kind) {
+      case topo::HopKind::DriveLink:
+      case topo::HopKind::NicLink:
+      case topo::HopKind::Network:
+      case topo::HopKind::Hypervisor:
+        if (!storage_measured) what = "the storage's rate";
+        break;
+      case topo::HopKind::GpuLink:
+        if (!host_link) what = "the GPU link's rate";
+        break;
+      default:
+        what = "the " + std::string(topo::hop_kind_name(h.kind)) + "'s rate";
+    }
+    if (!what.empty()) detail::add_unique(open, what);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < open.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == open.size() ? " and " : ", ") + open[i];
+  return out;
+}
+
 bool is_gpu_run(const RunResult& r) { return r.workload.xfer != XferType::CpuOnly; }
 
 // A direct read: O_DIRECT storage I/O or GDS peer-to-peer, never the page cache. cuFile's
@@ -191,6 +222,8 @@ std::vector<GpuDiagnosis> gpu_hops(const Platform* platform, const Figures& figu
         g.path_binding =
             std::string(topo::hop_kind_name(h.kind)) + " " + detail::gb(*h.gb_s) + " measured";
       }
+    g.ceiling_unknown = unknown_rates(g, g.storage_gb_s.has_value());
+    g.path_ceiling_unknown = unknown_rates(g, false);
   }
   for (auto& g : out) {
     // Best GPU read figure: cuFile types first (what GDS gives), else the bounce paths.
@@ -308,8 +341,9 @@ void cap_expected(Diagnosis& d) {
     if (!cap || *f.expected_gb_s <= *cap) continue;
     const double measured = f.expected_gb_s.value() - f.impact_gb_s;
     f.expected_gb_s = cap;
-    f.expected = "~" + gb(*cap) + ", " + by->label + "'s ceiling set by " +
-                 (f.storage_fix ? by->path_binding : by->binding);
+    const std::string& open = f.storage_fix ? by->path_ceiling_unknown : by->ceiling_unknown;
+    f.expected = (open.empty() ? "~" : "at most ~") + gb(*cap) + ", " + by->label + "'s ceiling set by " +
+                 (f.storage_fix ? by->path_binding : by->binding) + (open.empty() ? "" : ", " + open + " unknown");
     if (f.impact_gb_s > 0) f.impact_gb_s = std::max(0.0, *cap - measured);
   }
 }
@@ -428,8 +462,14 @@ Diagnosis diagnose(const Platform* platform, const Figures& figures) {
       if (ratio > 1.0) binding(c.text(" (above it: ")).text(" does not bound this read as measured)");
       fine.emplace_back(g.label, std::move(c));
     } else {
-      c.text(", ").pct(ratio).words(" of its ceiling ~", " of their ceilings ~").gb(*g.ceiling_gb_s).text(
-          "; no rule found a certain or likely cause");
+      // With a hop of unknown rate the ceiling is an upper bound only: the read may be all
+      // the storage gives (issue 43).
+      const bool open = !g.ceiling_unknown.empty();
+      c.text(", ").pct(ratio).words(open ? " of its ceiling of at most ~" : " of its ceiling ~",
+                                    open ? " of their ceilings of at most ~" : " of their ceilings ~");
+      c.gb(*g.ceiling_gb_s);
+      if (open) c.text(", " + g.ceiling_unknown + " unknown");
+      c.text("; no rule found a certain or likely cause");
       short_of.emplace_back(g.label, std::move(c));
     }
   }

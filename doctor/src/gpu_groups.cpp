@@ -77,11 +77,19 @@ std::set<std::string> own_devices(const GpuDiagnosis& g,
   return own;
 }
 
-std::string ceiling_text(const GpuDiagnosis& g, const std::string& binding) {
-  return g.ceiling_gb_s ? "~" + gb(*g.ceiling_gb_s) + " (" + binding + ")" : "unknown";
+}  // namespace
+
+std::string ceiling_text(const GpuDiagnosis& g, const std::string& binding, const std::string& each,
+                         bool say_unknown) {
+  if (!g.ceiling_gb_s) return "unknown";
+  const bool open = !g.ceiling_unknown.empty();
+  return (open ? "at most ~" : "~") + gb(*g.ceiling_gb_s) + each + " (" + binding + ")" +
+         (open && say_unknown ? ", " + g.ceiling_unknown + " unknown" : "");
 }
 
-}  // namespace
+std::string ceiling_lead(bool open, bool many) {
+  return !open ? "the platform allows " : many ? "their ceiling is " : "its ceiling is ";
+}
 
 std::string gpu_set(const std::vector<std::string>& labels) {
   std::string out;
@@ -192,13 +200,18 @@ std::vector<GpuGroup> gpu_groups(const std::vector<GpuDiagnosis>& gpus) {
     const std::string c0 = ceiling_text(*first.gpu, without(first.gpu->binding, first.own));
     for (const auto& m : members)
       ceiling_common = ceiling_common && ceiling_text(*m.gpu, without(m.gpu->binding, m.own)) == c0;
-    if (ceiling_common)
-      grp.ceiling = first.gpu->ceiling_gb_s
-                        ? "~" + gb(*first.gpu->ceiling_gb_s) + " each (" +
-                              without(first.gpu->binding, first.own) + ")"
-                        : "unknown";
+    if (ceiling_common) {
+      grp.ceiling = ceiling_text(*first.gpu, without(first.gpu->binding, first.own), " each");
+      grp.ceiling_open = first.gpu->ceiling_gb_s && !first.gpu->ceiling_unknown.empty();
+    }
+    if (!ceiling_common) {  // the unknown every GPU's ceiling shares, once
+      grp.unknown = first.gpu->ceiling_gb_s ? first.gpu->ceiling_unknown : "";
+      for (const auto& m : members)
+        if (!m.gpu->ceiling_gb_s || m.gpu->ceiling_unknown != grp.unknown) grp.unknown.clear();
+    }
     for (const auto& m : members) {
-      GpuLine line{m.gpu, {}, ceiling_common ? "" : ceiling_text(*m.gpu, m.gpu->binding)};
+      GpuLine line{m.gpu, {}, ceiling_common ? "" : ceiling_text(*m.gpu, m.gpu->binding, "", grp.unknown.empty()),
+                   !ceiling_common && m.gpu->ceiling_gb_s && !m.gpu->ceiling_unknown.empty()};
       for (std::size_t i = 0; i < m.rows.size(); ++i) {
         const HopRow& r = m.rows[i];
         const std::string kind(topo::hop_kind_name(r.kind));

@@ -38,16 +38,31 @@ struct GroupRow {
   bool own_devices = false;  // each GPU has its own device here (named on its line)
 };
 
+// A GPU's ceiling in words: "~55.2 GB/s (host link ...)", with a hop of unknown rate "at most
+// ~55.2 GB/s (host link ...), the storage's rate unknown" (GpuDiagnosis::ceiling_unknown),
+// "unknown" without a figure; `each` after the figure for a group ("~7.9 GB/s each (...)").
+// `say_unknown` false leaves the unknown out where the group says it once.
+std::string ceiling_text(const GpuDiagnosis& g, const std::string& binding, const std::string& each = "",
+                         bool say_unknown = true);
+// What leads a ceiling_text: "the platform allows " for an allowance, "its ceiling is " (or
+// "their ceiling is ") for an upper bound only.
+std::string ceiling_lead(bool open, bool many);
+
 struct GpuLine {
   const GpuDiagnosis* gpu = nullptr;
   std::vector<std::string> own;  // "drive link 0000:18:00.0", "host link 54.6 GB/s measured"
-  std::string ceiling;           // "~55.2 GB/s (host link ...)" when not common, else ""
+  std::string ceiling;           // ceiling_text when not common, else ""
+  bool ceiling_open = false;     // the ceiling is an upper bound only (a hop's rate unknown)
 };
 
 struct GpuGroup {
   std::vector<const GpuDiagnosis*> gpus;
   std::string label;    // gpu_set of their labels
-  std::string ceiling;  // common ceiling "~7.9 GB/s each (...)", "unknown", or "" (per GPU)
+  std::string ceiling;  // common ceiling_text "~7.9 GB/s each (...)", "unknown", or "" (per GPU)
+  bool ceiling_open = false;
+  // With a ceiling per GPU: what every GPU's leaves unknown alike ("the storage's rate"), said
+  // once for the group and not on each line; "" otherwise.
+  std::string unknown;
   std::vector<GroupRow> rows;
   std::vector<GpuLine> lines;
 };

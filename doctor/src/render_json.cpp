@@ -35,6 +35,7 @@ json to_json(const Diagnosis& d, const Figures& f, const DocumentMeta& meta) {
                          {"measured_by", g.measured_by},
                          {"ceiling_gb_s", opt(g.ceiling_gb_s)},
                          {"binding", g.binding},
+                         {"ceiling_unknown", g.ceiling_unknown.empty() ? json(nullptr) : json(g.ceiling_unknown)},
                          {"source_kind", g.source_kind},
                          {"p2p_possible", g.p2p_possible},
                          {"virtual_storage", g.virtual_storage},
@@ -59,6 +60,7 @@ json to_json(const Diagnosis& d, const Figures& f, const DocumentMeta& meta) {
     j["gpu_groups"].push_back({{"gpus", gpus},
                                {"label", grp.label},
                                {"ceiling", grp.ceiling.empty() ? json(nullptr) : json(grp.ceiling)},
+                               {"ceiling_unknown", grp.unknown.empty() ? json(nullptr) : json(grp.unknown)},
                                {"rows", rows},
                                {"lines", lines}});
   }

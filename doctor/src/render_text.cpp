@@ -36,7 +36,7 @@ void render_gpu(std::ostream& out, const GpuDiagnosis& g,
   else
     out << " has no measured read";
   if (g.ceiling_gb_s)
-    out << "; the platform allows ~" << gb(*g.ceiling_gb_s) << " (" << g.binding << ")";
+    out << "; " << detail::ceiling_lead(!g.ceiling_unknown.empty(), false) << detail::ceiling_text(g, g.binding);
   else
     out << "; ceiling unknown from these inputs";
   out << ".\n";
@@ -55,7 +55,9 @@ void render_group(std::ostream& out, const detail::GpuGroup& grp,
   if (grp.ceiling == "unknown")
     out << " ceiling unknown from these inputs";
   else if (!grp.ceiling.empty())
-    out << " the platform allows " << grp.ceiling;
+    out << ' ' << detail::ceiling_lead(grp.ceiling_open, true) << grp.ceiling;
+  else if (!grp.unknown.empty())
+    out << " each GPU's ceiling at most the figure on its line below, " << grp.unknown << " unknown";
   else
     out << " each GPU's ceiling on its line below";
   out << ".\n";
@@ -69,7 +71,7 @@ void render_group(std::ostream& out, const detail::GpuGroup& grp,
     std::string own;
     for (const auto& o : line.own) own += (own.empty() ? "" : "; ") + o;
     if (!line.ceiling.empty())
-      own += std::string(own.empty() ? "" : "; ") + "the platform allows " + line.ceiling;
+      own += std::string(own.empty() ? "" : "; ") + detail::ceiling_lead(line.ceiling_open, false) + line.ceiling;
     if (!own.empty()) out << (g.measured_gb_s ? "; " : ": ") << own;
     out << '\n';
   }

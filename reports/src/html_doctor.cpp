@@ -21,8 +21,9 @@ std::string confidence_badge(const std::string& c) {
 std::string gpu_block(const json& g) {
   std::string inner = "<h3>" + esc(str(g, "gpu")) + " " + esc(text_of(g.value("bdf", json()))) + "</h3>";
   inner += "<p>measured " + esc(gb(g.value("measured_gb_s", json()))) + " (" +
-           esc(str(g, "measured_by")) + "); ceiling " + esc(gb(g.value("ceiling_gb_s", json()))) +
-           " set by " + esc(str(g, "binding")) + "</p>";
+           esc(str(g, "measured_by")) + "); ceiling " + (str(g, "ceiling_unknown").empty() ? "" : "at most ") +
+           esc(gb(g.value("ceiling_gb_s", json()))) + " set by " + esc(str(g, "binding")) +
+           (str(g, "ceiling_unknown").empty() ? "" : ", " + esc(str(g, "ceiling_unknown")) + " unknown") + "</p>";
   std::vector<std::vector<std::string>> rows;
   for (const auto& h : g.value("hops", json::array()))
     rows.push_back({"<tr>", "<td>" + esc(str(h, "name")) + "</td>",

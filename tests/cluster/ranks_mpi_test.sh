@@ -3,8 +3,10 @@
 #  1. mpirun -np 4, no recording, --io-size 1M --storage-time 0 (points of a few ms, where the
 #     barrier's nap and each rank's setup are as long as the I/O), three times: one node of 4
 #     ranks, exit 0, never a [clock] finding (one host, one clock); --io-modes 1,1 is one mode;
-#     --from on their reports says the same. Then rank 3's setup made slow (an LD_PRELOAD
-#     delays the open of its file by 300 ms: it begins after the others ended): on one host,
+#     --from on their reports says the same; with --scale auto one point, and the text says a
+#     scaling curve needs two nodes or more, never a shape of that point (issue 43). Then rank
+#     3's setup made slow (an LD_PRELOAD delays the open of its file by 300 ms: it begins after
+#     the others ended): on one host,
 #     and on four recorded nodes, where its barrier exit, not its late start, is what the
 #     clock check compares: no finding;
 #  2. the same four ranks reading one recording (2 GPUs): one node, its GPUs counted once
@@ -34,7 +36,7 @@ mpi=(timeout 150 mpirun --allow-run-as-root --oversubscribe)
 # 1. Four ranks on one host: one node, one clock.
 for round in 1 2 3; do
   "${mpi[@]}" -np 4 "$bin" --out "$work/one$round" --io-dir "$work/io" --io-modes 1,1 --io-size 1M --io-block 1M \
-    --storage-time 0 --scale auto "${quick[@]}" >"$work/one$round.log" 2>&1
+    --storage-time 0 --scale auto --demand-per-gpu 1GB/s "${quick[@]}" >"$work/one$round.log" 2>&1
   rc=$?
   [ "$rc" -eq 0 ] || fail "round $round: exit $rc, want 0 ($(grep -h '\[' "$work/one$round/cluster.txt" 2>/dev/null | head -3))"
   grep -q "\[clock\]" "$work/one$round/cluster.txt" 2>/dev/null && fail "round $round: a clock finding on one host"
@@ -50,6 +52,14 @@ assert [(p["op"], p["mode"], p["nodes"], p["ranks"]) for p in pts] == [("write",
 print("ok: one node of ranks 0-3; --io-modes 1,1 gives one point an op, on 1 node of 4 ranks")
 PY
 python3 "$here/check_storage.py" "$work/one1" --scale 1 --ops write,read || fail "one host: the figures disagree"
+# --scale auto on one node (issue 43): one point, so the text says a curve needs two nodes and
+# the GPUs-fed line says nothing of a curve's shape.
+grep -q "^  Scaling: one point (1 node, 4 ranks): a scaling curve needs two nodes or more; launch ranks on more hosts" \
+  "$work/one1/cluster.txt" || fail "one host --scale auto: no 'a scaling curve needs two nodes' line: $(grep -i scal "$work/one1/cluster.txt")"
+grep -qi "still grows\|one point only\|run --scale" "$work/one1/cluster.txt" "$work/one1/cluster.json" &&
+  fail "one host --scale auto: the shape of a one-point curve, or --scale asked for: $(grep -hi "still grows\|one point only\|run --scale" "$work/one1/cluster.txt")"
+grep -q "GPUs fed: .*Whether the storage saturates is not known (one point, no curve)" "$work/one1/cluster.txt" ||
+  fail "one host --scale auto: GPUs fed: $(grep "GPUs fed" "$work/one1/cluster.txt")"
 [ "$(ls "$work/one1/nodes" | grep -c '\.[0-3]\.json$')" -eq 4 ] || fail "node reports: $(ls "$work/one1/nodes")"
 # --from on the four reports: the same one node and the same points.
 "$bin" --from "$work/one1/nodes/"*.json --out "$work/one1-from" -q >/dev/null 2>&1 || fail "--from: exit $?, want 0"

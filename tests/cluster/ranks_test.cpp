@@ -96,6 +96,39 @@ TEST(Ranks, FourRanksOnOneHostAreOneNodeTheirGpusCountedOnceAndNeverAClockFindin
   EXPECT_EQ(res.storage->gpus_fed->gpus_measured, 8);
   EXPECT_NE(res.storage->gpus_fed->text.find("Measured on 1 node(s) with 8 GPU(s)"), std::string::npos)
       << res.storage->gpus_fed->text;
+  // One node, one point (issue 43): no curve, so no word on its shape, and the why is the
+  // node count, not a --scale left out (mpirun --scale auto on one host runs this point).
+  ASSERT_EQ(res.storage->curves.size(), 1u);
+  EXPECT_EQ(res.storage->curves[0].bound, "unknown");
+  EXPECT_EQ(res.storage->curves[0].bound_text,
+            "one point (1 node, 4 ranks): a scaling curve needs two nodes or more; launch ranks on more hosts "
+            "to see where scaling stops");
+  const std::string& fed = res.storage->gpus_fed->text;
+  EXPECT_EQ(fed.find("grows"), std::string::npos) << fed;
+  EXPECT_NE(fed.find("Whether the storage saturates is not known (one point, no curve): the count is a floor."),
+            std::string::npos)
+      << fed;
+  const std::string text = storage_text(*res.storage);
+  EXPECT_NE(text.find("  Scaling: one point (1 node, 4 ranks): a scaling curve needs two nodes or more"), std::string::npos)
+      << text;
+}
+
+TEST(Ranks, OnePointOfSeveralNodesAsksForTwoNodeCounts) {
+  // --aggregate on two nodes of two ranks: one point of 2 nodes; --scale would give a curve.
+  std::vector<NodeSummary> ranks;
+  for (int r = 0; r < 4; ++r) {
+    ranks.push_back(rank_on(r % 2 ? "b" : "a", r));
+    ranks.back().storage->samples.push_back(sample(2, 4, 10, 12, GB / 2));
+  }
+  const auto r = shared_storage(ranks, {});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->curves.size(), 1u);
+  EXPECT_EQ(r->curves[0].bound, "unknown");
+  EXPECT_EQ(r->curves[0].bound_text,
+            "one point (2 nodes): --scale with two node counts or more (1,2,4 or auto) shows where scaling stops");
+  ASSERT_TRUE(r->gpus_fed);
+  EXPECT_EQ(r->gpus_fed->text.find("grows"), std::string::npos) << r->gpus_fed->text;
+  EXPECT_EQ(storage_text(*r).find("Scaling"), std::string::npos) << "a node count, not one node: no line";
 }
 
 TEST(Ranks, TheNodesShareNotARanksIsComparedWithTheNodesCeiling) {

@@ -72,6 +72,44 @@ TEST(DoctorRealH100Vm, CeilingAndExpectedFiguresStayAtTheMeasuredStorage) {
   EXPECT_NE(d.headline.find("0000:00:01.0 vda"), std::string::npos) << d.headline;
   EXPECT_NE(d.headline.find("storage alone reads 1.1 GB/s"), std::string::npos) << d.headline;
   EXPECT_FALSE(d.has_problem());  // exit 0 (docs/gdsb-doctor.md: no certain/likely cause)
+  EXPECT_EQ(g.ceiling_unknown, "") << "storage alone measured the hypervisor's disk";
+}
+
+// The same VM without a storage read (gdsb-doctor without --io-dir, issue 43): the hypervisor
+// hop has no rate (topo.json: virtio disks only) and only the pinned H2D copy (p2p.json,
+// 54.6 GB/s) bounds the GPU: its ceiling is an upper bound, never what the platform allows.
+TEST(DoctorRealH100Vm, UnknownStorageMakesTheCeilingAnUpperBound) {
+  Platform p = platform_from_topo_json(load(kDoc / "real/h100-vm/topo.json"), "topo.json");
+  Figures f;
+  add_p2p_document(f, load(kDoc / "real/h100-vm/p2p.json"), "p2p.json");
+  const Diagnosis d = diagnose(&p, f);
+  ASSERT_EQ(d.gpus.size(), 1U);
+  const GpuDiagnosis& g = d.gpus[0];
+  ASSERT_TRUE(g.ceiling_gb_s);
+  EXPECT_NEAR(*g.ceiling_gb_s, 54.63, 0.01);
+  EXPECT_EQ(g.ceiling_unknown, "the storage's rate");
+  std::ostringstream text;
+  render_text(text, d);
+  EXPECT_NE(text.str().find("GPU0 (0000:00:06.0) has no measured read; its ceiling is at most ~54.6 GB/s (host link "
+                            "54.6 GB/s measured), the storage's rate unknown.\n"),
+            std::string::npos)
+      << text.str();
+  EXPECT_EQ(text.str().find("allows"), std::string::npos) << text.str();
+  const nlohmann::json j = to_json(d, f, {});
+  EXPECT_EQ(j["gpus"][0]["ceiling_unknown"].get<std::string>(), "the storage's rate");
+  EXPECT_EQ(j["gpu_groups"][0]["ceiling"].get<std::string>(),
+            "at most ~54.6 GB/s each (host link 54.6 GB/s measured), the storage's rate unknown");
+
+  // A cuFile read without storage alone: its share of an upper bound, the storage's rate unknown.
+  Figures with_read;
+  add_p2p_document(with_read, load(kDoc / "real/h100-vm/p2p.json"), "p2p.json");
+  add_io_document(with_read, load(kDoc / "real/h100-vm/io-x0-I0.json"), "io-x0-I0.json");
+  const Diagnosis r = diagnose(&p, with_read);
+  std::string notes;
+  for (const auto& n : r.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("of its ceiling of at most ~54.6 GB/s, the storage's rate unknown; no rule found"),
+            std::string::npos)
+      << notes;
 }
 
 struct Recording {

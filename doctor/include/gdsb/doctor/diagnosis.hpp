@@ -72,6 +72,12 @@ struct GpuDiagnosis {
   std::string path_binding;
   std::optional<double> topo_ceiling_gb_s;  // gdsb-topo's ceiling for the best source
   std::string topo_binding;
+  // What a hop of unknown rate leaves open (issue 43): "the storage's rate" when a hop on the
+  // storage's side (drive, NIC, network, hypervisor) has no figure and storage alone was not
+  // measured, a hop's name ("the bridge link's rate") for another: the ceiling is then "at
+  // most" its figure, never what the platform allows. "" when every hop has a figure.
+  std::string ceiling_unknown;
+  std::string path_ceiling_unknown;  // the same for path_ceiling_gb_s (storage alone left out)
   std::string source_kind;              // best source: "nvme", "nic", "virtual", "" unknown
   bool p2p_possible = false;            // GDS peer-to-peer possible from that source
   std::string virtual_storage;          // "0000:00:01.0 vda (virtio-blk disk)" when virtual
