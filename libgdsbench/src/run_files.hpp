@@ -50,6 +50,7 @@ class RunFiles {
                                       // -s: each file's own size minus -o)
   std::vector<uint64_t> open_ns;      // how long each open(2) took
   std::vector<std::string> warnings;  // e.g. a file could not be marked as ours
+  std::vector<int> own_fds;           // open_per_file: each thread's number and /dev/null
 };
 
 // Checks every file first (nothing is created when one check fails), then opens them:
@@ -57,6 +58,9 @@ class RunFiles {
 // touch block devices and refuse an existing file that file_owner() calls Foreign unless
 // allow_overwrite. New files are created and marked. Throws UsageError for refusals and
 // RuntimeError (naming the path and the system error) for what the system refuses.
+// With Workload::open_per_file (reads only) the files are checked and sized but not opened:
+// file f belongs to thread f % threads (the runner's thread_regions), whose one descriptor
+// number, held on /dev/null until the thread opens a file, every fds[f] of it names.
 RunFiles open_run_files(const Workload& w, bool odirect,
                         const std::vector<std::string>& job_files = {});
 
