@@ -41,7 +41,7 @@ try:
     res = "-" if res is None else f"{100 * res:.0f}%"
     ph = [r["result"]["phases"] for r in d.get("runs", [])
           if r["workload"].get("name", "").startswith("load") and (r.get("result") or {}).get("phases")]
-    mean = lambda k: sum(p[k]["us"]["mean_us"] * p[k]["count"] for p in ph) / max(1, sum(p[k]["count"] for p in ph))
+    mean = lambda k: sum(p[k]["us"]["mean"] * p[k]["count"] for p in ph) / max(1, sum(p[k]["count"] for p in ph))
     phases = f"{mean('storage'):.0f} / {mean('copy'):.1f} / {mean('dma'):.1f}" if ph else "-"
     why = (s.get("slower_than_naive") or {}).get("why", "-")
     print(f"| {g} | {x} | {w} | {io} | {load:.2f} | {naive:.2f} | {naive / load:.2f} | {res} | {phases} | {why} |")

@@ -202,13 +202,12 @@ TEST_P(RunnerGpu, OpensRegistersReadsAndClosesEachFileInTurn) {
     std::ofstream list(fx.dir.file("files.list"));
     for (int i = 0; i < kFiles; ++i) list << "f" << i << "\n";
   }
-  Workload w = fx.workload(XferType::CpuOnly, IoPattern::Write);
+  Workload w = fx.workload(GetParam(), IoPattern::Write);
   w.file.clear();
   w.file_list = fx.dir.file("files.list");
   w.file_size = kBytes;
   w.threads = 3;
   ASSERT_EQ(runner.run(w).status, RunStatus::Ok);
-  w.xfer = GetParam();
   w.pattern = IoPattern::Read;
   w.open_per_file = true;
   const auto registrations = [&](const char* call) {
