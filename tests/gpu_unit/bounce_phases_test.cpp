@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "bounce_path.hpp"
+#include "checking_staging.hpp"
 #include "drive.hpp"
 #include "gdsb/error.hpp"
 #include "gdsb/gpu/fake_gpu_service.hpp"
@@ -127,32 +128,13 @@ TEST(BouncePhasesChunks, LargeIosCountOncePerRequest) {
 }
 
 // Issue 43: -x 3's copy and DMA phases are the copies', not the storage reads around them.
-// Each chunk's storage read takes 25 ms (a staging I/O that sleeps first), a copy nothing
+// Each chunk's storage read takes 25 ms (the checking staging I/O sleeps first), a copy nothing
 // much (the fake GPU's memcpy): the runner submits both slots at once, so the old copy phase
 // of the first request (last chunk landed until the thread reaped it) held the second
 // request's four reads (100 ms), and the old DMA (first copy to last) the first request's
 // own three later reads (75 ms). The bound of 20 ms leaves a loaded machine room and no
 // room for either mistake.
 TEST(BouncePhasesChunks, AsyncCopyAndDmaExcludeTheStorageReadsAroundThem) {
-  class SlowStaging final : public StagingIo {
-   public:
-    explicit SlowStaging(std::unique_ptr<StagingIo> inner) : inner_(std::move(inner)) {}
-    uint32_t depth() const override { return inner_->depth(); }
-    std::size_t slot_bytes() const override { return inner_->slot_bytes(); }
-    std::byte* slot(uint32_t i) override { return inner_->slot(i); }
-    uint32_t in_flight() const override { return inner_->in_flight(); }
-    std::string describe() const override { return "slow " + inner_->describe(); }
-    void submit(std::span<const IoRequest> requests) override {
-      std::this_thread::sleep_for(std::chrono::milliseconds(25) * requests.size());
-      inner_->submit(requests);
-    }
-    std::size_t reap(std::span<IoCompletion> out, std::size_t min_complete) override {
-      return inner_->reap(out, min_complete);
-    }
-
-   private:
-    std::unique_ptr<StagingIo> inner_;
-  };
   auto gpu = std::make_shared<FakeGpuService>();
   TempDir dir;
   const uint64_t size = 16 << 20;
@@ -163,8 +145,10 @@ TEST(BouncePhasesChunks, AsyncCopyAndDmaExcludeTheStorageReadsAroundThem) {
   w.iodepth = 2;
   w.odirect = false;
   GpuPathDeps deps = fake_deps(gpu, CopyTiming::Events);
-  deps.staging = [](const FileSet& f, const StagingSpec& spec) -> std::unique_ptr<StagingIo> {
-    return std::make_unique<SlowStaging>(make_engine_staging_io(f, spec));
+  testing::StagingProbe probe;
+  probe.submit_delay = std::chrono::milliseconds(25);
+  deps.staging = [&](const FileSet& f, const StagingSpec& spec) -> std::unique_ptr<StagingIo> {
+    return std::make_unique<testing::CheckingStaging>(make_engine_staging_io(f, spec), *gpu, probe);
   };
   auto run = make_cpu_async_gpu_path(deps)->start(w, files.set());
   auto worker = run->make_worker(0);
