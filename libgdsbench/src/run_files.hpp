@@ -1,6 +1,9 @@
 // Internal: checking a workload against the files it names, and opening them safely.
 #pragma once
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -63,5 +66,25 @@ class RunFiles {
 // number, held on /dev/null until the thread opens a file, every fds[f] of it names.
 RunFiles open_run_files(const Workload& w, bool odirect,
                         const std::vector<std::string>& job_files = {});
+
+// A descriptor of a run's file for page-cache calls outside the I/O: the run's own, or with
+// open_per_file (no file open between files) one opened for the call and closed after.
+class CacheFd {
+ public:
+  CacheFd(const RunFiles& files, uint32_t file)
+      : fd_(files.set.open_per_file ? ::open(files.set.paths.at(file).c_str(), O_RDONLY | O_CLOEXEC)
+                                    : files.set.fds.at(file)),
+        own_(files.set.open_per_file) {}
+  ~CacheFd() {
+    if (own_ && fd_ >= 0) ::close(fd_);
+  }
+  CacheFd(const CacheFd&) = delete;
+  CacheFd& operator=(const CacheFd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+  bool own_;
+};
 
 }  // namespace gdsb::detail

@@ -1,6 +1,5 @@
 #include "gdsb/runner.hpp"
 
-#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -361,26 +360,6 @@ void check_regions(const Workload& w, const std::vector<Region>& regions) {
   }
 }
 
-// A descriptor of the region's file for the page-cache calls below: the run's own, or with
-// open_per_file (no file open between files) one opened for the call and closed after.
-class CacheFd {
- public:
-  CacheFd(const detail::RunFiles& files, uint32_t file)
-      : fd_(files.set.open_per_file ? ::open(files.set.paths.at(file).c_str(), O_RDONLY | O_CLOEXEC)
-                                    : files.set.fds.at(file)),
-        own_(files.set.open_per_file) {}
-  ~CacheFd() {
-    if (own_ && fd_ >= 0) ::close(fd_);
-  }
-  CacheFd(const CacheFd&) = delete;
-  CacheFd& operator=(const CacheFd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-  bool own_;
-};
-
 // Share of the bytes the job covers that sit in the page cache now; nullopt where mincore
 // cannot tell. With open_per_file, each thread's first file stands for the rest (opening
 // every file of a data set twice more would cost as much as a pass over it).
@@ -390,7 +369,7 @@ std::optional<double> resident_share(const detail::RunFiles& files,
   uint64_t resident = 0;
   for (const auto& per_thread : regions) {
     for (const Region& r : per_thread) {
-      const CacheFd fd(files, r.file);
+      const detail::CacheFd fd(files, r.file);
       const auto bytes = page_cache_bytes(fd.get(), r.begin, r.end - r.begin);
       if (!bytes) return std::nullopt;
       total += r.end - r.begin;
@@ -412,7 +391,7 @@ void leave_page_cache(const Workload& w, const detail::RunFiles& files,
   const auto drop = [&](bool warn) {
     for (const auto& per_thread : regions) {
       for (const Region& region : per_thread) {
-        const CacheFd cache_fd(files, region.file);
+        const detail::CacheFd cache_fd(files, region.file);
         const int fd = cache_fd.get();
         if (!drop_from_page_cache(fd, region.begin, region.end - region.begin,
                                   detail::job_writes(w)) &&
