@@ -4,7 +4,8 @@
 # thread counts and I/O sizes, on 1 GPU and on every GPU, each run with its own naive load (the
 # preset drops the shards' pages before each phase), plus -x 1 (storage alone, O_DIRECT, no GPU)
 # and a buffered read of the shards by dd (what the naive load's read(2) gets from read-ahead).
-# Prints one table row a run: GPUs, -x, threads a GPU, I/O size, load s, naive s, naive/load.
+# Prints one table row a run: GPUs, -x, threads a GPU, I/O size, load s, naive s, naive/load,
+# and for -x 2/3 the load's phases per I/O (storage, copy, DMA; issue 43: -x 3's copy phase).
 #
 #   bench/checkpoint-sweep.sh DIR      (OUT: where the JSON and logs go; default ./gdsb-report/ckpt)
 # Environment: SHARDS (4), SHARD_SIZE (512M), GPU_COUNTS ("1 all").
@@ -19,8 +20,8 @@ mkdir -p "$OUT" "$dir"
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 [ "$ngpu" -gt 0 ] || { echo "checkpoint-sweep: no GPU here; nothing to measure"; exit 1; }
 table="$OUT/sweep.md"
-echo "| GPUs | -x | threads a GPU | I/O size | load s | naive s | naive/load | naive shards resident at start |" >"$table"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- |" >>"$table"
+echo "| GPUs | -x | threads a GPU | I/O size | load s | naive s | naive/load | naive shards resident at start | phases per I/O: storage / copy / DMA us | slower than naive because |" >"$table"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |" >>"$table"
 row() {  # gpus x threads io
   local g="$1" x="$2" w="$3" io="$4" json="$OUT/g$1-x$2-w$3-i$4.json"
   local gsel=(); [ "$g" != all ] && gsel=(--gpus "$g")
@@ -38,13 +39,18 @@ try:
     facts = s["naive"].get("facts") or {}
     res = facts.get("cached_share")
     res = "-" if res is None else f"{100 * res:.0f}%"
-    print(f"| {g} | {x} | {w} | {io} | {load:.2f} | {naive:.2f} | {naive / load:.2f} | {res} |")
+    ph = [r["result"]["phases"] for r in d.get("runs", [])
+          if r["workload"].get("name", "").startswith("load") and (r.get("result") or {}).get("phases")]
+    mean = lambda k: sum(p[k]["us"]["mean"] * p[k]["count"] for p in ph) / max(1, sum(p[k]["count"] for p in ph))
+    phases = f"{mean('storage'):.0f} / {mean('copy'):.1f} / {mean('dma'):.1f}" if ph else "-"
+    why = (s.get("slower_than_naive") or {}).get("why", "-")
+    print(f"| {g} | {x} | {w} | {io} | {load:.2f} | {naive:.2f} | {naive / load:.2f} | {res} | {phases} | {why} |")
 except Exception as e:  # the row says why it has no figure
     print(f"| {g} | {x} | {w} | {io} | - | - | - | exit {rc}: {type(e).__name__} {e} |")
 PY
 }
 for g in ${GPU_COUNTS:-1 all}; do
-  for cfg in "2 4 4M" "2 1 4M" "2 4 16M" "2 1 16M" "2 4 1M" "1 4 4M"; do
+  for cfg in "2 4 4M" "3 4 4M" "2 1 4M" "3 1 4M" "2 4 16M" "2 1 16M" "2 4 1M" "1 4 4M"; do
     set -- $cfg
     row "$g" "$1" "$2" "$3"
   done

@@ -42,6 +42,12 @@
 #              kept in a history; history show --html/--json and gate --history under OUT
 #   nights     issue 41: bench/history-nights.sh: real nightly series for the gate's corpus (steady
 #              -x 1/-x 2/-x 0 runs and a real thread-count step), series.csv under OUT
+#   dataset    issue 43: the dataset preset at its defaults (100,000 files of 128 KiB, 8 threads)
+#              in the test directory with -x 0 and -x 2 under this machine's descriptor limit
+#              (each file opened, registered, read and closed in turn; per-file costs printed),
+#              then bench/dataset-vs-loop.sh on the same files (-x 1 against a plain
+#              open/read/close loop; exit 3 when more than 10% slower). Set CREATE_UDEV_RECORD=1
+#              for -x 0's cuFile registration (see below)
 # Environment: OUT, GDSB_TEST_DIR, CREATE_UDEV_RECORD=1 (see below), ISSUE11_PARTS, BUILD_TARGETS
 # (only these targets, e.g. "gdsb-io gdsb-report" for the nights part; default: every target).
 # Exit: 0 when every part exited 0 (or 3 where a finding is expected), 1 otherwise.
@@ -332,6 +338,22 @@ node_part() {
   return "$status"
 }
 
+dataset_part() {
+  local io=$PWD/build/release/apps/gdsb-io/gdsb-io rc status=0 x
+  echo "descriptors: soft $(ulimit -Sn), hard $(ulimit -Hn)"
+  for x in 0 2; do
+    (cd "$testdir" && /usr/bin/time -f "wall %e s, max RSS %M KiB" "$io" --workload dataset -D "$testdir" -x "$x" \
+       --allow-overwrite --json "$OUT/dataset-x$x.json") >"$OUT/dataset-x$x.txt" 2>&1; rc=$?
+    tail -14 "$OUT/dataset-x$x.txt"; echo "dataset defaults -x $x: rc=$rc"
+    [ "$rc" -eq 0 ] || status=1
+  done
+  ROUNDS="${DATASET_ROUNDS:-3}" bash bench/dataset-vs-loop.sh "$testdir" 100000 8 1; rc=$?
+  echo "dataset against the plain loop (-x 1): rc=$rc (0 within 10%, 3 more than 10% slower)"
+  case "$rc" in 0|3) ;; *) status=1 ;; esac
+  rm -rf "$testdir/dataset"
+  return "$status"
+}
+
 for part in "${parts[@]}"; do
   case "$part" in
     gpu-test) ok="0"; run_part gpu-test bash ci/gpu-test.sh --create-udev-record ;;
@@ -347,6 +369,7 @@ for part in "${parts[@]}"; do
     nvlink) ok="0"; run_part nvlink nvlink_part ;;
     history) ok="0"; GDSB_TEST_DIR="$testdir" run_part history bash bench/history-gpu.sh ;;
     nights) ok="0"; GDSB_TEST_DIR="$testdir" run_part nights bash bench/history-nights.sh ;;
+    dataset) ok="0"; run_part dataset dataset_part ;;
     issue11)
       ok="0"
       args=()

@@ -74,11 +74,12 @@ def main(out):
                 print(f"| {label} | kv-offload {j['job']} (GPU {gpu}) | {s['xfer_type']} | 1 | request p99 {j['request_latency']['p99_us']:.0f} us | "
                       f"{j['gb_s']:.2f} | block p99 {j['block_latency']['p99_us']:.0f} us | | | | {ceil} |")
         elif s["preset"] == "dataset":
-            u = s.get("setup", {})
+            u = s.get("per_file", {})
+            cost = lambda k: fmt(u.get(k, {}), "mean_us", "%.1f")
             gpu = doc["runs"][0]["workload"].get("gpu", "?") if doc.get("runs") else "?"
             files = s.get("parameters", {}).get("files", "?")
             print(f"| {label} | dataset {files} files (GPU {gpu}) | {s['xfer_type']} | 1 | {fmt(t, 'seconds', '%.3f s')} ({fmt(t, 'files_per_s', '%.0f')} files/s) | "
-                  f"{fmt(t, 'gb_s', '%.2f')} | open {fmt(u, 'open_mean_us', '%.1f')} us/file | path start {fmt(u, 'path_start_per_file_us', '%.1f')} us/file | | | {ceil} |")
+                  f"{fmt(t, 'gb_s', '%.2f')} | per file: open {cost('open')} us, register {cost('register')} us | read {cost('read')} us, close {cost('close')} us | | | {ceil} |")
     return missing
 
 

@@ -156,6 +156,8 @@ const std::map<std::string, Setter>& key_table() {
       {"workload", [](Workload& w, const std::string& v, const std::string&) { w.preset = v; }},
       {"naive_load", [](Workload& w, const std::string& v,
                         const std::string& k) { w.naive_load = parse_bool(v, k); }},
+      {"open_per_file", [](Workload& w, const std::string& v,
+                           const std::string& k) { w.open_per_file = parse_bool(v, k); }},
   };
   return table;
 }

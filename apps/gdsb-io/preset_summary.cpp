@@ -222,20 +222,45 @@ json preset_summary(const PresetParams& p, std::span<const RunResult> runs,
         s["time_to_result"] = {{"seconds", m.seconds},
                                {"files_per_s", m.seconds > 0 ? files_read / m.seconds : 0.0},
                                {"gb_s", m.seconds > 0 ? static_cast<double>(m.bytes) / m.seconds / 1e9 : 0.0}};
-        const double n = static_cast<double>(std::max<uint64_t>(1, r->setup.files));
-        s["setup"] = {{"files", r->setup.files},
-                      {"open_mean_us", r->setup.open_latency.mean_us},
-                      {"open_p99_us", r->setup.open_latency.p99_us},
-                      {"open_s", r->setup.open_s},
-                      {"path_start_s", r->setup.path_start_s},
-                      {"path_start_per_file_us", r->setup.path_start_s / n * 1e6},
-                      {"path_used", r->path.path_used}};
+        // What each file cost inside that time (open_per_file, PerFileCosts): mean and p99.
+        if (m.per_file) {
+          const PerFileCosts& c = *m.per_file;
+          const auto cost = [](const LatencySummary& l) { return json{{"mean_us", l.mean_us}, {"p99_us", l.p99_us}}; };
+          s["per_file"] = {{"files", c.files},
+                           {"open", cost(c.open)},
+                           {"register", cost(c.registration)},
+                           {"read", cost(c.read)},
+                           {"deregister", cost(c.deregistration)},
+                           {"close", cost(c.close)},
+                           {"registers", xfer_uses_cufile(p.xfer)},
+                           {"path_used", r->path.path_used}};
+        }
       }
       break;
     }
   }
   return s;
 }
+
+namespace {
+
+// One line: each file's costs inside the figure above, mean (p99), register and deregister
+// only where the path registers files (cuFile).
+std::string per_file_text(const json& f) {
+  const bool registers = f.value("registers", false);
+  std::string out = "  per file (mean, p99 us): ";
+  bool first = true;
+  for (const char* k : {"open", "register", "read", "deregister", "close"}) {
+    if (!registers && (std::string_view(k) == "register" || std::string_view(k) == "deregister")) continue;
+    const json& c = f.at(k);
+    out += std::string(first ? "" : ", ") + k + " " + format_fixed(c.at("mean_us").get<double>(), 1) + " (" +
+           format_fixed(c.at("p99_us").get<double>(), 1) + ")";
+    first = false;
+  }
+  return out + "\n";
+}
+
+}  // namespace
 
 std::string preset_summary_text(const json& s) {
   std::string out = "\nworkload " + s.at("preset").get<std::string>() + " (-x " +
@@ -266,14 +291,10 @@ std::string preset_summary_text(const json& s) {
     }
   } else if (preset == "dataset" && s.contains("time_to_result")) {
     const auto& t = s.at("time_to_result");
-    const auto& u = s.at("setup");
     out += (std::string("  ") + format_fixed(t.at("seconds").get<double>(), 3) + " s: ") +
            (format_fixed(t.at("files_per_s").get<double>(), 0) + " files/s, ") +
            (format_fixed(t.at("gb_s").get<double>(), 2) + " GB/s\n");
-    out += "  setup before the reads: open " + (format_fixed(u.at("open_mean_us").get<double>(), 1) + " us/file mean") +
-           (std::string(" (p99 ") + format_fixed(u.at("open_p99_us").get<double>(), 1) + " us)") + ", path start " +
-           (format_fixed(u.at("path_start_s").get<double>(), 3) + " s") +
-           (std::string(" = ") + format_fixed(u.at("path_start_per_file_us").get<double>(), 1) + " us/file (cuFile: driver open + handle registration)\n");
+    if (s.contains("per_file")) out += per_file_text(s.at("per_file"));
   }
   const auto& c = s.at("ceiling");
   if (c.is_object() && c.contains("per_gpu")) {

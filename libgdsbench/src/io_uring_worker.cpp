@@ -50,7 +50,7 @@ class IoUringWorker final : public HostIoWorker {
     // A registered ring fd saves a file-table lookup per io_uring_enter; it belongs to
     // the registering thread, so only a single-thread ring has one.
     if (o.single_thread && io_uring_register_ring_fd(&ring_) == 1) notes_ += ", registered ring fd";
-    register_files();
+    register_files(files);
     if (o.register_buffers) register_buffers();
     notes_ += fixed_buffers_ ? ", registered buffers" : ", buffers not registered";
     notes_ += fixed_files_ ? ", registered files" : ", files not registered";
@@ -197,8 +197,10 @@ class IoUringWorker final : public HostIoWorker {
                        " entries) failed: " + errno_text(-rc) + "; use --engine psync");
   }
 
-  void register_files() {
-    if (fds_.empty()) return;
+  void register_files(const FileSet& files) {
+    // Per-file open re-points each descriptor at file after file; a fixed-file table would
+    // keep the file it found at registration.
+    if (fds_.empty() || files.open_per_file) return;
     fixed_files_ =
         io_uring_register_files(&ring_, fds_.data(), static_cast<unsigned>(fds_.size())) == 0;
   }

@@ -91,6 +91,27 @@ PhaseTime phase_from(const nlohmann::json& j) {
   return p;
 }
 
+// Per-file costs in microseconds, each a latency summary (mean, p50, p99, ...).
+nlohmann::json per_file_json(const PerFileCosts& c) {
+  return {{"files", c.files},
+          {"open_us", latency_json(c.open)},
+          {"register_us", latency_json(c.registration)},
+          {"read_us", latency_json(c.read)},
+          {"deregister_us", latency_json(c.deregistration)},
+          {"close_us", latency_json(c.close)}};
+}
+
+PerFileCosts per_file_from(const nlohmann::json& j) {
+  PerFileCosts c;
+  c.files = j.value("files", uint64_t{0});
+  c.open = latency_from(j.at("open_us"));
+  c.registration = latency_from(j.at("register_us"));
+  c.read = latency_from(j.at("read_us"));
+  c.deregistration = latency_from(j.at("deregister_us"));
+  c.close = latency_from(j.at("close_us"));
+  return c;
+}
+
 nlohmann::json phases_json(const IoPhases& p) {
   nlohmann::json out = {{"storage", phase_json(p.storage)},
                         {"copy", phase_json(p.copy)},
@@ -147,6 +168,7 @@ nlohmann::json measurement_json(const Measurement& m) {
   }
   if (m.fsync_s > 0) out["fsync_s"] = m.fsync_s;
   if (m.phases) out["phases"] = phases_json(*m.phases);
+  if (m.per_file) out["per_file"] = per_file_json(*m.per_file);
   return out;
 }
 
@@ -182,6 +204,7 @@ Measurement measurement_from(const nlohmann::json& j) {
   m.t0_unix_s = j.value("t0_unix_s", 0.0);
   m.end_unix_s = j.value("end_unix_s", 0.0);
   if (j.contains("phases")) m.phases = phases_from(j.at("phases"));
+  if (j.contains("per_file")) m.per_file = per_file_from(j.at("per_file"));
   return m;
 }
 

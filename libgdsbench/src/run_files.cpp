@@ -186,6 +186,10 @@ void validate_workload(const Workload& w, bool odirect) {
     throw UsageError("-i " + format_size(w.io_size) + " is larger than the file size -s " +
                      format_size(w.file_size));
   }
+  if (w.open_per_file && (w.file_list.empty() || job_writes(w))) {
+    throw UsageError("open_per_file=1 models a data loader's reads: it needs filelist and a read "
+                     "pattern (rw=read or randread)");
+  }
   if (pattern_is_random(w.pattern) && w.random_alignment == 0) {
     throw UsageError("-a (random alignment) must be above 0");
   }
@@ -212,21 +216,63 @@ void validate_workload(const Workload& w, bool odirect) {
 }
 
 RunFiles::~RunFiles() {
-  for (int fd : set.fds) {
-    if (fd >= 0) ::close(fd);
+  if (!set.open_per_file) {
+    for (int fd : set.fds) {
+      if (fd >= 0) ::close(fd);
+    }
   }
+  for (int fd : own_fds) ::close(fd);
 }
 
 RunFiles::RunFiles(RunFiles&& other) noexcept
     : set(std::exchange(other.set, {})),
       data_size(other.data_size),
-      warnings(std::move(other.warnings)) {}
+      sizes(std::move(other.sizes)),
+      open_ns(std::move(other.open_ns)),
+      warnings(std::move(other.warnings)),
+      own_fds(std::exchange(other.own_fds, {})) {}
+
+namespace {
+
+// open_per_file: sizes from stat, one descriptor number per thread (see run_files.hpp).
+RunFiles plan_per_file(const Workload& w, const std::vector<Planned>& plan, bool odirect) {
+  RunFiles files;
+  files.set.odirect = odirect;
+  files.set.open_per_file = true;
+  const auto null_fd = [&] {
+    const int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw RuntimeError(std::string("cannot open /dev/null: ") + sys_error(errno));
+    files.own_fds.push_back(fd);
+    return fd;
+  };
+  files.set.idle_fd = null_fd();
+  std::vector<int> thread_fd;
+  for (uint32_t t = 0; t < w.threads && t < plan.size(); ++t) thread_fd.push_back(null_fd());
+  for (std::size_t f = 0; f < plan.size(); ++f) {
+    const Planned& p = plan[f];
+    if (p.block_device) throw UsageError("open_per_file=1 reads files; " + p.path + " is a block device");
+    if (p.size <= w.start_offset || (w.file_size != 0 && p.size < w.start_offset + w.file_size)) {
+      throw RuntimeError(p.path + " is " + std::to_string(p.size) + " bytes, shorter than -o + -s = " +
+                         std::to_string(w.start_offset + (w.file_size ? w.file_size : 1)) + " bytes");
+    }
+    const uint64_t want = w.file_size != 0 ? w.file_size : p.size - w.start_offset;
+    files.data_size = files.data_size == 0 ? want : std::min(files.data_size, want);
+    files.sizes.push_back(want);
+    files.set.paths.push_back(p.path);
+    files.set.fds.push_back(thread_fd[f % thread_fd.size()]);
+  }
+  return files;
+}
+
+}  // namespace
 
 RunFiles open_run_files(const Workload& w, bool odirect,
                         const std::vector<std::string>& job_files) {
   const std::vector<std::string> paths = w.resolved_files();
   if (paths.empty()) throw UsageError("file list " + w.file_list + " names no file");
-  ensure_descriptors(paths.size(), xfer_uses_cufile(w.xfer));
+  // open_per_file: per thread its number, the file being opened and cuFile's own.
+  ensure_descriptors(w.open_per_file ? std::min<std::size_t>(paths.size(), w.threads) * 2 + 1 : paths.size(),
+                     xfer_uses_cufile(w.xfer));
   if (!w.directory.empty()) {
     struct stat st {};
     if (::stat(w.directory.c_str(), &st) != 0) {
@@ -238,6 +284,7 @@ RunFiles open_run_files(const Workload& w, bool odirect,
   plan.reserve(paths.size());
   for (const auto& p : paths)
     plan.push_back(inspect(w, p, job_files));  // every check before any change
+  if (w.open_per_file) return plan_per_file(w, plan, odirect);
 
   RunFiles files;
   files.set.odirect = odirect;

@@ -1,6 +1,9 @@
 // Internal: checking a workload against the files it names, and opening them safely.
 #pragma once
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -50,6 +53,7 @@ class RunFiles {
                                       // -s: each file's own size minus -o)
   std::vector<uint64_t> open_ns;      // how long each open(2) took
   std::vector<std::string> warnings;  // e.g. a file could not be marked as ours
+  std::vector<int> own_fds;           // open_per_file: each thread's number and /dev/null
 };
 
 // Checks every file first (nothing is created when one check fails), then opens them:
@@ -57,7 +61,30 @@ class RunFiles {
 // touch block devices and refuse an existing file that file_owner() calls Foreign unless
 // allow_overwrite. New files are created and marked. Throws UsageError for refusals and
 // RuntimeError (naming the path and the system error) for what the system refuses.
+// With Workload::open_per_file (reads only) the files are checked and sized but not opened:
+// file f belongs to thread f % threads (the runner's thread_regions), whose one descriptor
+// number, held on /dev/null until the thread opens a file, every fds[f] of it names.
 RunFiles open_run_files(const Workload& w, bool odirect,
                         const std::vector<std::string>& job_files = {});
+
+// A descriptor of a run's file for page-cache calls outside the I/O: the run's own, or with
+// open_per_file (no file open between files) one opened for the call and closed after.
+class CacheFd {
+ public:
+  CacheFd(const RunFiles& files, uint32_t file)
+      : fd_(files.set.open_per_file ? ::open(files.set.paths.at(file).c_str(), O_RDONLY | O_CLOEXEC)
+                                    : files.set.fds.at(file)),
+        own_(files.set.open_per_file) {}
+  ~CacheFd() {
+    if (own_ && fd_ >= 0) ::close(fd_);
+  }
+  CacheFd(const CacheFd&) = delete;
+  CacheFd& operator=(const CacheFd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+  bool own_;
+};
 
 }  // namespace gdsb::detail

@@ -83,7 +83,12 @@ Measurement summarize(const Workload& w, std::vector<ThreadStats>& stats, uint64
   double sys_s = 0;
   std::size_t seconds_len = 0;
   std::optional<PhaseRecorder> phases;
+  std::optional<detail::FileCostHistograms> file_costs;
   for (const ThreadStats& s : stats) {
+    if (s.file_costs) {
+      if (!file_costs) file_costs.emplace();
+      file_costs->merge(*s.file_costs);
+    }
     if (s.phases) {
       if (!phases) phases.emplace(s.phases->synchronous());
       phases->merge(*s.phases);
@@ -124,6 +129,7 @@ Measurement summarize(const Workload& w, std::vector<ThreadStats>& stats, uint64
   }
   m.fsync_s = static_cast<double>(fsync_ns) * 1e-9;
   if (phases) m.phases = phases->summary(w.threads, m);
+  if (file_costs) m.per_file = file_costs->summary();
   for (std::size_t k = 0; k < seconds_len; ++k) {
     TimePoint p;
     p.t_end_s = std::min(static_cast<double>(k + 1), m.seconds);
@@ -355,17 +361,20 @@ void check_regions(const Workload& w, const std::vector<Region>& regions) {
 }
 
 // Share of the bytes the job covers that sit in the page cache now; nullopt where mincore
-// cannot tell.
+// cannot tell. With open_per_file, each thread's first file stands for the rest (opening
+// every file of a data set twice more would cost as much as a pass over it).
 std::optional<double> resident_share(const detail::RunFiles& files,
                                      const std::vector<std::vector<Region>>& regions) {
   uint64_t total = 0;
   uint64_t resident = 0;
   for (const auto& per_thread : regions) {
     for (const Region& r : per_thread) {
-      const auto bytes = page_cache_bytes(files.set.fds.at(r.file), r.begin, r.end - r.begin);
+      const detail::CacheFd fd(files, r.file);
+      const auto bytes = page_cache_bytes(fd.get(), r.begin, r.end - r.begin);
       if (!bytes) return std::nullopt;
       total += r.end - r.begin;
       resident += *bytes;
+      if (files.set.open_per_file) break;
     }
   }
   if (total == 0) return std::nullopt;
@@ -382,7 +391,8 @@ void leave_page_cache(const Workload& w, const detail::RunFiles& files,
   const auto drop = [&](bool warn) {
     for (const auto& per_thread : regions) {
       for (const Region& region : per_thread) {
-        const int fd = files.set.fds.at(region.file);
+        const detail::CacheFd cache_fd(files, region.file);
+        const int fd = cache_fd.get();
         if (!drop_from_page_cache(fd, region.begin, region.end - region.begin,
                                   detail::job_writes(w)) &&
             warn)
@@ -445,7 +455,8 @@ RunResult Runner::run(const Workload& w, const RunOptions& options) const {
   const uint64_t open_start = detail::now_ns();
   const detail::RunFiles files = detail::open_run_files(w, odirect, options.job_files);
   r.setup.open_s = static_cast<double>(detail::now_ns() - open_start) * 1e-9;
-  r.setup.files = files.set.paths.size();
+  // With open_per_file the opens are inside the measured interval (Measurement::per_file).
+  r.setup.files = files.set.open_per_file ? 0 : files.set.paths.size();
   {
     LatencyHistogram opens;
     for (const uint64_t ns : files.open_ns) opens.record(ns);

@@ -42,6 +42,14 @@ struct SecondBucket {
   uint64_t ops = 0;
 };
 
+// Workload::open_per_file: one sample per file of each of its costs (PerFileCosts).
+struct FileCostHistograms {
+  LatencyHistogram open, registration, read, deregistration, close;
+  void merge(const FileCostHistograms& o);
+  void reset();
+  PerFileCosts summary() const;
+};
+
 // One thread's measured figures; read by the runner after the thread has finished.
 struct ThreadStats {
   LatencyHistogram histogram;
@@ -56,6 +64,7 @@ struct ThreadStats {
   double cpu_user_s = 0;
   double cpu_sys_s = 0;
   std::unique_ptr<PhaseRecorder> phases;  // the worker's, copied when the interval ends
+  std::unique_ptr<FileCostHistograms> file_costs;  // open_per_file runs only
   void reset();
 };
 
@@ -92,6 +101,15 @@ class ThreadLoop {
 
  private:
   void fill_for_write(uint32_t slot, uint64_t offset);
+  // Issues the pass's I/O until it is done (or, with per_file_, the current file is), the
+  // deadline passes or a stop is asked for, then drains. Returns the time of the last
+  // completion seen.
+  uint64_t pump(uint64_t deadline_ns, const StopSignals& stop, ThreadStats& stats);
+  // open_per_file: the thread's files one at a time, each opened, registered, read,
+  // deregistered and closed, every step timed into stats.file_costs.
+  uint64_t run_per_file(uint64_t deadline_ns, const StopSignals& stop, ThreadStats& stats);
+  // Points fds_[file]'s number at the file (open, then dup3); throws naming the path.
+  void open_file(uint32_t file);
   // The next offset of the pass across the thread's regions; false when the pass is done.
   bool next_offset(uint32_t& file, uint64_t& offset);
   void start_pass(uint64_t pass);
@@ -124,6 +142,9 @@ class ThreadLoop {
   uint64_t blocks_per_pass_ = 0;
   const std::vector<std::string>& paths_;
   const std::vector<int>& fds_;
+  bool per_file_;
+  bool odirect_;
+  int idle_fd_;
   PathWorker& worker_;
   LiveCounters& live_;
   uint32_t depth_;

@@ -172,6 +172,7 @@ void to_json(nlohmann::json& j, const Workload& w) {
       {"request_blocks", w.request_blocks},
       {"preset", w.preset},
       {"naive_load", w.naive_load},
+      {"open_per_file", w.open_per_file},
   };
 }
 
@@ -222,6 +223,7 @@ void from_json(const nlohmann::json& j, Workload& w) {
   w.request_blocks = j.value("request_blocks", d.request_blocks);
   w.preset = j.value("preset", d.preset);
   w.naive_load = j.value("naive_load", d.naive_load);
+  w.open_per_file = j.value("open_per_file", d.open_per_file);
 }
 
 }  // namespace gdsb

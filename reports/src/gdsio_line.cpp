@@ -13,8 +13,10 @@ bool is_batch(XferType t) { return t == XferType::GpuBatch || t == XferType::Gpu
 std::string gdsio_line(const RunResult& r) {
   const Workload& w = r.workload;
   const Measurement& m = r.result;
-  // A file list (workload presets) covers each listed file; -D one file per thread.
+  // A file list (workload presets) covers each listed file (open_per_file: each file read,
+  // its opens being inside the measured time, not in setup); -D one file per thread.
   const uint64_t files = !w.file_list.empty() && r.setup.files > 0 ? r.setup.files
+                         : w.open_per_file && m.per_file           ? m.per_file->files
                          : w.file.empty()                          ? w.threads
                                                                    : 1;
   const uint64_t dataset_kib = w.file_size * files / 1024;

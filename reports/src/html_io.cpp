@@ -302,11 +302,23 @@ std::string workload_section(const json& s) {
                rows);
   } else if (preset == "dataset" && s.contains("time_to_result")) {
     const json& t = s.at("time_to_result");
-    const json u = s.value("setup", json::object());
     rows.push_back({cell(t.value("seconds", json())), cell(t.value("files_per_s", json())),
-                    cell(t.value("gb_s", json())), cell(u.value("open_mean_us", json())),
-                    cell(u.value("path_start_per_file_us", json()))});
-    o << table({"seconds", "files/s", "GB/s", "open us/file", "path start us/file"}, rows);
+                    cell(t.value("gb_s", json()))});
+    o << table({"seconds", "files/s", "GB/s"}, rows);
+    // Each file's costs inside that time (open, register, read, deregister, close).
+    const json f = s.value("per_file", json());
+    if (f.is_object()) {
+      std::vector<std::vector<std::string>> costs;
+      for (const char* k : {"open", "register", "read", "deregister", "close"}) {
+        const bool registration = std::string_view(k) == "register" || std::string_view(k) == "deregister";
+        if (registration && !f.value("registers", false)) continue;
+        const json c = f.value(k, json::object());
+        costs.push_back({std::string("<td>") + k + "</td>", cell(c.value("mean_us", json())),
+                         cell(c.value("p99_us", json()))});
+      }
+      o << "<p>Per file, inside the time above (" << f.value("files", 0ULL) << " files):</p>"
+        << table({"step", "mean us", "p99 us"}, costs);
+    }
   }
   const json c = s.value("ceiling", json());
   if (c.is_object() && c.contains("per_gpu")) {

@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "bounce_path.hpp"
+#include "checking_staging.hpp"
 #include "drive.hpp"
 #include "gdsb/error.hpp"
 #include "gdsb/gpu/fake_gpu_service.hpp"
@@ -122,6 +125,43 @@ TEST(BouncePhasesChunks, LargeIosCountOncePerRequest) {
     EXPECT_EQ(p.dma.count, r.ops);
     EXPECT_EQ(p.wait.count, r.ops);
   }
+}
+
+// Issue 43: -x 3's copy and DMA phases are the copies', not the storage reads around them.
+// Each chunk's storage read takes 25 ms (the checking staging I/O sleeps first), a copy nothing
+// much (the fake GPU's memcpy): the runner submits both slots at once, so the old copy phase
+// of the first request (last chunk landed until the thread reaped it) held the second
+// request's four reads (100 ms), and the old DMA (first copy to last) the first request's
+// own three later reads (75 ms). The bound of 20 ms leaves a loaded machine room and no
+// room for either mistake.
+TEST(BouncePhasesChunks, AsyncCopyAndDmaExcludeTheStorageReadsAroundThem) {
+  auto gpu = std::make_shared<FakeGpuService>();
+  TempDir dir;
+  const uint64_t size = 16 << 20;
+  OpenFiles files({dir.file("f")}, size, false, false);
+  Workload w;
+  w.xfer = XferType::CpuAsyncGpu;
+  w.io_size = 4 * kAsyncChunkBytes;
+  w.iodepth = 2;
+  w.odirect = false;
+  GpuPathDeps deps = fake_deps(gpu, CopyTiming::Events);
+  testing::StagingProbe probe;
+  probe.submit_delay = std::chrono::milliseconds(25);
+  deps.staging = [&](const FileSet& f, const StagingSpec& spec) -> std::unique_ptr<StagingIo> {
+    return std::make_unique<testing::CheckingStaging>(make_engine_staging_io(f, spec), *gpu, probe);
+  };
+  auto run = make_cpu_async_gpu_path(deps)->start(w, files.set());
+  auto worker = run->make_worker(0);
+  const auto r = drive(*worker, IoDir::Read, size, static_cast<uint32_t>(w.io_size), false);
+  Measurement m;
+  m.ops = r.ops;
+  m.bytes = r.bytes;
+  const IoPhases p = worker->phases()->summary(1, m);
+  ASSERT_EQ(p.copy.count, 4U);
+  ASSERT_EQ(p.dma.count, 4U);
+  EXPECT_GE(p.storage.us.mean_us, 4 * 25000.0) << "four chunk reads of 25 ms a request";
+  EXPECT_LT(p.copy.us.max_us, 20000.0) << "the copy phase held storage reads";
+  EXPECT_LT(p.dma.us.max_us, 20000.0) << "the DMA held the gaps between the chunks' copies";
 }
 
 // -x 3's staging slots follow --iodepth (at least 2): the knob to try when the wait phase

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cerrno>
+#include <chrono>
 #include <memory>
+#include <thread>
 
 #include "gdsb/gpu/fake_gpu_service.hpp"
 #include <string>
@@ -19,6 +21,7 @@ struct StagingProbe {
   uint64_t hazards = 0;                     // staging bytes in use by a pending copy
   int64_t fail_at = -1;                     // the n-th storage I/O completes with -EIO
   uint32_t max_in_flight = 0;
+  std::chrono::microseconds submit_delay{0};  // each storage I/O takes at least this long
 };
 
 class CheckingStaging final : public StagingIo {
@@ -32,6 +35,7 @@ class CheckingStaging final : public StagingIo {
   std::string describe() const override { return "checked " + inner_->describe(); }
   void submit(std::span<const IoRequest> requests) override {
     for (const IoRequest& r : requests) {
+      if (probe_.submit_delay.count() > 0) std::this_thread::sleep_for(probe_.submit_delay);
       if (gpu_.pending_async_copies() > 0) ++probe_.submits_while_copy_pending;
       if (gpu_.host_range_busy(slot(r.slot), r.length)) ++probe_.hazards;
       if (probe_.fail_at >= 0 && probe_.submits == static_cast<uint64_t>(probe_.fail_at)) {

@@ -50,6 +50,22 @@ TEST(NaiveComparison, CopiesAreNamedWhenTheyTakeAFifth) {
   EXPECT_NE(s->why.find("20% of each I/O's time"), std::string::npos) << s->why;
 }
 
+// Issue 43: a -x 3 load (copies already overlapped with reads) whose copies still take a
+// fifth is pointed at threads and staging slots, never at -x 3 itself; -x 2 still is.
+TEST(NaiveComparison, CopyAdviceNeverNamesTheModeThatRan) {
+  std::vector<RunResult> runs = {bounce(1000, 100, 500, 100)};
+  runs[0].workload.xfer = XferType::CpuAsyncGpu;
+  const auto s = slower_than_naive(runs, std::nullopt, 0.9);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->cause, "copies");
+  EXPECT_EQ(s->why.find("-x 3"), std::string::npos) << s->why;
+  EXPECT_NE(s->why.find("--iodepth"), std::string::npos) << s->why;
+  runs[0].workload.xfer = XferType::CpuGpu;
+  const auto x2 = slower_than_naive(runs, std::nullopt, 0.9);
+  ASSERT_TRUE(x2.has_value());
+  EXPECT_NE(x2->why.find("-x 3 (copies overlapped with reads)"), std::string::npos) << x2->why;
+}
+
 TEST(NaiveComparison, ACachedNaiveLoadIsSaidFirst) {
   const std::vector<RunResult> runs = {bounce(1000, 10, 1, 10)};
   const auto s = slower_than_naive(runs, 0.75, 0.5);

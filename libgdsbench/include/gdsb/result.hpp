@@ -102,6 +102,16 @@ struct IoPhases {
   double sync_ceiling_gib_s = 0;
 };
 
+// Workload::open_per_file: each file's own costs inside the measured interval, one sample
+// per file read whole: open(2) (the descriptor pointed at it included), the path's
+// registration of it (cuFile: cuFileHandleRegister; nothing for the other paths), its
+// reads (first submit to last completion), deregistration, and close(2) (its last
+// reference dropped). The loader's figure (files/s) is files / Measurement::seconds.
+struct PerFileCosts {
+  uint64_t files = 0;
+  LatencySummary open, registration, read, deregistration, close;
+};
+
 struct Measurement {
   uint64_t bytes = 0;
   uint64_t ops = 0;
@@ -122,6 +132,7 @@ struct Measurement {
   double t0_unix_s = 0;     // wall-clock start and end of the measured interval (CLOCK_REALTIME),
   double end_unix_s = 0;    // so that jobs run together can be put on one time line
   std::optional<IoPhases> phases;  // bounce-buffer paths only
+  std::optional<PerFileCosts> per_file;  // open_per_file runs only
 };
 
 // Opening the run's files and starting the path, measured before the I/O: what a loader

@@ -46,10 +46,17 @@ struct IoCompletion {
 };
 
 // The files of one run, opened by the runner (O_DIRECT unless the path or -O 1 says no).
+// With Workload::open_per_file the runner opens them one at a time inside the measured
+// interval instead: a thread's files then share one descriptor number (fds[f] is the same
+// for every file of the thread), which the thread points at the file it reads (dup3) and
+// back at /dev/null when done. Workers that copied fds keep working; a table that holds
+// the open files themselves (io_uring's fixed files) must not be used then.
 struct FileSet {
   std::vector<std::string> paths;
   std::vector<int> fds;
   bool odirect = true;
+  bool open_per_file = false;
+  int idle_fd = -1;  // open_per_file: /dev/null, where a thread's number points between files
 };
 
 class PathWorker {
@@ -68,6 +75,12 @@ class PathWorker {
   // the runner resets it when the measured interval starts and reads it when it ends, on
   // the worker's thread.
   virtual PhaseRecorder* phases() { return nullptr; }
+  // Workload::open_per_file: the runner calls register_file after it opened `file` (its
+  // descriptor is fds[file]) and before its first I/O, and deregister_file after its last
+  // I/O completed and before it closes it; both timed as the file's own costs. Paths that
+  // register files (cuFile handles) do it here; the others have nothing to do.
+  virtual void register_file(uint32_t /*file*/) {}
+  virtual void deregister_file(uint32_t /*file*/) {}
 };
 
 class PathRun {

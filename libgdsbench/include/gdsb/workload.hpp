@@ -89,6 +89,10 @@ struct Workload {
   std::string preset;                // the --workload preset that wrote this job ("" = none)
   bool naive_load = false;           // the framework-style naive load of the files (job key
                                      // naive_load=1; gdsb/gpu/naive_load.hpp), not the runner
+  bool open_per_file = false;        // reads of a file list as a data loader does them (job key
+                                     // open_per_file=1): each thread opens, registers (cuFile),
+                                     // reads, deregisters and closes each file in turn inside
+                                     // the measured interval; one file open per thread
 
   // The files the run touches: {file} for -f, the list's entries with file_list, DIR/gdsio.N
   // for each thread with -D. Throws RuntimeError when the list cannot be read.

@@ -7,9 +7,16 @@
 // fires. Staging chunks are reused only after the request that used them completed.
 //
 // Phases (docs/gpu-paths.md): a read's storage phase runs from its submission until its
-// last chunk landed, its copy phase from then until the thread saw the completion event; a
-// write's copy phase until its last chunk's copy finished and went to storage, its storage
-// phase from then on. The two partition the request's time inside the runner's latency.
+// last chunk landed, its copy phase from then until that chunk's copy finished: on the GPU's
+// clock with timing events (the GPU time from a marker before the last copy to the
+// completion event), else when the thread first saw the event done (checked after every
+// storage completion). Not until the thread reaped it: with psync the chunks of the next
+// request are read inside submit(), and a copy phase to the reap counted those reads as
+// copy (31 ms per 4 MiB I/O against -x 2's 0.12 ms on the H200 machine, issue 43). A
+// write's copy phase runs until its last chunk's copy finished and went to storage, its
+// storage phase from then on. The DMA is the sum of each chunk's copy on the GPU (a marker
+// before it, its event after), never the span from the first copy to the last, which
+// holds the storage reads of the chunks between.
 // Wait: the time the thread blocked on a copy with no storage I/O in flight (a slot, hence
 // its staging chunks, still busy with a copy), charged to the request it waited for.
 #include <algorithm>
@@ -39,7 +46,9 @@ struct SlotState {
   uint64_t submitted_ns = 0;
   uint64_t switched_ns = 0;      // read: last chunk landed; write: last chunk went to storage
   uint64_t wait_ns = 0;
-  bool dma_timed = false;        // the timing event before the first copy is recorded
+  uint64_t copy_seen_ns = 0;     // read: when the thread first saw the completion event done
+  uint32_t copies = 0;           // copies queued (chunks with data), each timed with Events
+  uint32_t last_copied = 0;      // the chunk of the last copy queued
 };
 
 class CpuAsyncGpuWorker final : public PathWorker {
@@ -60,16 +69,15 @@ class CpuAsyncGpuWorker final : public PathWorker {
         slots_(depth_),
         timed_(timing == CopyTiming::Events),
         phases_(false) {
+    const EventTiming t = timed_ ? EventTiming::On : EventTiming::Off;
     for (uint32_t i = 0; i < depth_ * per_slot_; ++i) {
       pins_.emplace_back(svc, staging_->slot(i), chunk_);
-      chunk_events_.emplace_back(svc);
+      chunk_events_.emplace_back(svc, EventWait::Spin, t);
+      if (timed_) chunk_start_events_.emplace_back(svc, EventWait::Spin, t);
     }
-    const EventTiming t = timed_ ? EventTiming::On : EventTiming::Off;
-    for (uint32_t i = 0; i < depth_; ++i) {
-      done_events_.emplace_back(svc, EventWait::Spin, t);
-      if (timed_) start_events_.emplace_back(svc, EventWait::Spin, t);
-    }
+    for (uint32_t i = 0; i < depth_; ++i) done_events_.emplace_back(svc, EventWait::Spin, t);
     scratch_.resize(depth_ * per_slot_);
+    chunk_copied_.resize(depth_ * per_slot_);
   }
 
   ~CpuAsyncGpuWorker() override {
@@ -98,6 +106,7 @@ class CpuAsyncGpuWorker final : public PathWorker {
       s.length = r.length;
       s.chunks = static_cast<uint32_t>((r.length + chunk_ - 1) / chunk_);
       s.submitted_ns = now;
+      for (uint32_t k = 0; k < per_slot_; ++k) chunk_copied_[chunk_index(r.slot, k)] = false;
       if (s.chunks == 0) {  // zero-length request: completes at once
         s.switched_ns = now;
         s.event_recorded = true;
@@ -110,14 +119,11 @@ class CpuAsyncGpuWorker final : public PathWorker {
           pump();  // queue the copy of what already landed before the next storage I/O
         }
       } else {
-        start_dma(r.slot);
         for (uint32_t k = 0; k < s.chunks; ++k) {
           const uint32_t c = chunk_index(r.slot, k);
-          svc_.copy_async(staging_->slot(c), gpu_.at(r.slot) + k * chunk_, chunk_len(s, k),
-                          CopyDir::DeviceToHost, stream_.handle());
-          svc_.record(chunk_events_[c].handle(), stream_.handle());
+          copy_chunk(r.slot, c, staging_->slot(c), gpu_.at(r.slot) + k * chunk_, chunk_len(s, k),
+                     CopyDir::DeviceToHost);
         }
-        if (timed_) svc_.record(done_events_[r.slot].handle(), stream_.handle());  // DMA end
         pump();
       }
     }
@@ -145,11 +151,18 @@ class CpuAsyncGpuWorker final : public PathWorker {
   PhaseRecorder* phases() override { return &phases_; }
 
  private:
-  // With timing events: marks on the stream where the request's first copy starts.
-  void start_dma(uint32_t slot) {
-    if (!timed_ || slots_[slot].dma_timed) return;
-    svc_.record(start_events_[slot].handle(), stream_.handle());
-    slots_[slot].dma_timed = true;
+  // Queues one chunk's copy on the stream, between its timing marker (Events) and its event.
+  void copy_chunk(uint32_t slot, uint32_t c, void* dst, const void* src, std::size_t bytes, CopyDir dir) {
+    if (timed_) svc_.record(chunk_start_events_[c].handle(), stream_.handle());
+    svc_.copy_async(dst, src, bytes, dir, stream_.handle());
+    svc_.record(chunk_events_[c].handle(), stream_.handle());
+    ++slots_[slot].copies;
+    slots_[slot].last_copied = c;
+  }
+
+  // GPU microseconds of chunk c's copy (its events have completed).
+  double chunk_dma_us(uint32_t c) {
+    return std::max(0.0, svc_.elapsed_us(chunk_start_events_[c].handle(), chunk_events_[c].handle()).value_or(0.0));
   }
 
   // The request in slot is complete: its phases, at time now.
@@ -157,18 +170,24 @@ class CpuAsyncGpuWorker final : public PathWorker {
     SlotState& s = slots_[slot];
     if (s.dir == IoDir::Read) {
       phases_.storage(s.switched_ns - s.submitted_ns);
-      phases_.copy(now - s.switched_ns);
+      uint64_t copy_ns = (s.copy_seen_ns != 0 ? s.copy_seen_ns : now) - s.switched_ns;
+      if (timed_ && s.copies > 0) {  // the last chunk's marker to the completion event
+        if (const auto us = svc_.elapsed_us(chunk_start_events_[s.last_copied].handle(), done_events_[slot].handle()))
+          copy_ns = static_cast<uint64_t>(std::max(0.0, *us) * 1000.0);
+      }
+      phases_.copy(copy_ns);
     } else {
       phases_.copy(s.switched_ns - s.submitted_ns);
       phases_.storage(now - s.switched_ns);
     }
     phases_.wait(s.wait_ns);
-    if (s.dma_timed) {
-      // A write's end event follows its last chunk's event, which has fired; wait for it.
-      if (s.dir == IoDir::Write) svc_.wait(done_events_[slot].handle());
-      if (const auto us = svc_.elapsed_us(start_events_[slot].handle(), done_events_[slot].handle())) {
-        phases_.dma(static_cast<uint64_t>(std::max(0.0, *us) * 1000.0));
+    if (timed_ && s.copies > 0) {
+      double us = 0;
+      for (uint32_t k = 0; k < s.chunks; ++k) {
+        // A read chunk that brought no data (an error, or the file's end) was not copied.
+        if (s.dir == IoDir::Write || chunk_copied_[chunk_index(slot, k)]) us += chunk_dma_us(chunk_index(slot, k));
       }
+      phases_.dma(static_cast<uint64_t>(us * 1000.0));
     }
   }
 
@@ -201,10 +220,9 @@ class CpuAsyncGpuWorker final : public PathWorker {
     } else {
       s.bytes += static_cast<uint64_t>(result);
       if (s.dir == IoDir::Read && result > 0 && s.error == 0) {
-        start_dma(slot);
-        svc_.copy_async(gpu_.at(slot) + uint64_t{k} * chunk_, staging_->slot(c),
-                        static_cast<std::size_t>(result), CopyDir::HostToDevice,
-                        stream_.handle());
+        copy_chunk(slot, c, gpu_.at(slot) + uint64_t{k} * chunk_, staging_->slot(c),
+                   static_cast<std::size_t>(result), CopyDir::HostToDevice);
+        chunk_copied_[c] = true;
       }
     }
     if (s.dir == IoDir::Read && s.storage_done == s.chunks) {
@@ -225,6 +243,10 @@ class CpuAsyncGpuWorker final : public PathWorker {
     }
     for (uint32_t slot = 0; slot < depth_; ++slot) {
       SlotState& s = slots_[slot];
+      // A read whose copy finished while the thread read other chunks: when it was first seen.
+      if (s.busy && s.dir == IoDir::Read && s.event_recorded && s.copy_seen_ns == 0 &&
+          svc_.query(done_events_[slot].handle()))
+        s.copy_seen_ns = gdsb::detail::now_ns();
       if (!s.busy || s.dir != IoDir::Write) continue;
       while (s.writes_submitted < s.chunks &&
              svc_.query(chunk_events_[chunk_index(slot, s.writes_submitted)].handle())) {
@@ -303,8 +325,9 @@ class CpuAsyncGpuWorker final : public PathWorker {
   Stream stream_;
   std::vector<HostRegistration> pins_;
   std::vector<Event> chunk_events_;
-  std::vector<Event> done_events_;   // timing events with CopyTiming::Events
-  std::vector<Event> start_events_;  // per slot, before its first copy (Events only)
+  std::vector<Event> done_events_;         // per slot: after its last copy (timed with Events)
+  std::vector<Event> chunk_start_events_;  // per chunk, before its copy (Events only)
+  std::vector<bool> chunk_copied_;         // read: the chunk's copy was queued
   std::vector<SlotState> slots_;
   std::vector<IoCompletion> scratch_;
   uint32_t staging_in_flight_ = 0;

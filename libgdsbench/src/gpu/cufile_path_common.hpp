@@ -102,6 +102,11 @@ class CufileWorkerCore : public PathWorker {
   uint32_t depth() const final { return depth_; }
   void load_slot(uint32_t slot, std::span<const std::byte> data) final;
   void read_slot(uint32_t slot, std::span<std::byte> out) final;
+  void register_file(uint32_t file) final {
+    bind_.enter();
+    session_.register_file(file);
+  }
+  void deregister_file(uint32_t file) final { session_.deregister_file(file); }
 
  protected:
   // label names the type in logic errors ("-x 5"); completion is how reap() waits

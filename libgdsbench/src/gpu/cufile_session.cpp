@@ -20,7 +20,7 @@ CufileSession::CufileSession(std::shared_ptr<const cufile::CufileApi> api, Cufil
   facts_.library = api_->library;
   facts_.env_force_compat = parse_bool_env(std::getenv("CUFILE_FORCE_COMPAT_MODE"));
   facts_.before = read_nvfs(roots_.nvfs_dir);
-  if (files_.odirect) {
+  if (files_.odirect && !files_.open_per_file) {
     for (int fd : files_.fds) cached_before_.push_back(page_cache_bytes(fd).value_or(0));
   }
   facts_.config = drivers.user_config();
@@ -33,14 +33,13 @@ CufileSession::CufileSession(std::shared_ptr<const cufile::CufileApi> api, Cufil
   facts_.props = driver_->props();
   facts_.log_dir = driver_->log_dir();
   try {
-    for (uint32_t i = 0; i < files_.fds.size(); ++i) {
-      cufile::CUfileDescr_t d{};
-      d.type = cufile::kHandleTypeOpaqueFd;
-      d.handle.fd = files_.fds[i];
-      cufile::CUfileHandle_t h = nullptr;
-      const cufile::CUfileError_t r = api_->handle_register(&h, &d);
-      if (r.err != cufile::kSuccess) fail_early("cuFileHandleRegister", r.err, r.cu_err, i);
-      handles_.push_back(h);
+    if (files_.open_per_file) {
+      handles_.assign(files_.fds.size(), nullptr);  // each registered by its thread, in turn
+    } else {
+      for (uint32_t i = 0; i < files_.fds.size(); ++i) {
+        handles_.push_back(nullptr);
+        register_file(i);
+      }
     }
     facts_.handles_registered = true;
   } catch (...) {
@@ -51,16 +50,35 @@ CufileSession::CufileSession(std::shared_ptr<const cufile::CufileApi> api, Cufil
 
 CufileSession::~CufileSession() { close(); }
 
+void CufileSession::register_file(uint32_t file) {
+  cufile::CUfileDescr_t d{};
+  d.type = cufile::kHandleTypeOpaqueFd;
+  d.handle.fd = files_.fds.at(file);
+  cufile::CUfileHandle_t h = nullptr;
+  const cufile::CUfileError_t r = api_->handle_register(&h, &d);
+  if (r.err != cufile::kSuccess) fail_early("cuFileHandleRegister", r.err, r.cu_err, file);
+  handles_.at(file) = h;
+}
+
+void CufileSession::deregister_file(uint32_t file) noexcept {
+  if (handles_[file] != nullptr) api_->handle_deregister(handles_[file]);
+  handles_[file] = nullptr;
+}
+
 void CufileSession::fail_early(const std::string& call, int code, int cu_err, uint32_t file) {
   descriptors_at_failure_ = detail::open_descriptor_count();  // before deregistering closes cuFile's
-  for (auto h : handles_) api_->handle_deregister(h);
-  handles_.clear();
+  // Per file, only this thread's file: the others belong to threads still running.
+  if (!files_.open_per_file) close_handles();
   fail(call, code, cu_err, file);
 }
 
-void CufileSession::close() noexcept {
-  for (auto h : handles_) api_->handle_deregister(h);
+void CufileSession::close_handles() noexcept {
+  for (uint32_t i = 0; i < handles_.size(); ++i) deregister_file(i);
   handles_.clear();
+}
+
+void CufileSession::close() noexcept {
+  close_handles();
   driver_.reset();  // the last run to end closes the driver
 }
 

@@ -32,6 +32,10 @@ class CufileSession {
 
   const cufile::CufileApi& api() const { return *api_; }
   cufile::CUfileHandle_t handle(uint32_t file) const { return handles_.at(file); }
+  // Workload::open_per_file: the thread that opened `file` registers its descriptor before
+  // the first I/O (throws as the constructor does) and deregisters it after the last.
+  void register_file(uint32_t file);
+  void deregister_file(uint32_t file) noexcept;
   const std::string& file_path(uint32_t file) const { return files_.paths.at(file); }
 
   // A failed cuFile call, explained; never returns.
@@ -51,6 +55,7 @@ class CufileSession {
   cufile::FailureContext context(const std::string& call, int code, int cu_err,
                                  const std::string& file) const;
   [[noreturn]] void fail_early(const std::string& call, int code, int cu_err, uint32_t file);
+  void close_handles() noexcept;
   void close() noexcept;
 
   std::shared_ptr<const cufile::CufileApi> api_;
