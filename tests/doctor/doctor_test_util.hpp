@@ -28,6 +28,37 @@ inline Platform platform_of(const fx::Machine& m) {
   return platform_from_snapshot(topo::collect_sysfs_root(dir.path() / "root", {}), "fixture");
 }
 
+inline std::string bdf(int dev) {
+  char b[32];
+  std::snprintf(b, sizeof b, "0000:00:%02x.0", dev);
+  return b;
+}
+
+// A VM as the 4 x H200 machine of issue 35: its GPUs on the flat bus 00 at the addresses the
+// fake GPU service gives them (0000:00:0N.0 for device N), two virtio disks and a virtio NIC.
+inline fx::Machine vm_with_gpus(int gpus) {
+  fx::Machine m = fx::make_flat_vm();
+  fx::Dev gpu = *fx::find(m, "0000:00:06.0");
+  m.devs.clear();
+  auto add = [&](int dev, uint16_t device, uint32_t cls) -> fx::Dev& {
+    fx::Dev d;
+    d.bdf = bdf(dev);
+    d.vendor = 0x1af4;
+    d.device = device;
+    d.class_code = cls;
+    m.devs.push_back(d);
+    return m.devs.back();
+  };
+  add(0x10, 0x1042, 0x018000).block = {"vda"};
+  add(0x11, 0x1042, 0x018000).block = {"vdb"};
+  add(0x12, 0x1041, 0x020000).net = {"eth0"};
+  for (int i = 0; i < gpus; ++i) {
+    gpu.bdf = bdf(i);
+    m.devs.push_back(gpu);
+  }
+  return m;
+}
+
 inline RunResult run(XferType x, double gib_s, std::string path_used = "posix",
                      uint32_t threads = 4, uint64_t io_size = 1ULL << 20) {
   RunResult r;
