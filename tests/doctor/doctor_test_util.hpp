@@ -7,12 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "fixture_builder.hpp"
 #include "gdsb/doctor/diagnose.hpp"
 #include "gdsb/doctor/inputs.hpp"
+#include "gdsb/doctor/render.hpp"
 #include "gdsb/error.hpp"
 #include "gdsb/gpu/path_evidence.hpp"
 #include "gdsb/report/io_document.hpp"
@@ -58,6 +60,34 @@ inline fx::Machine vm_with_gpus(int gpus) {
   }
   return m;
 }
+
+// GB/s (base 1000) as the GiB/s a run records.
+inline double gib(double gb_s) { return gb_s * 1e9 / 1073741824.0; }
+
+inline std::string text_of(const Diagnosis& d) {
+  std::ostringstream out;
+  render_text(out, d);
+  return out.str();
+}
+
+inline std::size_t count(const std::string& hay, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// The HGX H100 recording (tests/doctor/fixtures/hgx-h100-lspci-vvv.txt), read by hand: each
+// GPU's address and its one NVMe drive's below the same switch, GPU0-7 in PCI order.
+inline constexpr const char* kHgxGpuAndDrive[8][2] = {
+    {"0000:19:00.0", "0000:18:00.0"}, {"0000:3b:00.0", "0000:3a:00.0"}, {"0000:4c:00.0", "0000:4b:00.0"},
+    {"0000:5d:00.0", "0000:5c:00.0"}, {"0000:9b:00.0", "0000:9a:00.0"}, {"0000:bb:00.0", "0000:ba:00.0"},
+    {"0000:cb:00.0", "0000:ca:00.0"}, {"0000:db:00.0", "0000:da:00.0"}};
+
+#ifdef GDSB_DOCTOR_FIXTURES
+inline Platform hgx_platform() {
+  return platform_from_snapshot(topo::collect_lspci_text(GDSB_DOCTOR_FIXTURES "/hgx-h100-lspci-vvv.txt"), "hgx");
+}
+#endif
 
 inline RunResult run(XferType x, double gib_s, std::string path_used = "posix",
                      uint32_t threads = 4, uint64_t io_size = 1ULL << 20) {

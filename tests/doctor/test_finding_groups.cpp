@@ -11,21 +11,6 @@
 namespace gdsb::doctor::testing {
 namespace {
 
-// GB/s (base 1000) as the GiB/s the run records.
-double gib(double gb_s) { return gb_s * 1e9 / 1073741824.0; }
-
-std::string text_of(const Diagnosis& d) {
-  std::ostringstream out;
-  render_text(out, d);
-  return out.str();
-}
-
-std::size_t count(const std::string& hay, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
-  return n;
-}
-
 std::vector<const Finding*> of_rule(const Diagnosis& d, const std::string& rule) {
   std::vector<const Finding*> out;
   for (const auto& f : d.findings)
@@ -111,12 +96,8 @@ TEST(DoctorFindingGroups, OneGpuReadsAsBefore) {
 // through compat mode because nvidia-fs is not loaded, GPU6 at half the others' figure: one
 // cause, one finding, GPU6's figure apart, each GPU's drive among its devices.
 TEST(DoctorFindingGroups, HgxRecordingNvidiaFsMissingOnEveryGpuIsOneFinding) {
-  const char* kHgx[][2] = {{"0000:19:00.0", "0000:18:00.0"}, {"0000:3b:00.0", "0000:3a:00.0"},
-                           {"0000:4c:00.0", "0000:4b:00.0"}, {"0000:5d:00.0", "0000:5c:00.0"},
-                           {"0000:9b:00.0", "0000:9a:00.0"}, {"0000:bb:00.0", "0000:ba:00.0"},
-                           {"0000:cb:00.0", "0000:ca:00.0"}, {"0000:db:00.0", "0000:da:00.0"}};
-  Platform p = platform_from_snapshot(
-      topo::collect_lspci_text(GDSB_DOCTOR_FIXTURES "/hgx-h100-lspci-vvv.txt"), "hgx");
+  const auto& kHgx = kHgxGpuAndDrive;
+  Platform p = hgx_platform();
   std::vector<RunResult> runs;
   for (int i = 0; i < 8; ++i) {
     RunResult r = cufile_run(gib(i == 6 ? 1.0 : 2.0), no_nvfs_facts());

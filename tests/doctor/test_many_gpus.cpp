@@ -28,20 +28,6 @@ nlohmann::json p2p_of(const std::vector<double>& h2d) {
   return {{"schema", "gdsbench.p2p/1"}, {"gpus", gpus}, {"measurements", {{"h2d", m}, {"d2h", m}}}};
 }
 
-double gib(double gb_s) { return gb_s * 1e9 / 1073741824.0; }
-
-std::string text_of(const Diagnosis& d) {
-  std::ostringstream out;
-  render_text(out, d);
-  return out.str();
-}
-
-std::size_t count(const std::string& hay, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
-  return n;
-}
-
 // The storage alone and a compat read of GPU0, as the live ladder measures them.
 std::vector<RunResult> vm_runs(double storage_gb_s, double compat_gb_s) {
   RunResult x1 = run(XferType::CpuOnly, gib(storage_gb_s), "posix", 2);
@@ -81,12 +67,8 @@ TEST(DoctorManyGpus, VirtualStorageOfFourGpusIsOneClause) {
 // each GPU (Gen5 x16) has one NVMe of its own below its PCIe switch, a Gen4 x4 drive link
 // (7.88 GB/s); GPU i and its drive, in PCI order.
 TEST(DoctorManyGpus, HgxRecordingSaysWhatItsEightGpusShareOnce) {
-  const char* kHgx[][2] = {{"0000:19:00.0", "0000:18:00.0"}, {"0000:3b:00.0", "0000:3a:00.0"},
-                           {"0000:4c:00.0", "0000:4b:00.0"}, {"0000:5d:00.0", "0000:5c:00.0"},
-                           {"0000:9b:00.0", "0000:9a:00.0"}, {"0000:bb:00.0", "0000:ba:00.0"},
-                           {"0000:cb:00.0", "0000:ca:00.0"}, {"0000:db:00.0", "0000:da:00.0"}};
-  Platform p = platform_from_snapshot(
-      topo::collect_lspci_text(GDSB_DOCTOR_FIXTURES "/hgx-h100-lspci-vvv.txt"), "hgx");
+  const auto& kHgx = kHgxGpuAndDrive;
+  Platform p = hgx_platform();
   const std::string t = text_of(diagnose(&p, Figures{}));
   std::string expected =
       "GPU0-7 have no measured read; the platform allows ~7.9 GB/s each (1 nearest NVMe (PIX): "
