@@ -12,9 +12,26 @@ namespace {
 
 using topo::gpu_ranges;
 
-std::string pad(std::string s, std::size_t width) {
-  if (s.size() < width) s.append(width - s.size(), ' ');
-  return s;
+// Rows in columns as wide as their widest cell and two spaces apart, so that no two cells
+// run together ("0000:00:02.0 (vdb)-", issue 43); a row's last cell is not padded.
+std::string columns(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width;
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i + 1 < r.size(); ++i) {
+      if (width.size() <= i) width.resize(i + 1, 0);
+      width[i] = std::max(width[i], r[i].size());
+    }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      line += r[i];
+      if (i + 1 < r.size()) line.append(width[i] + 2 - r[i].size(), ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
 }
 
 std::string mode_label(XferType x) { return "-x " + std::to_string(static_cast<int>(x)); }
@@ -62,15 +79,15 @@ std::string sources_text(const NodeGpu& n) {
 std::string node_plan_text(const NodePlan& p) {
   std::ostringstream o;
   o << header(p) << "topology: " << p.topology_source << "\n";
-  o << pad("GPU", 6) << pad("bus id", 15) << pad("nearest source", 34) << "ceiling GB/s\n";
+  std::vector<std::vector<std::string>> rows{{"GPU", "bus id", "nearest source", "ceiling GB/s"}};
   std::vector<std::pair<int, std::string>> notes, limits;
   for (const auto& n : p.gpus) {
-    o << pad(std::to_string(n.index), 6) << pad(n.pci_bus_id, 15) << pad(sources_text(n), 34)
-      << (n.topo.ceiling.gb_s ? format_fixed(*n.topo.ceiling.gb_s, 1) : "-") << "\n";
+    rows.push_back({std::to_string(n.index), n.pci_bus_id, sources_text(n),
+                    n.topo.ceiling.gb_s ? format_fixed(*n.topo.ceiling.gb_s, 1) : "-"});
     notes.emplace_back(n.index, "reads " + n.directory + (n.directory_note.empty() ? "" : " (" + n.directory_note + ")"));
     if (!n.topo.ceiling.gb_s) limits.emplace_back(n.index, "ceiling unknown: " + n.topo.ceiling.limited_by);
   }
-  o << grouped(notes, "") << grouped(limits, "");
+  o << columns(rows) << grouped(notes, "") << grouped(limits, "");
   o << "node ceiling: " << ceiling_text(p.ceiling) << "\n";
   return o.str();
 }
@@ -81,32 +98,31 @@ std::string node_text(const NodePlan& p) {
   std::vector<const NodeMode*> ran;
   for (const auto& m : p.modes)
     if (m.waived.empty()) ran.push_back(&m);
-  o << pad("GPU", 6) << pad("bus id", 15) << pad("ceiling", 9);
-  for (const NodeMode* m : ran) o << pad(mode_label(m->xfer), 9);
-  o << "(GB/s)\n";
+  std::vector<std::vector<std::string>> rows{{"GPU", "bus id", "ceiling"}};
+  for (const NodeMode* m : ran) rows.front().push_back(mode_label(m->xfer));
+  rows.front().push_back("(GB/s)");
   std::vector<std::pair<int, std::string>> notes, limits;
   for (const auto& n : p.gpus) {
-    o << pad(std::to_string(n.index), 6) << pad(n.pci_bus_id, 15)
-      << pad(n.topo.ceiling.gb_s ? format_fixed(*n.topo.ceiling.gb_s, 1) : "-", 9);
+    auto& row = rows.emplace_back(std::vector<std::string>{
+        std::to_string(n.index), n.pci_bus_id, n.topo.ceiling.gb_s ? format_fixed(*n.topo.ceiling.gb_s, 1) : "-"});
     for (const NodeMode* m : ran) {
       const auto f = std::find_if(m->figure.per_gpu.begin(), m->figure.per_gpu.end(),
                                   [&](const GpuFigure& g) { return g.gpu == n.index; });
-      o << pad(f == m->figure.per_gpu.end() ? "-" : format_fixed(f->gb_s, 2), 9);
+      row.push_back(f == m->figure.per_gpu.end() ? "-" : format_fixed(f->gb_s, 2));
     }
-    o << "\n";
     notes.emplace_back(n.index, "reads " + n.directory + (n.directory_note.empty() ? "" : " (" + n.directory_note + ")"));
     if (!n.topo.ceiling.gb_s) limits.emplace_back(n.index, "ceiling unknown: " + n.topo.ceiling.limited_by);
   }
-  o << pad("node", 21) << pad(p.ceiling.gb_s ? format_fixed(*p.ceiling.gb_s, 1) : "-", 9);
-  for (const NodeMode* m : ran) o << pad(m->figure.gb_s ? format_fixed(*m->figure.gb_s, 2) : "-", 9);
-  o << "aggregate: all bytes / (last end - first start)\n";
+  auto& node = rows.emplace_back(std::vector<std::string>{"node", "", p.ceiling.gb_s ? format_fixed(*p.ceiling.gb_s, 1) : "-"});
+  for (const NodeMode* m : ran) node.push_back(m->figure.gb_s ? format_fixed(*m->figure.gb_s, 2) : "-");
+  node.push_back("aggregate: all bytes / (last end - first start)");
   if (p.ceiling.gb_s && *p.ceiling.gb_s > 0) {
-    o << pad("of the node ceiling", 30);
+    auto& share = rows.emplace_back(std::vector<std::string>{"", "", ""});
     for (const NodeMode* m : ran)
-      o << pad(m->figure.gb_s ? format_fixed(100 * *m->figure.gb_s / *p.ceiling.gb_s, 0) + "%" : "-", 9);
-    o << "\n";
+      share.push_back(m->figure.gb_s ? format_fixed(100 * *m->figure.gb_s / *p.ceiling.gb_s, 0) + "%" : "-");
+    share.push_back("of the node ceiling");
   }
-  o << grouped(notes, "") << grouped(limits, "");
+  o << columns(rows) << grouped(notes, "") << grouped(limits, "");
   o << "node ceiling: " << ceiling_text(p.ceiling) << "\n";
   for (const NodeMode* m : ran) {
     std::vector<std::pair<int, std::string>> paths;

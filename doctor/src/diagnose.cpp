@@ -9,6 +9,7 @@
 #include "gdsb/units.hpp"
 #include "gdsb/topo/pci_config.hpp"
 #include "attribution.hpp"
+#include "finding_groups.hpp"
 #include "gpu_groups.hpp"
 #include "said_once.hpp"
 #include "rules/rule_util.hpp"
@@ -303,26 +304,13 @@ bool beats_direct_storage(const GpuDiagnosis& g) {
          *g.measured_gb_s > *g.storage_gb_s;
 }
 
-// The GPUs a finding names (by label or BDF, alone or as "GPU0 0000:..").
-std::vector<const GpuDiagnosis*> named_gpus(const Diagnosis& d, const Finding& f) {
-  std::vector<const GpuDiagnosis*> out;
-  for (const auto& g : d.gpus)
-    for (const auto& dev : f.devices)
-      if (dev == g.label || (!g.bdf.empty() && dev.find(g.bdf) != std::string::npos) ||
-          dev.rfind(g.label + " ", 0) == 0) {
-        out.push_back(&g);
-        break;
-      }
-  return out;
-}
-
 // No finding promises more than the ceiling of the GPU(s) it is about (or, when it names
 // none, the highest ceiling of any GPU): the ceiling is the minimum over every hop,
 // measured storage included, so a fix cannot lift a read above it.
 void cap_expected(Diagnosis& d) {
   for (auto& f : d.findings) {
     if (!f.expected_gb_s || f.path_bounded) continue;
-    auto gpus = named_gpus(d, f);
+    auto gpus = detail::named_gpus(d, f);
     if (gpus.empty())
       for (const auto& g : d.gpus) gpus.push_back(&g);
     std::optional<double> cap;
@@ -413,6 +401,7 @@ Diagnosis diagnose(const Platform* platform, const Figures& figures) {
   for (const auto& rule : all_rules())
     for (auto& f : rule.run(facts)) d.findings.push_back(std::move(f));
   cap_expected(d);
+  detail::group_findings(d);
   rank(d.findings);
   if (const RunResult* x1 = facts.storage_alone())
     d.storage = "storage alone reads at " + detail::run_line(*x1, *run_gb_s(*x1));

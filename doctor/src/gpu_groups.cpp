@@ -33,13 +33,6 @@ int flow_rank(topo::HopKind k) {
   return 7;
 }
 
-std::optional<int> cuda_index(const std::string& label) {
-  if (label.size() < 4 || label.compare(0, 3, "GPU") != 0) return std::nullopt;
-  for (std::size_t i = 3; i < label.size(); ++i)
-    if (label[i] < '0' || label[i] > '9') return std::nullopt;
-  return std::stoi(label.substr(3));
-}
-
 // The text with the GPU's own devices (addresses and names) left out, each as a whole word:
 // they are said on the GPU's own line.
 std::string without(std::string text, const std::set<std::string>& own) {
@@ -89,20 +82,6 @@ std::string ceiling_text(const GpuDiagnosis& g, const std::string& binding, cons
 
 std::string ceiling_lead(bool open, bool many) {
   return !open ? "the platform allows " : many ? "their ceiling is " : "its ceiling is ";
-}
-
-std::string gpu_set(const std::vector<std::string>& labels) {
-  std::string out;
-  for (std::size_t i = 0; i < labels.size();) {
-    std::size_t j = i + 1;
-    const auto first = cuda_index(labels[i]);
-    while (first && j < labels.size() && cuda_index(labels[j]) == *first + static_cast<int>(j - i))
-      ++j;
-    out += (out.empty() ? "" : ", ") + labels[i];
-    if (j - i > 1) out += (j - i == 2 ? ", " + labels[j - 1] : "-" + labels[j - 1].substr(3));
-    i = j;
-  }
-  return out;
 }
 
 std::vector<HopRow> hop_rows(const GpuDiagnosis& g) {

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "gdsb/doctor/diagnosis.hpp"
+#include "gdsb/topo/said_together.hpp"
 
 namespace gdsb::doctor::detail {
 
-// "GPU0-3, GPU5" from "GPU0", "GPU1", ...; labels that are no CUDA index are listed as given.
-std::string gpu_set(const std::vector<std::string>& labels);
+using topo::gpu_set;  // "GPU0-3, GPU5" (said_together.hpp)
 
 // One hop line: hops of one kind and figure (two virtual disks behind one hypervisor) are
 // one row naming each device, in the order data flows.

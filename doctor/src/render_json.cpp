@@ -66,7 +66,9 @@ json to_json(const Diagnosis& d, const Figures& f, const DocumentMeta& meta) {
   }
   j["findings"] = json::array();
   int rank = 0;
-  for (const auto& x : d.findings)
+  for (const auto& x : d.findings) {
+    json per_gpu = json::array();
+    for (const auto& g : x.per_gpu) per_gpu.push_back({{"gpu", g.label}, {"devices", g.devices}});
     j["findings"].push_back({{"rank", ++rank},
                              {"rule", x.rule},
                              {"title", x.title},
@@ -76,7 +78,9 @@ json to_json(const Diagnosis& d, const Figures& f, const DocumentMeta& meta) {
                              {"fix", x.fix},
                              {"expected_gb_s", opt(x.expected_gb_s)},
                              {"expected", x.expected},
-                             {"impact_gb_s", x.impact_gb_s}});
+                             {"impact_gb_s", x.impact_gb_s},
+                             {"per_gpu", per_gpu}});
+  }
   j["steps"] = json::array();
   for (const auto& s : d.steps)
     j["steps"].push_back({{"name", s.name}, {"ran", s.ran}, {"reason", s.reason},

@@ -121,7 +121,14 @@ void render_text(std::ostream& out, const Diagnosis& d) {
     int n = 0;
     for (const auto& f : d.findings) {
       out << "  " << ++n << ". [" << confidence_name(f.confidence) << "] " << f.title << '\n';
-      if (!f.devices.empty()) {
+      if (!f.per_gpu.empty()) {  // one cause on several GPUs: each GPU's devices together
+        out << "     devices:";
+        for (std::size_t i = 0; i < f.per_gpu.size(); ++i) {
+          out << (i ? "," : "");
+          for (const auto& dev : f.per_gpu[i].devices) out << ' ' << dev;
+        }
+        out << '\n';
+      } else if (!f.devices.empty()) {
         out << "     devices:";
         for (const auto& dev : f.devices) out << ' ' << dev;
         out << '\n';

@@ -93,8 +93,16 @@ std::string findings_section(const json& doc) {
     std::string ev = "<ul>";
     for (const auto& e : f.value("evidence", json::array())) ev += "<li>" + esc(text_of(e)) + "</li>";
     ev += "</ul>";
+    // One cause on several GPUs (per_gpu, issue 43): each GPU's devices together.
+    const auto joined = [](const json& list) {
+      std::string s;
+      for (const auto& d : list) s += (s.empty() ? "" : " ") + esc(text_of(d));
+      return s;
+    };
     std::string devs;
-    for (const auto& d : f.value("devices", json::array())) devs += esc(text_of(d)) + " ";
+    for (const auto& g : f.value("per_gpu", json::array()))
+      devs += (devs.empty() ? "" : ", ") + joined(g.value("devices", json::array()));
+    if (devs.empty()) devs = joined(f.value("devices", json::array()));
     rows.push_back({str(f, "confidence") == "possible" ? "<tr>" : "<tr class=\"bad\">",
                     "<td class=\"n\">" + esc(text_of(f.value("rank", json()))) + "</td>",
                     "<td>" + confidence_badge(str(f, "confidence")) + "</td>",

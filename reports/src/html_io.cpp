@@ -363,6 +363,9 @@ std::string render_io(const json& doc) {
             "figures are not GPUDirect Storage figures.</p>";
   }
   const bool preset = doc.contains("workload_summary") && doc.at("workload_summary").is_object();
+  // gdsb-io --gpus: the node figure the run was made for comes first (issue 43).
+  const bool node = doc.contains("node") && doc.at("node").is_object();
+  if (node) body << node_section(doc.at("node"));
   if (preset) body << section("workload", "Workload: time to result", workload_section(doc.at("workload_summary")));
   body << section("summary", "Summary by transfer type", intro + summary_tables(runs));
   body << section("overview", "Overview", overview_charts(runs));
@@ -374,6 +377,7 @@ std::string render_io(const json& doc) {
   std::vector<std::pair<std::string, std::string>> nav{
       {"summary", "Summary"}, {"overview", "Overview"}, {"runs", "Runs"}, {"context", "Context"}};
   if (preset) nav.insert(nav.begin(), {"workload", "Workload"});
+  if (node) nav.insert(nav.begin(), {"node", "Node"});
   return page(doc, "gdsbench I/O report" + (host.empty() ? "" : ": " + host), verdict, nav,
               body.str());
 }

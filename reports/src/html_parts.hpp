@@ -37,6 +37,8 @@ std::string context_section(const json& doc);
 std::string badge(const std::string& text, const std::string& kind);
 
 std::string render_io(const json& doc);
+// The node section of an io report of gdsb-io --gpus (its "node" object), first on the page.
+std::string node_section(const json& node);
 std::string render_topo(const json& doc);
 std::string render_p2p(const json& doc);
 std::string render_compare(const json& doc);

@@ -71,6 +71,32 @@ class NodePlan(Base):
         self.assertIn("GPU0-7: reads .", p.stdout)
         self.assertEqual(self.listing(), [], "--dry-run created files")
 
+    def test_table_columns_never_run_together(self):
+        """Issue 43: on the 4 x H100 VM the plan printed "0000:00:01.0 (vda), 0000:00:02.0 (vdb)-":
+        a source list wider than its column ran into the ceiling. Read from the recording by hand
+        (tests/topo/fixtures/real/h100x4-vm/snapshot.json): four H100 (10de:2330) at 0000:00:06.0-09.0,
+        virtio disks vda at 0000:00:01.0 and vdb at 0000:00:02.0, no ceiling (virtual storage)."""
+        snap = os.path.join(self.tmp, "snap")
+        os.mkdir(snap)
+        with open(os.path.join(REAL, "h100x4-vm", "snapshot.json")) as src, open(os.path.join(snap, "snapshot.json"), "w") as dst:
+            dst.write(src.read())
+        p = run(["--gpus", "all", "--dry-run", "--from-snapshot", snap], cwd=self.tmp)
+        self.assertExit(p, 0, stream="stdout")
+        lines = p.stdout.splitlines()
+        head = [l for l in lines if l.startswith("GPU ")]
+        self.assertEqual(len(head), 1, p.stdout)
+        cells = [c for c in head[0].split("  ") if c.strip()]
+        self.assertEqual([c.strip() for c in cells], ["GPU", "bus id", "nearest source", "ceiling GB/s"], p.stdout)
+        for i in range(4):
+            row = [l for l in lines if l.startswith(f"{i} ")]
+            self.assertEqual(len(row), 1, p.stdout)
+            # Cells two spaces apart at least, each where its header starts.
+            self.assertEqual([c.strip() for c in row[0].split("  ") if c.strip()],
+                             [str(i), f"0000:00:0{6 + i}.0", "0000:00:01.0 (vda), 0000:00:02.0 (vdb)", "-"], p.stdout)
+            starts = [head[0].index(h) for h in ("bus id", "nearest source", "ceiling GB/s")]
+            for start, value in zip(starts, [f"0000:00:0{6 + i}.0", "0000:00:01.0 (vda)", "-"]):
+                self.assertEqual(row[0][start:start + len(value)], value, p.stdout)
+
     def test_a_subset_counts_only_its_gpus(self):
         p = run(["--gpus", "0,2", "--dry-run", "--lspci-text", HGX], cwd=self.tmp)
         self.assertExit(p, 0, stream="stdout")

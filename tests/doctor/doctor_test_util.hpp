@@ -7,12 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "fixture_builder.hpp"
 #include "gdsb/doctor/diagnose.hpp"
 #include "gdsb/doctor/inputs.hpp"
+#include "gdsb/doctor/render.hpp"
 #include "gdsb/error.hpp"
 #include "gdsb/gpu/path_evidence.hpp"
 #include "gdsb/report/io_document.hpp"
@@ -27,6 +29,65 @@ inline Platform platform_of(const fx::Machine& m) {
   fx::write_sysfs(m, dir.path() / "root");
   return platform_from_snapshot(topo::collect_sysfs_root(dir.path() / "root", {}), "fixture");
 }
+
+inline std::string bdf(int dev) {
+  char b[32];
+  std::snprintf(b, sizeof b, "0000:00:%02x.0", dev);
+  return b;
+}
+
+// A VM as the 4 x H200 machine of issue 35: its GPUs on the flat bus 00 at the addresses the
+// fake GPU service gives them (0000:00:0N.0 for device N), two virtio disks and a virtio NIC.
+inline fx::Machine vm_with_gpus(int gpus) {
+  fx::Machine m = fx::make_flat_vm();
+  fx::Dev gpu = *fx::find(m, "0000:00:06.0");
+  m.devs.clear();
+  auto add = [&](int dev, uint16_t device, uint32_t cls) -> fx::Dev& {
+    fx::Dev d;
+    d.bdf = bdf(dev);
+    d.vendor = 0x1af4;
+    d.device = device;
+    d.class_code = cls;
+    m.devs.push_back(d);
+    return m.devs.back();
+  };
+  add(0x10, 0x1042, 0x018000).block = {"vda"};
+  add(0x11, 0x1042, 0x018000).block = {"vdb"};
+  add(0x12, 0x1041, 0x020000).net = {"eth0"};
+  for (int i = 0; i < gpus; ++i) {
+    gpu.bdf = bdf(i);
+    m.devs.push_back(gpu);
+  }
+  return m;
+}
+
+// GB/s (base 1000) as the GiB/s a run records.
+inline double gib(double gb_s) { return gb_s * 1e9 / 1073741824.0; }
+
+inline std::string text_of(const Diagnosis& d) {
+  std::ostringstream out;
+  render_text(out, d);
+  return out.str();
+}
+
+inline std::size_t count(const std::string& hay, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// The HGX H100 recording (tests/doctor/fixtures/hgx-h100-lspci-vvv.txt), read by hand: each
+// GPU's address and its one NVMe drive's below the same switch, GPU0-7 in PCI order.
+inline constexpr const char* kHgxGpuAndDrive[8][2] = {
+    {"0000:19:00.0", "0000:18:00.0"}, {"0000:3b:00.0", "0000:3a:00.0"}, {"0000:4c:00.0", "0000:4b:00.0"},
+    {"0000:5d:00.0", "0000:5c:00.0"}, {"0000:9b:00.0", "0000:9a:00.0"}, {"0000:bb:00.0", "0000:ba:00.0"},
+    {"0000:cb:00.0", "0000:ca:00.0"}, {"0000:db:00.0", "0000:da:00.0"}};
+
+#ifdef GDSB_DOCTOR_FIXTURES
+inline Platform hgx_platform() {
+  return platform_from_snapshot(topo::collect_lspci_text(GDSB_DOCTOR_FIXTURES "/hgx-h100-lspci-vvv.txt"), "hgx");
+}
+#endif
 
 inline RunResult run(XferType x, double gib_s, std::string path_used = "posix",
                      uint32_t threads = 4, uint64_t io_size = 1ULL << 20) {

@@ -19,37 +19,6 @@
 namespace gdsb::doctor::testing {
 namespace {
 
-std::string bdf(int dev) {
-  char b[32];
-  std::snprintf(b, sizeof b, "0000:00:%02x.0", dev);
-  return b;
-}
-
-// A VM as the 4 x H200 machine of issue 35: its GPUs on the flat bus 00 at the addresses the
-// fake GPU service gives them (0000:00:0N.0 for device N), two virtio disks and a virtio NIC.
-fx::Machine vm_with_gpus(int gpus) {
-  fx::Machine m = fx::make_flat_vm();
-  fx::Dev gpu = *fx::find(m, "0000:00:06.0");
-  m.devs.clear();
-  auto add = [&](int dev, uint16_t device, uint32_t cls) -> fx::Dev& {
-    fx::Dev d;
-    d.bdf = bdf(dev);
-    d.vendor = 0x1af4;
-    d.device = device;
-    d.class_code = cls;
-    m.devs.push_back(d);
-    return m.devs.back();
-  };
-  add(0x10, 0x1042, 0x018000).block = {"vda"};
-  add(0x11, 0x1042, 0x018000).block = {"vdb"};
-  add(0x12, 0x1041, 0x020000).net = {"eth0"};
-  for (int i = 0; i < gpus; ++i) {
-    gpu.bdf = bdf(i);
-    m.devs.push_back(gpu);
-  }
-  return m;
-}
-
 nlohmann::json p2p_of(const std::vector<double>& h2d) {
   nlohmann::json gpus = nlohmann::json::array(), m = nlohmann::json::array();
   for (std::size_t i = 0; i < h2d.size(); ++i) {
@@ -57,20 +26,6 @@ nlohmann::json p2p_of(const std::vector<double>& h2d) {
     m.push_back({{"gpu", i}, {"gb_s", h2d[i]}});
   }
   return {{"schema", "gdsbench.p2p/1"}, {"gpus", gpus}, {"measurements", {{"h2d", m}, {"d2h", m}}}};
-}
-
-double gib(double gb_s) { return gb_s * 1e9 / 1073741824.0; }
-
-std::string text_of(const Diagnosis& d) {
-  std::ostringstream out;
-  render_text(out, d);
-  return out.str();
-}
-
-std::size_t count(const std::string& hay, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
-  return n;
 }
 
 // The storage alone and a compat read of GPU0, as the live ladder measures them.
@@ -112,12 +67,8 @@ TEST(DoctorManyGpus, VirtualStorageOfFourGpusIsOneClause) {
 // each GPU (Gen5 x16) has one NVMe of its own below its PCIe switch, a Gen4 x4 drive link
 // (7.88 GB/s); GPU i and its drive, in PCI order.
 TEST(DoctorManyGpus, HgxRecordingSaysWhatItsEightGpusShareOnce) {
-  const char* kHgx[][2] = {{"0000:19:00.0", "0000:18:00.0"}, {"0000:3b:00.0", "0000:3a:00.0"},
-                           {"0000:4c:00.0", "0000:4b:00.0"}, {"0000:5d:00.0", "0000:5c:00.0"},
-                           {"0000:9b:00.0", "0000:9a:00.0"}, {"0000:bb:00.0", "0000:ba:00.0"},
-                           {"0000:cb:00.0", "0000:ca:00.0"}, {"0000:db:00.0", "0000:da:00.0"}};
-  Platform p = platform_from_snapshot(
-      topo::collect_lspci_text(GDSB_DOCTOR_FIXTURES "/hgx-h100-lspci-vvv.txt"), "hgx");
+  const auto& kHgx = kHgxGpuAndDrive;
+  Platform p = hgx_platform();
   const std::string t = text_of(diagnose(&p, Figures{}));
   std::string expected =
       "GPU0-7 have no measured read; the platform allows ~7.9 GB/s each (1 nearest NVMe (PIX): "

@@ -111,6 +111,20 @@ m = re.search(r'<section id="storage">(.*?)</section>', page, re.S)
 sys.exit(0 if m and "<svg" in m.group(1) and "<table" in m.group(1) else 1)
 PY
   fi
+  # An io page of gdsb-io --gpus (issue 43) opens with the node: its first section is the
+  # node's, with the GPU x type table (a row per GPU of the embedded node object) and a chart.
+  if grep -q '"node":{' "$out/$p.html" && grep -q 'data-schema="gdsbench.io/1"' "$out/$p.dom.html"; then
+    python3 - "$out/$p.dom.html" "$out/$p.html" <<'PY' || problems+=("the node section is not first, or lacks its table or chart")
+import json, re, sys
+page = open(sys.argv[1]).read()
+raw = open(sys.argv[2]).read()
+doc = json.loads(re.search(r'<script type="application/json"[^>]*>(.*?)</script>', raw, re.S).group(1))
+first = re.search(r'<section id="([^"]*)">(.*?)</section>', page, re.S)
+ok = first and first.group(1) == "node" and "<svg" in first.group(2)
+rows = re.findall(r'<tr><td class="n">GPU(\d+)</td>', first.group(2)) if ok else []
+sys.exit(0 if ok and rows == [str(g["gpu"]) for g in doc["node"]["gpus"]] else 1)
+PY
+  fi
   # A history page marks its change points on the charts (issue 37).
   if grep -q 'data-schema="gdsbench.history/1"' "$out/$p.dom.html"; then
     grep -q 'class="xmark"' "$out/$p.dom.html" || problems+=("no change point marked on a chart")

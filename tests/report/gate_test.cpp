@@ -159,3 +159,56 @@ TEST(Gate, JunitAndMarkdownEscapeNames) {
 
 }  // namespace
 }  // namespace gdsb::report
+
+namespace gdsb::report {
+namespace {
+
+// A doctor document with these findings and no runs (only the findings are gated).
+Document doctor_doc(const nlohmann::json& findings, const std::string& name) {
+  nlohmann::json j = nlohmann::json::object();
+  j["findings"] = findings;
+  j["runs"] = nlohmann::json::array();
+  return Document{name, DocKind::Doctor, j};
+}
+
+nlohmann::json compat_on(const std::vector<int>& gpus) {
+  nlohmann::json per_gpu = nlohmann::json::array(), devices = nlohmann::json::array();
+  for (const int g : gpus) {
+    const std::string dev = "GPU" + std::to_string(g) + " 0000:00:0" + std::to_string(g) + ".0";
+    per_gpu.push_back({{"gpu", "GPU" + std::to_string(g)}, {"devices", nlohmann::json::array({dev})}});
+    devices.push_back(dev);
+  }
+  nlohmann::json f = nlohmann::json::object();
+  f["rule"] = "compat-mode";
+  f["confidence"] = "certain";
+  f["title"] = "cuFile in compat mode: nvidia-fs is not loaded";
+  f["devices"] = devices;
+  f["per_gpu"] = gpus.size() > 1 ? per_gpu : nlohmann::json::array();
+  return f;
+}
+
+// Issue 43: a cause on several GPUs is one finding; the gate still tells each GPU apart, so a
+// GPU fixed is fixed and the others are still present, never a new finding.
+TEST(GateDoctor, AFindingOnSeveralGpusIsGatedPerGpu) {
+  const GateResult r = gate_doctor(doctor_doc(nlohmann::json::array({compat_on({0, 1, 2})}), "before.json"),
+                                   doctor_doc(nlohmann::json::array({compat_on({1, 2})}), "after.json"), Thresholds{});
+  int fixed = 0, still = 0, fresh = 0;
+  for (const auto& c : r.cases) {
+    if (c.group != "findings") continue;
+    fixed += c.outcome == Outcome::Pass;
+    still += c.outcome == Outcome::Skip;
+    fresh += c.outcome == Outcome::Fail;
+  }
+  EXPECT_EQ(fixed, 1);
+  EXPECT_EQ(still, 2);
+  EXPECT_EQ(fresh, 0);
+  // A GPU that newly has the cause is a new finding.
+  const GateResult worse = gate_doctor(doctor_doc(nlohmann::json::array({compat_on({1, 2})}), "before.json"),
+                                       doctor_doc(nlohmann::json::array({compat_on({1, 2, 3})}), "after.json"), Thresholds{});
+  int fails = 0;
+  for (const auto& c : worse.cases) fails += c.group == "findings" && c.outcome == Outcome::Fail;
+  EXPECT_EQ(fails, 1);
+}
+
+}  // namespace
+}  // namespace gdsb::report

@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "gdsb/topo/node_run.hpp"
+#include "gdsb/topo/said_together.hpp"
 #include "gdsb/units.hpp"
 
 namespace gdsb::topo {
@@ -46,15 +47,9 @@ std::string odd_gpu_explanation(const NodePlan& p, const NodeMode& m, const OddG
 
 std::string gpu_ranges(std::vector<int> gpus) {
   std::sort(gpus.begin(), gpus.end());
-  std::string out;
-  for (std::size_t i = 0; i < gpus.size();) {
-    std::size_t j = i;
-    while (j + 1 < gpus.size() && gpus[j + 1] == gpus[j] + 1) ++j;
-    out += (out.empty() ? "GPU" : ", GPU") + std::to_string(gpus[i]);
-    if (j > i) out += (j == i + 1 ? ", GPU" : "-") + std::to_string(gpus[j]);
-    i = j + 1;
-  }
-  return out;
+  std::vector<std::string> labels;
+  for (const int g : gpus) labels.push_back("GPU" + std::to_string(g));
+  return gpu_set(labels);
 }
 
 json node_json(const NodePlan& p) {

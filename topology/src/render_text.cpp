@@ -8,6 +8,7 @@
 #include "gdsb/topo/path_model.hpp"
 #include "gdsb/topo/pci_config.hpp"
 #include "gdsb/topo/render.hpp"
+#include "gdsb/topo/said_together.hpp"
 
 namespace gdsb::topo {
 namespace {
@@ -285,6 +286,97 @@ void render_faults(std::ostream& out, const Snapshot& s, const Report& r) {
   }
 }
 
+// "GPU0: 0000:19:00.0, 0000:18:00.0", one per GPU with devices of its own.
+std::vector<std::string> own_lines(const std::vector<TextGpu>& gpus, const std::vector<std::vector<std::string>>& own) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < gpus.size() && i < own.size(); ++i)
+    if (!own[i].empty()) out.push_back(gpus[i].label + ": " + join(own[i], ", "));
+  return out;
+}
+
+// Texts about one GPU each, said once for the GPUs whose texts have the same shape (issue 43):
+// (GPU label, text) in order; one text per shape, in the order of first use.
+// A device each GPU has of its own goes on a line of that GPU below ("  GPU0: 0000:18:00.0").
+std::vector<std::string> said_once(const std::vector<std::pair<std::string, std::string>>& lines) {
+  std::vector<std::string> out;
+  std::vector<bool> done(lines.size(), false);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (done[i]) continue;
+    std::vector<TextGpu> gpus;
+    std::vector<std::string> texts;
+    const std::string shape = text_shape(lines[i].second, {lines[i].first, {}});
+    for (std::size_t j = i; j < lines.size(); ++j)
+      if (!done[j] && text_shape(lines[j].second, {lines[j].first, {}}) == shape) {
+        done[j] = true;
+        gpus.push_back({lines[j].first, {}});
+        texts.push_back(lines[j].second);
+      }
+    std::vector<std::vector<std::string>> own;
+    out.push_back(said_together(gpus, texts, &own));
+    for (const auto& l : own_lines(gpus, own)) out.push_back("  " + l);
+  }
+  return out;
+}
+
+// Checks about one GPU each (its label in the title: bar1, pair-locality) with the same
+// verdict and words for several GPUs are one block naming them ("bar1: GPU0-7 BAR1"), a
+// device or figure that differs listed (issue 43). The report keeps one check per GPU.
+std::vector<CheckResult> checks_said_once(const std::vector<CheckResult>& checks, const TopologyView& v) {
+  const auto gpu_of = [&](const CheckResult& c) -> std::string {
+    for (const auto& d : c.devices)
+      if (const std::string label = v.gpu_label(d); label != d && c.title.find(label) != std::string::npos)
+        return label;
+    return {};
+  };
+  const auto key = [](const CheckResult& c, const TextGpu& g) {
+    std::string k = c.id + "\n" + std::string(1, static_cast<char>(c.verdict)) + text_shape(c.title, g) + "\n" +
+                    text_shape(c.reason, g) + "\n" + text_shape(c.consequence, g) + "\n" + text_shape(c.remedy, g);
+    for (const auto& e : c.evidence) k += "\n" + text_shape(e, g);
+    return k;
+  };
+  std::vector<CheckResult> out;
+  std::vector<bool> done(checks.size(), false);
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    if (done[i]) continue;
+    const std::string label = gpu_of(checks[i]);
+    if (label.empty()) {
+      out.push_back(checks[i]);
+      continue;
+    }
+    const std::string k = key(checks[i], {label, {}});
+    std::vector<TextGpu> gpus;
+    std::vector<const CheckResult*> members;
+    for (std::size_t j = i; j < checks.size(); ++j) {
+      const std::string lj = j == i ? label : gpu_of(checks[j]);
+      if (done[j] || lj.empty() || key(checks[j], {lj, {}}) != k) continue;
+      done[j] = true;
+      gpus.push_back({lj, {}});
+      members.push_back(&checks[j]);
+    }
+    std::vector<std::vector<std::string>> own(gpus.size());
+    const auto merged = [&](const auto& field) {
+      std::vector<std::string> texts;
+      for (const CheckResult* m : members) texts.push_back(field(*m));
+      std::vector<std::vector<std::string>> mine;
+      std::string text = said_together(gpus, texts, &mine);
+      for (std::size_t g = 0; g < gpus.size(); ++g)
+        for (auto& d : mine[g])
+          if (std::find(own[g].begin(), own[g].end(), d) == own[g].end()) own[g].push_back(d);
+      return text;
+    };
+    CheckResult c = checks[i];
+    c.title = merged([](const CheckResult& m) { return m.title; });
+    c.reason = merged([](const CheckResult& m) { return m.reason; });
+    c.consequence = merged([](const CheckResult& m) { return m.consequence; });
+    c.remedy = merged([](const CheckResult& m) { return m.remedy; });
+    for (std::size_t e = 0; e < c.evidence.size(); ++e)
+      c.evidence[e] = merged([e](const CheckResult& m) { return m.evidence[e]; });
+    for (auto& l : own_lines(gpus, own)) c.evidence.push_back(std::move(l));
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 }  // namespace
 
 void render_text(std::ostream& out, const Snapshot& s, const TopologyView& v, const Report& r,
@@ -329,7 +421,7 @@ void render_text(std::ostream& out, const Snapshot& s, const TopologyView& v, co
     const auto [it, first] = said.emplace(text, c.id + ": " + c.title);
     out << "           " << label << ": " << (first ? text : "as for " + it->second) << '\n';
   };
-  for (const auto& c : r.checks) {
+  for (const auto& c : checks_said_once(r.checks, v)) {
     out << ' ' << tag(c.verdict) << ' ' << c.id << ": " << c.title << '\n';
     if (c.verdict == Verdict::Waived) once("reason", c.reason, c);
     size_t n = c.verdict == Verdict::Pass && !opt.verbose ? std::min<size_t>(1, c.evidence.size())
@@ -344,27 +436,27 @@ void render_text(std::ostream& out, const Snapshot& s, const TopologyView& v, co
   banner(out, "CEILINGS");
   if (r.ceilings.empty()) out << " (no GPU)\n";
   std::map<std::string, std::string> limits;  // a ceiling's unknown-why -> who said it first
-  const auto figure = [&](const Ceiling& c, const std::string& what) {
-    out << ' ' << what << ' ';
+  // GPUs' lines give their reason each (said once below when alike); a node line refers to it.
+  const auto line = [&](const Ceiling& c, const std::string& what, bool refer = true) -> std::string {
     if (!c.gb_s) {
       const auto [it, first] = limits.emplace(c.limited_by, what);
-      if (!first) {
-        out << "have no ceiling from this input, for the same reason\n";
-        return;
-      }
+      if (!first && refer) return what + " have no ceiling from this input, for the same reason";
+      return what + " have no ceiling from this input: " + c.limited_by;
     }
-    if (c.gb_s) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "~%.1f GB/s", *c.gb_s);
-      out << "limited to " << buf << " by " << c.limited_by << '\n';
-    } else {
-      out << "have no ceiling from this input: " << c.limited_by << '\n';
-    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "~%.1f GB/s", *c.gb_s);
+    return what + " limited to " + buf + " by " + c.limited_by;
   };
+  const auto figure = [&](const Ceiling& c, const std::string& what) { out << ' ' << line(c, what) << '\n'; };
+  // A GPU's ceiling said once for the GPUs whose ceilings read alike (issue 43).
+  std::vector<std::pair<std::string, std::string>> gpu_lines, nic_lines;
   for (const auto& c : r.ceilings)
-    figure(c, "GDS reads on " + v.gpu_label(c.gpu) + " (" + c.gpu + ")");
+    gpu_lines.emplace_back(v.gpu_label(c.gpu), line(c, "GDS reads on " + v.gpu_label(c.gpu) + " (" + c.gpu + ")", false));
   for (const auto& c : r.nic_ceilings)
-    if (c.gb_s) figure(c, "Remote GDS (RDMA) into " + v.gpu_label(c.gpu) + " (" + c.gpu + ")");
+    if (c.gb_s)
+      nic_lines.emplace_back(v.gpu_label(c.gpu), line(c, "Remote GDS (RDMA) into " + v.gpu_label(c.gpu) + " (" + c.gpu + ")"));
+  for (const auto& lines : {gpu_lines, nic_lines})
+    for (const auto& l : said_once(lines)) out << ' ' << l << '\n';
   if (!r.ceilings.empty()) {
     figure(r.node_nvme, "Node-wide GDS reads from all NVMe drives");
     if (r.node_nic.gb_s) figure(r.node_nic, "Node-wide remote GDS through all data NICs");

@@ -19,7 +19,14 @@ struct Finding {
   std::string rule;   // rule id, e.g. "compat-mode", "acs-redirect"
   std::string title;  // one line: cause and where
   Confidence confidence = Confidence::Possible;
-  std::vector<std::string> devices;   // BDFs and block devices involved
+  std::vector<std::string> devices;   // BDFs and block devices involved (every GPU's, grouped)
+  // One cause on several GPUs said once (issue 43): each GPU's label and its own devices, in
+  // GPU order; empty for a finding about one GPU or none.
+  struct Gpu {
+    std::string label;
+    std::vector<std::string> devices;
+  };
+  std::vector<Gpu> per_gpu;
   std::vector<std::string> evidence;  // register values, sysfs paths, log lines, ratios
   std::string fix;                    // command, boot parameter, cufile.json key, BIOS setting
   std::optional<double> expected_gb_s;  // figure to expect after the fix
