@@ -37,6 +37,9 @@
 #              after NVLINK_IDLE seconds idle (default 60) and after gdsb-p2p's matrix (NVLink
 #              load); deltas per GPU, link and counter from both, and the recovery action
 #              nvidia-smi -q reports
+#   nvlink-oracle  issue 42: which counter `nvidia-smi nvlink -e` shows: ours beside its -e,
+#              -ec (per-lane CRC) and -s, before and after NVLINK_IDLE s idle and a gdsb-p2p run,
+#              per GPU and link in OUT/side-by-side.txt; WAIVED (exit 0, said why) on 1 GPU
 #   history    issue 37: bench/history-gpu.sh: 20 gdsb-io runs with the thread count changed
 #              at run 11 (and 20 -x 0 runs with cufile.json's max_direct_io_size_kb changed),
 #              kept in a history; history show --html/--json and gate --history under OUT
@@ -161,42 +164,41 @@ nvlink_part() {
   grep -c 'gdsb_health_nvlink_errors{' "$OUT/nvlink.prom" | sed 's/^/nvlink error samples in the metrics: /'
   python3 -c "import json,sys; g=json.load(open(sys.argv[1]))['hw_faults']['gpu_errors']; print('recovery_action (ours):', {b: v.get('recovery_action') for b, v in g.items()})" "$OUT/s2-snap/snapshot.json"
   [ "$rc" -eq 0 ] || status=1
-  python3 - "$OUT" <<'PY'
-import json, re, sys
-out = sys.argv[1]
-def ours(label):
-    d = json.load(open(f"{out}/{label}-snap/snapshot.json")).get("hw_faults", {})
-    r = {}
-    for bdf, g in d.get("gpu_errors", {}).items():
-        for l in g.get("nvlinks", []):
-            for k in ("replay", "recovery", "crc_flit", "crc_data"):
-                if l.get(k) is not None: r[(bdf, l["link"], k)] = l[k]
-    return r, d.get("gpu_errors_unread", "")
-def smi(label):
-    r, gpu = {}, None
-    for line in open(f"{out}/{label}-smi.txt"):
-        m = re.match(r"GPU (\d+):", line)
-        if m: gpu = int(m.group(1)); continue
-        m = re.match(r"\s*Link (\d+): (.+?):\s*(\d+)\s*$", line)
-        if m and gpu is not None: r[(gpu, int(m.group(1)), m.group(2))] = int(m.group(3))
-    return r
-t = {l: float(open(f"{out}/{l}.time").read()) for l in ("s0", "s1", "s2")}
-for a, b, what in (("s0", "s1", "idle"), ("s1", "s2", "under gdsb-p2p load")):
-    secs = t[b] - t[a]
-    (x, why), (y, _) = ours(a), ours(b)
-    if why: print("ours: not read:", why)
-    rises = {k: y[k] - x[k] for k in y if k in x and y[k] != x[k]}
-    tot = {}
-    for (bdf, link, k), d in rises.items(): tot[k] = tot.get(k, 0) + d
-    print(f"ours {what}, {secs:.0f} s: {len(x)} counters, rises by kind {tot or 'none'}; "
-          f"largest per link {max(rises.values()) if rises else 0} ({max(rises.values()) / secs if rises else 0:.3f}/s)")
-    sx, sy = smi(a), smi(b)
-    srise = {k: sy[k] - sx[k] for k in sy if k in sx and sy[k] != sx[k]}
-    stot = {}
-    for (g, link, k), d in srise.items(): stot[k] = stot.get(k, 0) + d
-    print(f"nvidia-smi nvlink -e {what}: {len(sx)} counters, rises by kind {stot or 'none'}")
-PY
+  python3 bench/nvlink_oracle.py "$OUT" "s0:s1:idle" "s1:s2:under gdsb-p2p load"
   return "$status"
+}
+
+# Issue 42: which NVLink counter nvidia-smi shows. Ours (NVML through gdsb-topo) beside
+# nvidia-smi nvlink -e (per link), -ec (per lane CRC) and -s (state), before and after
+# NVLINK_IDLE s idle and before and after a gdsb-p2p run, side by side per GPU and link
+# (bench/nvlink_oracle.py) in $OUT/side-by-side.txt. Fewer than 2 GPUs: waived, said why.
+nvlink_oracle_part() {
+  local t=build/release/apps/gdsb-topo/gdsb-topo p=build/release/apps/gdsb-p2p/gdsb-p2p gpus
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+  nvidia-smi nvlink -s >"$OUT/nvlink-s.txt" 2>&1
+  grep -H . /proc/driver/nvidia/params 2>/dev/null | grep -i nvlink >"$OUT/nvlink-params.txt"
+  if [ "${gpus:-0}" -lt 2 ]; then
+    echo "nvlink-oracle: WAIVED: ${gpus:-0} GPU(s) here; the NVLink counters compared need two GPUs joined by NVLink"
+    echo "  (nvidia-smi nvlink -s printed $(wc -l <"$OUT/nvlink-s.txt") line(s); $(cat "$OUT/nvlink-params.txt"))"
+    return 0
+  fi
+  nvidia-smi --query-gpu=index,pci.bus_id,uuid --format=csv,noheader >"$OUT/gpus.csv"
+  sample() {  # $1 label
+    date +%s.%N >"$OUT/$1.time"
+    nvidia-smi nvlink -e >"$OUT/$1-smi.txt" 2>&1
+    nvidia-smi nvlink -ec >"$OUT/$1-ec.txt" 2>&1
+    nvidia-smi nvlink -s >"$OUT/$1-s.txt" 2>&1
+    "$t" --save-snapshot "$OUT/$1-snap" -q >/dev/null 2>&1; echo "$1: snapshot rc=$?"
+  }
+  sample idle0
+  sleep "${NVLINK_IDLE:-60}"
+  sample idle1
+  sample load0
+  "$p" --json "$OUT/p2p.json" >"$OUT/p2p.txt" 2>&1; echo "gdsb-p2p load rc=$?"
+  sample load1
+  head -3 "$OUT/idle0-smi.txt" "$OUT/idle0-ec.txt" "$OUT/idle0-s.txt"
+  python3 bench/nvlink_oracle.py "$OUT" "idle0:idle1:idle" "load0:load1:under gdsb-p2p load" \
+    | tee "$OUT/side-by-side.txt"
 }
 
 run_part() {  # $1 name, rest: command; accepted exit codes in $ok
@@ -367,6 +369,7 @@ for part in "${parts[@]}"; do
     node) ok="0"; run_part node node_part ;;
     ckpt) ok="0"; run_part ckpt bash bench/checkpoint-sweep.sh "$testdir/ckpt-sweep" ;;
     nvlink) ok="0"; run_part nvlink nvlink_part ;;
+    nvlink-oracle) ok="0"; run_part nvlink-oracle nvlink_oracle_part ;;
     history) ok="0"; GDSB_TEST_DIR="$testdir" run_part history bash bench/history-gpu.sh ;;
     nights) ok="0"; GDSB_TEST_DIR="$testdir" run_part nights bash bench/history-nights.sh ;;
     dataset) ok="0"; run_part dataset dataset_part ;;

@@ -73,9 +73,22 @@ std::string collect_in_child(const Options& opt, const StepFn& step, std::option
     light.devices.push_back(std::move(x));
   }
   light.faults = snap.faults;
+  // Who each GPU is to NVML (its index and UUID: the metrics' dcgm-exporter labels), from this
+  // session live, else as the recording says (a snapshot or hwloc XML that holds them).
+  for (const auto& [bdf, f] : snap.gpu_facts)
+    if (f.nvml_index || !f.uuid.empty()) {
+      light.gpu_facts[bdf].source = f.source;
+      light.gpu_facts[bdf].nvml_index = f.nvml_index;
+      light.gpu_facts[bdf].uuid = f.uuid;
+    }
   if (opt.sources.live()) {
     light.faults.gpu_errors = software.errors;
     light.faults.gpu_errors_unread = software.unavailable ? software.unavailable->why : "";
+    for (const auto& [bdf, g] : software.gpus) {
+      light.gpu_facts[bdf].source = "nvml";
+      light.gpu_facts[bdf].nvml_index = g.index;
+      light.gpu_facts[bdf].uuid = g.uuid;
+    }
   }
   const nlohmann::json out = {{"facts", topo::fingerprint_json(topo::make_fingerprint(snap, software))},
                               {"snapshot", topo::snapshot_json(light, false)}};
@@ -152,9 +165,11 @@ int save(const Options& opt) {
 // `expected` is null.
 void write_metrics(const Options& opt, const std::string& node, const topo::Fingerprint* now,
                    const topo::FactMap* expected, const std::vector<topo::HealthDifference>& differences,
-                   const topo::FaultMetrics& faults = {}) {
+                   const topo::FaultMetrics& faults = {},
+                   const std::map<std::string, topo::GpuFacts>* gpus = nullptr) {
   topo::HealthMetricsContext ctx{"gdsb-topo", std::string(version()), opt.expect, node,
-                                 std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()};
+                                 std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(),
+                                 gpus};
   report::write_output_atomic({opt.openmetrics, "--openmetrics"},
                               topo::health_openmetrics(now, expected, differences, ctx, faults), opt.allow_overwrite);
 }
@@ -234,7 +249,8 @@ int health(const Options& opt) {
       out << "gdsb: note: Xid events not checked: " << now.faults->faults.kernel_log_unread << '\n';
     if (!opt.openmetrics.empty()) {
       write_metrics(opt, node, now.facts ? &*now.facts : nullptr, &*expected, differences,
-                    {now.faults ? &now.faults->faults : nullptr, findings});
+                    {now.faults ? &now.faults->faults : nullptr, findings},
+                    now.faults ? &now.faults->gpu_facts : nullptr);
       metrics_written = true;
     }
     // --npd refuses --state and --slurm-drain: its verdict is the exit code and one line.

@@ -48,12 +48,17 @@ std::string title_of(const std::string& kind, int xid) {
 }  // namespace
 
 std::vector<FleetFault> fleet_faults(const std::vector<NodeSummary>& nodes) {
-  std::map<std::pair<std::string, int>, FleetFault> by_fault;
+  const std::string history(topo::fault_severity_name(topo::FaultSeverity::History));
+  std::map<std::tuple<bool, std::string, int>, FleetFault> by_fault;
   for (const NodeSummary& n : nodes)
     for (const NodeFault& f : n.faults) {
       const int xid = f.kind == topo::fault_kind_name(topo::FaultKind::Xid) ? f.xid : 0;
-      FleetFault& g = by_fault[{f.kind, xid}];
-      if (g.kind.empty()) g = FleetFault{f.kind, f.severity, xid, title_of(f.kind, xid), {}};
+      // A node summary's faults are judged since boot without a known-good log position
+      // (summary.cpp): its history is an Xid of an earlier boot.
+      const bool past = f.severity == history;
+      FleetFault& g = by_fault[{past, f.kind, xid}];
+      if (g.kind.empty())
+        g = FleetFault{f.kind, f.severity, xid, title_of(f.kind, xid) + (past ? " in an earlier boot, not judged" : ""), {}};
       if (f.severity == "critical") g.severity = "critical";
       if (g.nodes.empty() || g.nodes.back().node != n.node) g.nodes.push_back({n.node, {}, 0, {}});
       FleetFault::Node& at = g.nodes.back();
@@ -66,10 +71,12 @@ std::vector<FleetFault> fleet_faults(const std::vector<NodeSummary>& nodes) {
     std::sort(g.nodes.begin(), g.nodes.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
     out.push_back(std::move(g));
   }
-  // Critical first; then the fault on most nodes; then by kind and Xid, for a stable order.
-  std::stable_sort(out.begin(), out.end(), [](const FleetFault& a, const FleetFault& b) {
-    return std::make_tuple(a.severity != "critical", -static_cast<long>(a.nodes.size()), a.kind, a.xid) <
-           std::make_tuple(b.severity != "critical", -static_cast<long>(b.nodes.size()), b.kind, b.xid);
+  // Critical first, history last; then the fault on most nodes; then by kind and Xid, for a
+  // stable order.
+  const auto rank = [&](const FleetFault& f) { return f.severity == "critical" ? 0 : f.severity == history ? 2 : 1; };
+  std::stable_sort(out.begin(), out.end(), [&](const FleetFault& a, const FleetFault& b) {
+    return std::make_tuple(rank(a), -static_cast<long>(a.nodes.size()), a.kind, a.xid) <
+           std::make_tuple(rank(b), -static_cast<long>(b.nodes.size()), b.kind, b.xid);
   });
   return out;
 }

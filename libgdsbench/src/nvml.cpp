@@ -179,6 +179,7 @@ std::unique_ptr<Library> Library::open(const std::string& path) {
   bind(handle, "nvmlDeviceGetHandleByPciBusId_v2", a.device_get_handle_by_pci_bus_id_v2);
   bind(handle, "nvmlDeviceGetName", a.device_get_name);
   bind(handle, "nvmlDeviceGetVbiosVersion", a.device_get_vbios_version);
+  bind(handle, "nvmlDeviceGetUUID", a.device_get_uuid);
   bind(handle, "nvmlDeviceGetPciInfo_v3", a.device_get_pci_info_v3);
   bind(handle, "nvmlDeviceGetMemoryInfo", a.device_get_memory_info);
   bind(handle, "nvmlDeviceGetBAR1MemoryInfo", a.device_get_bar1_memory_info);
@@ -263,6 +264,10 @@ Result<std::string> Library::name(Device d) const {
 
 Result<std::string> Library::vbios_version(Device d) const {
   return text_call<kDeviceVbiosVersionBufferSize>(api_.device_get_vbios_version, d);
+}
+
+Result<std::string> Library::uuid(Device d) const {
+  return text_call<kDeviceUuidBufferSize>(api_.device_get_uuid, d);
 }
 
 Result<PciInfo> Library::pci_info(Device d) const {

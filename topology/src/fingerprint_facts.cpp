@@ -249,6 +249,10 @@ GpuSoftware read_gpu_software(const std::string& nvml_lib, const StepNote& step)
       if (is_fault(rc)) throw NvmlFault(who + ": " + lib->error_string(rc));
     };
     NvmlGpu g;
+    g.index = static_cast<int>(i);
+    const auto uuid = lib->uuid(d.value);
+    check(uuid.rc);
+    if (uuid.ok()) g.uuid = uuid.value;
     const auto vbios = lib->vbios_version(d.value);
     check(vbios.rc);
     if (vbios.ok()) g.vbios = vbios.value;

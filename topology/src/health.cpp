@@ -24,13 +24,13 @@ std::string kind_label(FactKind k) {
 }
 
 void link_metrics(std::ostream& o, const FactMap* f, const std::string& prefix, const char* what,
-                  const std::string& host) {
+                  const HealthMetricsContext& ctx) {
   const std::string width = prefix + "pcie_link_width", speed = prefix + "pcie_link_transfers_per_second";
   std::ostringstream w, s;
   for (const auto& [k, v] : f ? *f : FactMap{}) {
     const auto* link = std::get_if<LinkFact>(&v);
     if (!link || k.fact != Fact::Link || k.kind == FactKind::Port) continue;
-    const om::Labels l = detail::device_labels(k.bdf.text(), host, {{"kind", kind_label(k.kind)}});
+    const om::Labels l = detail::device_labels(k.bdf.text(), ctx, {{"kind", kind_label(k.kind)}});
     om::sample(w, width, l, link->width);
     if (link->width == 0) om::sample(s, speed, l, 0);
     else if (link->gts) om::sample(s, speed, l, *link->gts * 1e9);  // a speed the table lacks: no sample
@@ -48,13 +48,13 @@ void link_metrics(std::ostream& o, const FactMap* f, const std::string& prefix, 
 // whether the port is ACTIVE, each only where the facts hold it. Labelled by the NIC's PCI
 // function, its RDMA device and the port number, so a port that goes DOWN keeps its series.
 void port_metrics(std::ostream& o, const FactMap* f, const std::string& prefix, const char* what,
-                  const std::string& host) {
+                  const HealthMetricsContext& ctx) {
   const std::string rate = prefix + "nic_port_rate_bits_per_second", up = prefix + "nic_port_up";
   std::ostringstream r, u;
   for (const auto& [k, v] : f ? *f : FactMap{}) {
     if (k.kind != FactKind::Nic || (k.fact != Fact::RdmaRate && k.fact != Fact::RdmaState)) continue;
     const om::Labels l =
-        detail::device_labels(k.bdf.text(), host, {{"rdma_dev", k.rdma_dev}, {"port", std::to_string(k.port)}});
+        detail::device_labels(k.bdf.text(), ctx, {{"rdma_dev", k.rdma_dev}, {"port", std::to_string(k.port)}});
     if (const auto* g = std::get_if<Gbps>(&v)) om::sample(r, rate, l, g->gbps * 1e9);
     if (const auto* state = std::get_if<std::string>(&v); state && k.fact == Fact::RdmaState)
       om::sample(u, up, l, *state == "ACTIVE" ? 1 : 0);
@@ -127,7 +127,7 @@ std::string health_openmetrics(const Fingerprint* now, const FactMap* expected,
   for (const auto& d : differences) {
     if (!d.problem) continue;
     om::sample(o, "gdsb_health_problem_info",
-               detail::device_labels(d.key ? d.key->bdf.text() : "", ctx.node,
+               detail::device_labels(d.key ? d.key->bdf.text() : "", ctx,
                                      {{"fact", d.key ? key_text(*d.key) : d.words},
                                       {"now", d.now},
                                       {"expected", d.expected}}),
@@ -152,13 +152,13 @@ std::string health_openmetrics(const Fingerprint* now, const FactMap* expected,
         if (k.is_presence() && k.kind != FactKind::Port) subjects.insert(k);
   for (const auto& s : subjects)
     om::sample(o, "gdsb_health_device_present",
-               detail::device_labels(s.bdf.text(), ctx.node, {{"kind", kind_label(s.kind)}}),
+               detail::device_labels(s.bdf.text(), ctx, {{"kind", kind_label(s.kind)}}),
                now && now->facts.count(s) ? 1 : 0);
-  link_metrics(o, now ? &now->facts : nullptr, "gdsb_health_", "now", ctx.node);
-  link_metrics(o, expected, "gdsb_health_expected_", "known-good", ctx.node);
-  port_metrics(o, now ? &now->facts : nullptr, "gdsb_health_", "now", ctx.node);
-  port_metrics(o, expected, "gdsb_health_expected_", "known-good", ctx.node);
-  fault_metrics(o, faults, ctx.node);
+  link_metrics(o, now ? &now->facts : nullptr, "gdsb_health_", "now", ctx);
+  link_metrics(o, expected, "gdsb_health_expected_", "known-good", ctx);
+  port_metrics(o, now ? &now->facts : nullptr, "gdsb_health_", "now", ctx);
+  port_metrics(o, expected, "gdsb_health_expected_", "known-good", ctx);
+  fault_metrics(o, faults, ctx);
   o << om::kEof;
   return o.str();
 }

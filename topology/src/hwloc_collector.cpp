@@ -119,6 +119,23 @@ void gpu_names(hwloc_topology_t t, Snapshot& s) {
     keep(o);
 }
 
+// hwloc's NVML backend names each GPU's OS device nvml<N>, N being NVML's index, and gives
+// it the GPU's UUID (NVIDIAUUID): dcgm-exporter's `gpu` and `UUID` labels for the GPU.
+void gpu_nvml_ids(hwloc_topology_t t, Snapshot& s) {
+  for (hwloc_obj_t o = hwloc_get_next_osdev(t, nullptr); o; o = hwloc_get_next_osdev(t, o)) {
+    unsigned index = 0;
+    char tail = 0;
+    if (!o->name || std::sscanf(o->name, "nvml%u%c", &index, &tail) != 1) continue;
+    const std::string bdf = bdf_of_object(o);
+    const Device* d = s.find(bdf);
+    if (!d || d->role != Role::Gpu) continue;
+    GpuFacts& f = s.gpu_facts[bdf];
+    if (f.source.empty()) f.source = "hwloc";
+    f.nvml_index = static_cast<int>(index);
+    if (const char* uuid = hwloc_obj_get_info_by_name(o, "NVIDIAUUID"); uuid && *uuid) f.uuid = uuid;
+  }
+}
+
 // pci_link_speed: hwloc computes it from the link status (LnkSta: current speed and width)
 // as the data rate after line encoding, in GB/s per direction (hwloc's
 // hwloc_pcidisc_find_linkspeed: lanes x GT/s x 8b/10b or 128b/130b / 8). 0: not recorded.
@@ -263,6 +280,7 @@ Snapshot collect_hwloc_xml(const std::filesystem::path& file, const CollectOptio
   for (auto& d : s.devices)
     if (d.role != Role::NvSwitch) d.role = classify_role(d);
   gpu_names(t, s);
+  gpu_nvml_ids(t, s);
   nvlink_bandwidth(t, s);
   // Names hwloc did not record (files exported without PCIVendor/PCIDevice, as the DGX-2
   // one) come from pci.ids, as for every other input.

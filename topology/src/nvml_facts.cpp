@@ -27,7 +27,7 @@ class NvmlGpuFacts final : public GpuFactsProvider {
       const auto handle = lib_->device_by_index(i);
       if (!handle.ok()) continue;
       const auto bus = lib_->bus_id(handle.value);
-      if (bus.ok()) by_bdf_[bus.value] = handle.value;
+      if (bus.ok()) by_bdf_[bus.value] = {handle.value, static_cast<int>(i)};
     }
   }
 
@@ -36,9 +36,11 @@ class NvmlGpuFacts final : public GpuFactsProvider {
   std::optional<GpuFacts> facts_for(const Device& gpu) const override {
     const auto it = by_bdf_.find(nvml::normalize_bus_id(gpu.bdf));
     if (it == by_bdf_.end()) return std::nullopt;  // a GPU NVML does not manage (vfio, MIG)
-    const nvml::Device d = it->second;
+    const nvml::Device d = it->second.handle;
     GpuFacts f;
     f.source = "nvml";
+    f.nvml_index = it->second.index;
+    if (const auto u = lib_->uuid(d); u.ok()) f.uuid = u.value;
     if (const auto n = lib_->name(d); n.ok()) f.name = n.value;
     if (const auto m = lib_->memory_info(d); m.ok()) f.memory_bytes = m.value.total;
     if (const auto b = lib_->bar1_memory_info(d); b.ok()) {
@@ -58,7 +60,7 @@ class NvmlGpuFacts final : public GpuFactsProvider {
   std::optional<GpuErrorCounters> errors_for(const Device& gpu) const override {
     const auto it = by_bdf_.find(nvml::normalize_bus_id(gpu.bdf));
     if (it == by_bdf_.end()) return std::nullopt;
-    return read_gpu_errors(*lib_, it->second);
+    return read_gpu_errors(*lib_, it->second.handle);
   }
 
   std::vector<GpuPairFacts> pair_facts(const std::vector<const Device*>& gpus) const override {
@@ -76,9 +78,9 @@ class NvmlGpuFacts final : public GpuFactsProvider {
         if (a == b || ha == by_bdf_.end() || hb == by_bdf_.end()) continue;
         GpuPairFacts p{a->bdf, b->bdf, {}, {}};
         for (const auto& [cap, key] : kCaps)
-          if (const auto st = lib_->p2p_status(ha->second, hb->second, cap); st.ok())
+          if (const auto st = lib_->p2p_status(ha->second.handle, hb->second.handle, cap); st.ok())
             p.p2p[key] = std::string(nvml::p2p_status_code(st.value));
-        if (const auto lv = lib_->common_ancestor(ha->second, hb->second); lv.ok())
+        if (const auto lv = lib_->common_ancestor(ha->second.handle, hb->second.handle); lv.ok())
           p.common_ancestor = std::string(nvml::topology_level_name(lv.value));
         out.push_back(std::move(p));
       }
@@ -87,8 +89,12 @@ class NvmlGpuFacts final : public GpuFactsProvider {
   }
 
  private:
+  struct Handle {
+    nvml::Device handle;
+    int index;  // NVML's enumeration index (dcgm-exporter's `gpu`)
+  };
   std::unique_ptr<nvml::Library> lib_;
-  std::map<std::string, nvml::Device> by_bdf_;
+  std::map<std::string, Handle> by_bdf_;
 };
 
 }  // namespace

@@ -261,10 +261,16 @@ void render_faults(std::ostream& out, const Snapshot& s, const Report& r) {
   if (!log && r.faults.empty()) return;
   banner(out, "FAULTS");
   if (log) {
-    uint64_t records = 0;
+    uint64_t records = 0, earlier = 0;
     for (const XidEvent& e : log->xids) records += e.count;
-    out << " kernel log: " << log->source << " (" << log->format << ", " << log->lines << " lines, " << records
-        << " Xid record" << (records == 1 ? "" : "s");
+    for (const XidEvent& e : log->earlier_xids) earlier += e.count;
+    out << " kernel log: " << log->source << " (" << log->format << ", " << log->lines << " lines, ";
+    // A log that spans boots says which boot its Xid records are of (the last is judged).
+    if (log->boots > 1)
+      out << log->boots << " boots: " << records << " Xid record" << (records == 1 ? "" : "s") << " in the last, "
+          << earlier << " in earlier ones";
+    else
+      out << records << " Xid record" << (records == 1 ? "" : "s");
     if (log->unparsed + log->dropped > 0)
       out << ", " << log->unparsed + log->dropped << " more not kept (address or code unreadable, or past "
           << kMaxXidKeys << " GPU and code pairs)";

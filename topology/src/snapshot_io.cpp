@@ -308,7 +308,9 @@ json snapshot_json(const Snapshot& s, bool with_config) {
                   {"pcie_max_gen", opt(f.pcie_max_gen)},
                   {"pcie_max_width", opt(f.pcie_max_width)},
                   {"numa_node", opt(f.numa_node)},
-                  {"nvlinks", nvlinks_json(f.nvlinks)}};
+                  {"nvlinks", nvlinks_json(f.nvlinks)},
+                  {"nvml_index", opt(f.nvml_index)},
+                  {"uuid", f.uuid}};
   return {{"schema", kSnapshotSchema},
           {"recorded_from", {{"kind", source_kind_name(s.kind)}, {"path", s.path}}},
           {"devices", devices},
@@ -344,6 +346,8 @@ Snapshot snapshot_from_json(const json& j, const std::string& what) {
       g.pcie_max_width = get_opt<int>(f, "pcie_max_width");
       g.numa_node = get_opt<int>(f, "numa_node");
       g.nvlinks = nvlinks_from(f);
+      g.nvml_index = get_opt<int>(f, "nvml_index");  // absent before issue 42
+      g.uuid = f.value("uuid", "");
       s.gpu_facts[bdf] = std::move(g);
     }
     for (const auto& p : j.value("gpu_pairs", json::array()))

@@ -40,6 +40,7 @@ inline constexpr unsigned kPciBusIdLegacySize = 16;     // NVML_DEVICE_PCI_BUS_I
 inline constexpr unsigned kDeviceNameBufferSize = 96;   // NVML_DEVICE_NAME_V2_BUFFER_SIZE
 inline constexpr unsigned kSystemDriverVersionBufferSize = 80;
 inline constexpr unsigned kDeviceVbiosVersionBufferSize = 32;  // NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE
+inline constexpr unsigned kDeviceUuidBufferSize = 96;   // NVML_DEVICE_UUID_V2_BUFFER_SIZE
 inline constexpr unsigned kNvLinkMaxLinks = 18;         // NVML_NVLINK_MAX_LINKS
 
 // nvmlPciInfo_t (the layout nvmlDeviceGetPciInfo_v3 and ...RemotePciInfo_v2 fill).
@@ -136,6 +137,7 @@ struct Api {
   Return (*device_get_handle_by_pci_bus_id_v2)(const char*, Device*) = nullptr;
   Return (*device_get_name)(Device, char*, unsigned) = nullptr;
   Return (*device_get_vbios_version)(Device, char*, unsigned) = nullptr;
+  Return (*device_get_uuid)(Device, char*, unsigned) = nullptr;
   Return (*device_get_pci_info_v3)(Device, PciInfo*) = nullptr;
   Return (*device_get_memory_info)(Device, Memory*) = nullptr;
   Return (*device_get_bar1_memory_info)(Device, Bar1Memory*) = nullptr;
@@ -213,6 +215,9 @@ class Library {
   Result<std::string> name(Device d) const;
   // The GPU's firmware (nvmlDeviceGetVbiosVersion, "96.00.74.00.01").
   Result<std::string> vbios_version(Device d) const;
+  // The GPU's UUID as NVML and dcgm-exporter write it ("GPU-3e09735f-3ae0-a103-7d7f-6ea8f6241eee";
+  // nvmlDeviceGetUUID).
+  Result<std::string> uuid(Device d) const;
   Result<PciInfo> pci_info(Device d) const;
   Result<std::string> bus_id(Device d) const;  // normalized, from pci_info
   Result<Memory> memory_info(Device d) const;

@@ -12,6 +12,12 @@
 // Not recorded on that machine, so answered NOT_SUPPORTED unless a test sets them:
 // GDSB_FAKE_NVML_CUDA=13000 (nvmlSystemGetCudaDriverVersion_v2) and
 // GDSB_FAKE_NVML_VBIOS=96.00.74.00.01 (nvmlDeviceGetVbiosVersion, both GPUs).
+// GDSB_FAKE_NVML_UUIDS="GPU-...,GPU-..." answers nvmlDeviceGetUUID by index (an empty or
+// missing entry: NOT_SUPPORTED): the 2 x H200 machine's UUIDs were not recorded, so a test
+// names the value it uses and where it read it.
+// nvmlDeviceGetRemappedRows answers what the 1 x H200 (0000:00:06.0, driver 580.159.04)
+// showed in `nvidia-smi -q` on 2026-11-29 (/work/notes/h200-proc/rec/nvidia-smi-q.txt):
+// 0 correctable, 0 uncorrectable, not pending, no failure.
 // GDSB_FAKE_NVML_GPU1_LINKS=N leaves only GPU 1's first N links active (links down on one
 // side of a pair, which bounds what the pair can use through the switches).
 // GDSB_FAKE_NVML_FAULT makes nvmlDeviceGetVbiosVersion (a device call) fail as a sick node's
@@ -105,6 +111,24 @@ int nvmlDeviceGetVbiosVersion(void*, char* buf, unsigned n) {
   const char* vbios = std::getenv("GDSB_FAKE_NVML_VBIOS");
   if (!vbios) return 3;
   std::snprintf(buf, n, "%s", vbios);
+  return 0;
+}
+int nvmlDeviceGetUUID(void* d, char* buf, unsigned n) {
+  const char* all = std::getenv("GDSB_FAKE_NVML_UUIDS");
+  if (!all) return 3;
+  std::string list = all;
+  for (int i = 0; i < index_of(d); ++i) {
+    const size_t comma = list.find(',');
+    if (comma == std::string::npos) return 3;
+    list.erase(0, comma + 1);
+  }
+  list = list.substr(0, list.find(','));
+  if (list.empty()) return 3;
+  std::snprintf(buf, n, "%s", list.c_str());
+  return 0;
+}
+int nvmlDeviceGetRemappedRows(void*, unsigned* corr, unsigned* unc, unsigned* pending, unsigned* failed) {
+  *corr = *unc = *pending = *failed = 0;
   return 0;
 }
 int nvmlDeviceGetCount_v2(unsigned* n) {

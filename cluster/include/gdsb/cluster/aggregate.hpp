@@ -87,7 +87,9 @@ struct MetricStats {
 // (NodeFault), each node once. A node's list of the same fault on several devices is one row.
 struct FleetFault {
   std::string kind;      // NodeFault::kind ("xid", "aer_correctable_rate", ...)
-  std::string severity;  // "critical" when any node's is, else "warning"
+  // "critical" when any node's is, else "warning"; "history" for an Xid of an earlier boot,
+  // a group of its own (listed, never judged: not merged into the same Xid of this boot)
+  std::string severity;
   int xid = 0;           // Xid faults: which one (one fault per code)
   std::string title;     // "Xid 79 (fallen off the bus)", "PCIe links replaying (...)"
   struct Node {
@@ -99,7 +101,8 @@ struct FleetFault {
   std::vector<Node> nodes;  // by node name
 };
 
-// Grouped by fault (kind, and the Xid for Xid faults), critical first, then by how many nodes.
+// Grouped by fault (kind, the Xid for Xid faults, history apart), critical first, history
+// last, then by how many nodes.
 std::vector<FleetFault> fleet_faults(const std::vector<NodeSummary>& nodes);
 
 struct ClusterResult;

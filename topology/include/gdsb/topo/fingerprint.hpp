@@ -147,6 +147,8 @@ struct NvmlGpu {
   std::string vbios;               // "" when NVML does not say
   std::optional<uint64_t> bar1_bytes;
   std::optional<int> nvlinks;      // active links; nullopt when this NVML has no NVLink queries
+  int index = 0;                   // NVML's index (dcgm-exporter's `gpu`); not a fingerprint fact
+  std::string uuid;                // "GPU-3e09735f-..." (dcgm-exporter's `UUID`); "" when NVML does not say
 };
 struct GpuSoftware {
   std::string driver;                    // "580.95.05"; "" when NVML does not say

@@ -2,6 +2,7 @@
 // the comparison is compare_with_expected (fingerprint.hpp); its node_exporter metrics here.
 #pragma once
 
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -17,6 +18,9 @@ struct HealthMetricsContext {
   std::string expect_file;
   std::string node;  // also the devices' samples' Hostname label (dcgm-exporter's)
   double checked_at_unix_s = 0;
+  // The GPUs' facts now, by BDF: a GPU's samples carry dcgm-exporter's `gpu` (NVML's index) and
+  // `UUID` where these hold them (GpuFacts::nvml_index, uuid); null or absent: neither label.
+  const std::map<std::string, GpuFacts>* gpus = nullptr;
 };
 // The Prometheus/OpenMetrics text of one health check (gdsb_health_* gauges; the names and
 // their units are listed in docs/gdsb-topo.md), ending in "# EOF". `now` is null when the
@@ -34,7 +38,8 @@ std::string health_openmetrics(const Fingerprint* now, const FactMap* expected,
                                const HealthMetricsContext& ctx, const FaultMetrics& faults = {});
 // The fault families alone (part of health_openmetrics' text, before its "# EOF"). Every
 // sample of a device carries, beside our "bdf", dcgm-exporter's pci_bus_id and Hostname
-// (`host`, the node), so dashboards join the two exporters' series.
-void fault_metrics(std::ostream& o, const FaultMetrics& faults, const std::string& host);
+// (ctx.node), and a GPU's its gpu and UUID where ctx.gpus holds them, so dashboards join the
+// two exporters' series.
+void fault_metrics(std::ostream& o, const FaultMetrics& faults, const HealthMetricsContext& ctx);
 
 }  // namespace gdsb::topo

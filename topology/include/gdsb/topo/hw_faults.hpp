@@ -272,7 +272,8 @@ struct FaultThresholds {
   // 100/s ("CRC errors only matter at rates of 100+ per second", its GpuHardwareLimits.h,
   // from the driver team); a healthy idle 4 x H100 counted 0.1-0.7/s of data CRC on every
   // link (1.7/s at most under NVLink load) while nvidia-smi nvlink -e showed none
-  // (docs/PERFORMANCE.md, 2026-11-27).
+  // (docs/PERFORMANCE.md, 2026-11-27): nvidia-smi -e prints no data-CRC counter at all
+  // (docs/gdsb-topo.md, "Our data-CRC counter is not one nvidia-smi nvlink -e shows").
   double nvlink_crc_per_second = 100;
 };
 

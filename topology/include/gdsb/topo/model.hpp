@@ -293,6 +293,11 @@ struct GpuFacts {
   std::optional<int> pcie_cur_gen, pcie_cur_width, pcie_max_gen, pcie_max_width;
   std::optional<int> numa_node;  // closest host NUMA node (NVML memory affinity)
   std::optional<std::vector<NvLink>> nvlinks;  // nullopt: the source has no NVLink data
+  // Who NVML says the GPU is: its index (nvmlDeviceGetHandleByIndex; hwloc's nvml<N>) and
+  // UUID ("GPU-3e09735f-..."), dcgm-exporter's `gpu` and `UUID` labels. Unknown where the
+  // source has no NVML (lspci, sysfs and hwloc files without NVML devices).
+  std::optional<int> nvml_index;
+  std::string uuid;
 };
 
 class GpuFactsProvider {
