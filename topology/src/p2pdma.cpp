@@ -76,7 +76,7 @@ std::string hex4(uint16_t v) {
 
 P2pdmaFact kernel_fact(const Machine& m) {
   const P2pdmaHostFacts& f = m.p2pdma;
-  P2pdmaFact r{std::string(kP2pdmaFactNames[0]), FactState::Unknown, "", ""};
+  P2pdmaFact r{std::string(kP2pdmaFactNames[0]), FactState::Unknown, "", "", ""};
   std::vector<std::string> ev;
   if (f.kallsyms_pgmap_ops)
     ev.push_back(*f.kallsyms_pgmap_ops ? "/proc/kallsyms has p2pdma_pgmap_ops"
@@ -89,6 +89,7 @@ P2pdmaFact kernel_fact(const Machine& m) {
   const bool no = (f.kallsyms_pgmap_ops && !*f.kallsyms_pgmap_ops) || f.kernel_config == "not set";
   if (no) {
     r.state = FactState::Missing;
+    r.why_not = "the kernel has no PCI P2PDMA (CONFIG_PCI_P2PDMA)";
     r.fix = "boot a kernel built with CONFIG_PCI_P2PDMA=y (Ubuntu's 6.2 and newer are), or use "
             "nvidia-fs with the GDS NVMe patches (MLNX_OFED/DOCA) instead of P2PDMA mode";
   } else if (f.kallsyms_pgmap_ops || f.kernel_config == "y") {
@@ -103,7 +104,7 @@ P2pdmaFact kernel_fact(const Machine& m) {
 }
 
 P2pdmaFact module_fact(const Machine& m) {
-  P2pdmaFact r{std::string(kP2pdmaFactNames[1]), FactState::Unknown, "", ""};
+  P2pdmaFact r{std::string(kP2pdmaFactNames[1]), FactState::Unknown, "", "", ""};
   const std::string& line = m.network.nvidia_driver_version;
   if (line.empty()) {
     r.evidence = "/proc/driver/nvidia/version not read (the NVIDIA driver is not loaded, or the "
@@ -118,6 +119,7 @@ P2pdmaFact module_fact(const Machine& m) {
   if (k.flavour == NvidiaKernelModule::Proprietary) {
     r.state = FactState::Missing;
     r.evidence += " (the proprietary module)";
+    r.why_not = "the GPU driver is the proprietary kernel module";
     r.fix = fix;
   } else if (k.flavour == NvidiaKernelModule::Open && k.major >= kOpenRmMajor) {
     r.state = FactState::Met;
@@ -125,13 +127,14 @@ P2pdmaFact module_fact(const Machine& m) {
   } else if (k.flavour == NvidiaKernelModule::Open && k.major >= 0) {
     r.state = FactState::Missing;
     r.evidence += " (open, older than " + std::to_string(kOpenRmMajor) + ")";
+    r.why_not = "the open GPU kernel module " + k.version + " is older than " + std::to_string(kOpenRmMajor);
     r.fix = fix;
   }
   return r;
 }
 
 P2pdmaFact registry_fact(const Machine& m) {
-  P2pdmaFact r{std::string(kP2pdmaFactNames[2]), FactState::Unknown, "", ""};
+  P2pdmaFact r{std::string(kP2pdmaFactNames[2]), FactState::Unknown, "", "", ""};
   if (!m.arch.empty() && !is_x86(m)) {
     r.state = FactState::NotNeeded;
     r.evidence = "platform " + m.arch + ": the registry keys are needed on x86 only";
@@ -173,12 +176,13 @@ P2pdmaFact registry_fact(const Machine& m) {
   std::string names;
   for (size_t i = 0; i < unset.size(); ++i) names += (i ? " and " : "") + unset[i];
   r.evidence += ": " + names + " not set to 1";
+  r.why_not = names + (unset.size() > 1 ? " are" : " is") + " not set";
   r.fix = kRegistryFix;
   return r;
 }
 
 P2pdmaFact multipath_fact(const Machine& m) {
-  P2pdmaFact r{std::string(kP2pdmaFactNames[3]), FactState::Unknown, "", ""};
+  P2pdmaFact r{std::string(kP2pdmaFactNames[3]), FactState::Unknown, "", "", ""};
   const auto& v = m.p2pdma.nvme_multipath;
   if (!v) {
     r.evidence = "/sys/module not read";
@@ -186,6 +190,7 @@ P2pdmaFact multipath_fact(const Machine& m) {
     // No NVMe driver at all: P2PDMA mode serves NVMe drives only (GSN 3.2).
     r.state = FactState::Missing;
     r.evidence = "/sys/module/nvme_core absent: this kernel runs no NVMe driver";
+    r.why_not = "no NVMe driver (nvme_core) runs";
     r.fix = "P2PDMA mode reads local NVMe drives through the kernel's nvme driver: give the node "
             "NVMe drives (bare metal, or NVMe passthrough into the VM) with nvme_core loaded";
   } else if (*v == "N" || *v == "n" || *v == "0") {
@@ -195,6 +200,7 @@ P2pdmaFact multipath_fact(const Machine& m) {
     r.state = FactState::Missing;
     r.evidence = "/sys/module/nvme_core/parameters/multipath: " + *v +
                  " (native NVMe multipath does not work with PCI P2PDMA)";
+    r.why_not = "NVMe native multipath is on";
     r.fix = "echo 'options nvme_core multipath=N' > /etc/modprobe.d/nvme.conf (or nvme_core."
             "multipath=N on the kernel command line), then " + std::string(kInitramfs);
   }
@@ -202,7 +208,7 @@ P2pdmaFact multipath_fact(const Machine& m) {
 }
 
 P2pdmaFact gpu_fact(const Snapshot& s) {
-  P2pdmaFact r{std::string(kP2pdmaFactNames[4]), FactState::Unknown, "", ""};
+  P2pdmaFact r{std::string(kP2pdmaFactNames[4]), FactState::Unknown, "", "", ""};
   // Each device id once, with how many GPUs have it (a fact common to eight GPUs said once).
   std::map<uint16_t, int> ids;
   for (const Device* g : s.with_role(Role::Gpu))
@@ -221,6 +227,8 @@ P2pdmaFact gpu_fact(const Snapshot& s) {
     if (!g) off.push_back("10de:" + hex4(id));
   }
   r.state = off.empty() ? FactState::Met : FactState::Missing;
+  for (size_t i = 0; i < off.size(); ++i)
+    r.why_not += (i ? ", " : "GPU ") + off[i] + (i + 1 == off.size() ? " is not on NVIDIA's P2PDMA list" : "");
   if (!off.empty())
     r.fix = "P2PDMA mode runs on A100, A40, L4, L40S, H100, H200, B100, B200 and B300 only; "
             "for this GPU use nvidia-fs (modprobe nvidia-fs, packages nvidia-gds)";
@@ -229,7 +237,7 @@ P2pdmaFact gpu_fact(const Snapshot& s) {
 
 P2pdmaFact platform_fact(const Snapshot& s) {
   const Machine& m = s.machine;
-  P2pdmaFact r{std::string(kP2pdmaFactNames[5]), FactState::Unknown, "", ""};
+  P2pdmaFact r{std::string(kP2pdmaFactNames[5]), FactState::Unknown, "", "", ""};
   const ListedGpu* superchip = nullptr;
   for (const Device* g : s.with_role(Role::Gpu))
     if (g->vendor == 0x10de && !superchip) superchip = find_in(kGraceSuperchips, g->device);
@@ -238,6 +246,7 @@ P2pdmaFact platform_fact(const Snapshot& s) {
     r.evidence = "aarch64" + std::string(is_grace(m) ? ", Grace CPU (CPU part 0xd4f)" : "") +
                  (superchip ? ", " + std::string(superchip->model) + " (" + superchip->pci_ids_name + ")"
                             : std::string());
+    r.why_not = "the platform is Grace Hopper";
     r.fix = "P2PDMA mode is not supported on Grace Hopper: use nvidia-fs there";
   } else if (m.arch.empty()) {
     r.evidence = "the architecture is not in this input";
@@ -249,7 +258,7 @@ P2pdmaFact platform_fact(const Snapshot& s) {
 }
 
 P2pdmaFact storage_fact(const Machine& m) {
-  P2pdmaFact r{std::string(kP2pdmaFactNames[6]), FactState::Unknown, "", ""};
+  P2pdmaFact r{std::string(kP2pdmaFactNames[6]), FactState::Unknown, "", "", ""};
   if (!m.proc_known) {
     r.evidence = "the mounts are not in this input";
     return r;
@@ -273,13 +282,14 @@ P2pdmaFact storage_fact(const Machine& m) {
   r.state = FactState::Missing;
   for (size_t i = 0; i < refused.size(); ++i) r.evidence += (i ? "; " : "") + refused[i];
   r.evidence += " (P2PDMA mode supports neither RAID0 over NVMe nor NVMe-oF)";
+  r.why_not = "data on md RAID0 or NVMe-oF";
   r.fix = "serve these mounts through nvidia-fs (it reads md RAID0 and NVMe-oF), or put the data "
           "on a file system directly on a local NVMe namespace";
   return r;
 }
 
 P2pdmaFact cufile_fact(const Machine& m) {
-  P2pdmaFact r{std::string(kP2pdmaFactNames[7]), FactState::Unknown, "", ""};
+  P2pdmaFact r{std::string(kP2pdmaFactNames[7]), FactState::Unknown, "", "", ""};
   if (!m.proc_known) {
     r.evidence = "cufile.json is not in this input";
     return r;
@@ -296,6 +306,7 @@ P2pdmaFact cufile_fact(const Machine& m) {
                    ? c.path + ": " + c.error
                    : c.path + ": properties.use_pci_p2pdma " +
                          (c.use_pci_p2pdma ? "false" : "absent (default false)");
+  r.why_not = "cufile.json does not set use_pci_p2pdma";
   r.fix = "set \"properties\": {\"use_pci_p2pdma\": true} in " + c.path +
           " (or the file CUFILE_ENV_PATH_JSON names)";
   return r;
@@ -357,6 +368,12 @@ const P2pdmaFact* P2pdmaReadiness::fact(std::string_view name) const {
   for (const P2pdmaFact& f : facts)
     if (f.name == name) return &f;
   return nullptr;
+}
+
+std::string P2pdmaReadiness::why_not() const {
+  std::string out;
+  for (const P2pdmaFact* f : with(FactState::Missing)) out += (out.empty() ? "" : "; ") + f->why_not;
+  return out;
 }
 
 std::string P2pdmaReadiness::verdict() const {

@@ -33,6 +33,7 @@ struct P2pdmaFact {
   FactState state = FactState::Unknown;
   std::string evidence;  // what was read, where
   std::string fix;       // Missing: the exact change; else ""
+  std::string why_not;   // Missing: what is wrong, short ("RMForceStaticBar1 is not set"); else ""
 };
 
 struct P2pdmaReadiness {
@@ -43,6 +44,8 @@ struct P2pdmaReadiness {
   // "P2PDMA readiness unknown: <facts> not read".
   std::string verdict() const;
   const P2pdmaFact* fact(std::string_view name) const;
+  // The missing facts' why_not, "; " between ("" when none is missing).
+  std::string why_not() const;
 };
 
 // The facts' names, in the order they are judged (the order data flows: kernel, driver,
