@@ -43,6 +43,10 @@
 #   history    issue 37: bench/history-gpu.sh: 20 gdsb-io runs with the thread count changed
 #              at run 11 (and 20 -x 0 runs with cufile.json's max_direct_io_size_kb changed),
 #              kept in a history; history show --html/--json and gate --history under OUT
+#   p2pdma     issue 43: gdsb-topo's P2PDMA readiness (text and JSON) beside the raw facts it reads
+#              (/proc/kallsyms, config.gz, /proc/driver/nvidia/version and params, nvme_core's
+#              multipath, cufile.json, nvidia-smi -q's driver and device lines), and its snapshot
+#              replayed to the same facts
 #   nights     issue 41: bench/history-nights.sh: real nightly series for the gate's corpus (steady
 #              -x 1/-x 2/-x 0 runs and a real thread-count step), series.csv under OUT
 #   dataset    issue 43: the dataset preset at its defaults (100,000 files of 128 KiB, 8 threads)
@@ -356,6 +360,43 @@ dataset_part() {
   return "$status"
 }
 
+# Issue 43: the P2PDMA readiness check live, beside the raw facts it reads (the oracle): a fact
+# line of gdsb-topo must say what the file next to it says.
+p2pdma_part() {
+  local t=build/release/apps/gdsb-topo/gdsb-topo rc status=0
+  $t --json "$OUT/topo.json" --save-snapshot "$OUT/snap" --allow-overwrite >"$OUT/topo.txt" 2>&1; rc=$?
+  echo "gdsb-topo rc=$rc (0, or 3 where a check fails)"
+  case "$rc" in 0|3) ;; *) status=1 ;; esac
+  echo "== gdsb-topo: gds-stack P2PDMA mode (text)"
+  sed -n '/gds-stack: P2PDMA mode/,/^ \[/p' "$OUT/topo.txt" | sed '$d'
+  echo "== gdsb-topo: p2pdma (JSON) | raw facts"
+  python3 - "$OUT/topo.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))["p2pdma"]
+print("verdict:", p["verdict"], "| ready:", p["ready"])
+for f in p["facts"]:
+    print("  %-28s %-10s %s%s" % (f["name"], f["state"], f["evidence"], "  FIX: " + f["fix"] if f["fix"] else ""))
+PY
+  echo "-- kernel: uname -r $(uname -r), uname -m $(uname -m)"
+  echo "-- grep p2pdma /proc/kallsyms:"; grep -i p2pdma /proc/kallsyms | awk '{print "   ", $2, $3, $4}'
+  echo "-- CONFIG_PCI_P2PDMA:"; { zcat /proc/config.gz 2>/dev/null || cat "/boot/config-$(uname -r)" 2>/dev/null; } | grep -E "CONFIG_PCI_P2PDMA[= ]" | sed 's/^/    /'
+  echo "-- /proc/driver/nvidia/version:"; sed 's/^/    /' /proc/driver/nvidia/version 2>&1
+  echo "-- /proc/driver/nvidia/params:"; grep -E "^RegistryDwords" /proc/driver/nvidia/params 2>&1 | sed 's/^/    /'
+  echo "-- /sys/module/nvme_core/parameters/multipath: $(cat /sys/module/nvme_core/parameters/multipath 2>&1)"
+  echo "-- cufile.json: $(grep -h use_pci_p2pdma "${CUFILE_ENV_PATH_JSON:-/etc/cufile.json}" 2>&1 | tr -s ' ')"
+  echo "-- nvidia-smi -q:"; nvidia-smi -q 2>&1 | grep -E "Driver Version|Product Name|Product Architecture|Device Id|Bus Id" | sed 's/^/   /'
+  # The snapshot replays the same facts (what a support engineer is sent).
+  $t --from-snapshot "$OUT/snap" --json "$OUT/replay.json" -q >/dev/null 2>&1
+  python3 - "$OUT/topo.json" "$OUT/replay.json" <<'PY'
+import json, sys
+a, b = (json.load(open(f))["p2pdma"] for f in sys.argv[1:3])
+print("snapshot replay:", "same facts" if a == b else "DIFFERS: %s" % json.dumps(b))
+sys.exit(0 if a == b else 1)
+PY
+  [ $? -eq 0 ] || status=1
+  return "$status"
+}
+
 for part in "${parts[@]}"; do
   case "$part" in
     gpu-test) ok="0"; run_part gpu-test bash ci/gpu-test.sh --create-udev-record ;;
@@ -370,6 +411,7 @@ for part in "${parts[@]}"; do
     ckpt) ok="0"; run_part ckpt bash bench/checkpoint-sweep.sh "$testdir/ckpt-sweep" ;;
     nvlink) ok="0"; run_part nvlink nvlink_part ;;
     nvlink-oracle) ok="0"; run_part nvlink-oracle nvlink_oracle_part ;;
+    p2pdma) ok="0"; run_part p2pdma p2pdma_part ;;
     history) ok="0"; GDSB_TEST_DIR="$testdir" run_part history bash bench/history-gpu.sh ;;
     nights) ok="0"; GDSB_TEST_DIR="$testdir" run_part nights bash bench/history-nights.sh ;;
     dataset) ok="0"; run_part dataset dataset_part ;;

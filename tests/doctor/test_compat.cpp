@@ -2,6 +2,7 @@
 // with the evidence gdsb-io's decide_path writes for that cause.
 #include "doctor_test_util.hpp"
 #include "gdsb/gpu/cufile_errors.hpp"
+#include "p2pdma_recording.hpp"
 
 namespace gdsb::doctor::testing {
 namespace {
@@ -28,6 +29,41 @@ TEST(DoctorCompat, NvidiaFsNotLoadedIsCertainWithTheModprobeFix) {
   // minimum over every hop, measured storage included; it was the drives' 15.75 before).
   EXPECT_NEAR(*f.expected_gb_s, 13.5 * 1.073741824, 0.01);
   EXPECT_TRUE(d.has_problem());
+}
+
+// Issue 43: no nvidia-fs, use_pci_p2pdma on, NVMe present, and the registry as the H200 VM
+// recorded it (RegistryDwords ""): compat because RMForceStaticBar1 is not set, with its
+// modprobe.d fix and the figure to expect once it is.
+TEST(DoctorCompat, CompatBecauseTheP2pdmaRegistryIsNotSet) {
+  fx::Machine m = topo::testing::p2pdma_ready_node();
+  m.host.files["proc/driver/nvidia/params"] =
+      topo::testing::h200_recording("proc-driver-nvidia-params.txt");
+  auto facts = no_nvfs_facts();
+  facts.config.use_pci_p2pdma = true;
+  // cuFile's properties without the P2P feature, and its log as on NVIDIA/gds-nvidia-fs issue 75.
+  facts.props.known = true;
+  facts.props.p2p_supported = false;
+  facts.log_lines = {" 26-01-2026 15:24:49:200 [pid=2306456 tid=2306456] DEBUG  cufio-drv:796 gpu "
+                     "attribute pci_p2pdma not supported errornum: 801 error:  CUDA_ERROR_NOT_SUPPORTED"};
+  const auto d = diagnose_with(m, {run(XferType::CpuOnly, 3.0), cufile_run(1.2, facts)});
+  const Finding* f = find_rule(d, "compat-mode");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->title,
+            "cuFile in compat mode: nvidia-fs is not loaded and P2PDMA mode cannot engage: "
+            "RMForceStaticBar1 and RmForceDisableIomapWC are not set");
+  EXPECT_EQ(f->confidence, Confidence::Certain);
+  EXPECT_TRUE(any_contains(f->evidence, "P2PDMA driver registry: /proc/driver/nvidia/params "
+                                        "RegistryDwords: \"\""));
+  EXPECT_TRUE(contains(f->fix, "options nvidia NVreg_RegistryDwords=\"RMForceStaticBar1=1;"
+                               "RmForceDisableIomapWC=1\""));
+  EXPECT_TRUE(contains(f->fix, "update-initramfs -u"));
+  ASSERT_TRUE(f->expected_gb_s.has_value());  // the figure once GDS runs: storage alone bounds it
+  EXPECT_NEAR(*f->expected_gb_s, 3.0 * 1.073741824, 0.01);
+  // Only cufile.json's key missing: the generic cause, whose fix already names the key.
+  fx::Machine off = topo::testing::p2pdma_ready_node();
+  off.host.cufile_json = R"({ "properties": { "use_pci_p2pdma": false } })";
+  const auto d2 = diagnose_with(off, {cufile_run(1.2, no_nvfs_facts())});
+  EXPECT_EQ(find_rule(d2, "compat-mode")->title, "cuFile in compat mode: nvidia-fs is not loaded");
 }
 
 TEST(DoctorCompat, ForcedByCufileJson) {

@@ -201,6 +201,12 @@ void write_sysfs(const Machine& m, const fs::path& root) {
     fs::create_directories(root / "sys/devices/system/node" / ("node" + std::to_string(n)));
   write_blocks(h.blocks, root);
   write_network(m, root);
+  for (const auto& [path, text] : h.files) {
+    if (text.empty())
+      fs::create_directories(root / path);
+    else
+      write_file(root / path, text);
+  }
   if (!h.write_proc) return;
   write_file(root / "proc/cmdline", h.cmdline + "\n");
   write_file(root / "proc/sys/kernel/osrelease", h.kernel + "\n");

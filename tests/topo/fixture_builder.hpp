@@ -96,6 +96,9 @@ struct Host {
   std::vector<SysBlock> blocks;  // /sys/class/block, written only when not empty
   int numa_nodes = 1;
   Network network;
+  // Further files under the root, by path ("proc/kallsyms" -> its text): recorded host files
+  // a test lays on the machine (the P2PDMA facts). An empty text makes a directory.
+  std::map<std::string, std::string> files;
 };
 
 struct Machine {

@@ -83,6 +83,17 @@ inline Snapshot hgx_with_host_facts(bool nvidia_fs, const CollectOptions& o) {
   m.cufile.path = "/etc/cufile.json";
   m.cufile.found = true;
   m.cufile.use_pci_p2pdma = !nvidia_fs;
+  if (!nvidia_fs) {
+    // The rest of what P2PDMA mode needs (issue 43), as a ready node shows it: the kallsyms
+    // line of NVIDIA/gds-nvidia-fs issue 75, the open module of the project's H200 VM, the
+    // guide's registry value and multipath N (fixtures/real/SOURCES.md, "P2PDMA readiness").
+    m.arch = "x86_64";
+    m.p2pdma.kallsyms_pgmap_ops = true;
+    m.p2pdma.registry_dwords = "RMForceStaticBar1=1;RmForceDisableIomapWC=1;";
+    m.p2pdma.nvme_multipath = "N";
+    m.network.nvidia_driver_version =
+        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)";
+  }
   return s;
 }
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hgx_recording.hpp"
+#include "p2pdma_recording.hpp"
 #include "topo_cli_util.hpp"
 #include "topo_test_util.hpp"
 
@@ -90,6 +91,37 @@ TEST_F(TopoCli, OneAddressTwiceIsRefusedNamingBothLines) {
   EXPECT_NE(r.err.find(twice.string() + ": PCI address 0000:00:04.0 is recorded twice (line 40 and line 66)"),
             std::string::npos)
       << r.err;
+}
+
+// Issue 43: the P2PDMA facts through the command line, text and JSON: the ready node exits 0
+// and says so; with the H200 VM's own params (RegistryDwords "") it exits 3 naming the registry
+// and its modprobe.d line, and the JSON carries every fact.
+TEST_F(TopoCli, P2pdmaReadinessInTextAndJson) {
+  CliRun ok = cli({"--sysfs-root", tree(p2pdma_ready_node(), "ready").string()});
+  EXPECT_EQ(ok.rc, 0) << ok.out << ok.err;
+  EXPECT_NE(ok.out.find("[PASS]   gds-stack: P2PDMA mode (GDS without nvidia-fs)\n           - P2PDMA ready\n"),
+            std::string::npos) << ok.out;
+  fixture::Machine m = p2pdma_ready_node();
+  m.host.files["proc/driver/nvidia/params"] = h200_recording("proc-driver-nvidia-params.txt");
+  const fs::path out = dir.path() / "registry.json";
+  CliRun r = cli({"--sysfs-root", tree(m, "registry").string(), "--json", out.string()});
+  EXPECT_EQ(r.rc, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("- P2PDMA not ready: driver registry\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("remedy: driver registry: echo 'options nvidia NVreg_RegistryDwords="
+                       "\"RMForceStaticBar1=1;RmForceDisableIomapWC=1\"' > /etc/modprobe.d/"
+                       "nvidia-p2pdma.conf, then update-initramfs -u -k $(uname -r) (Ubuntu) or "
+                       "dracut -f (RHEL/SLES), and reboot\n"),
+            std::string::npos) << r.out;
+  std::ifstream in(out);
+  const auto j = nlohmann::json::parse(in);
+  const auto& p = j.at("p2pdma");
+  EXPECT_EQ(p.at("verdict").get<std::string>(), "P2PDMA not ready: driver registry");
+  EXPECT_FALSE(p.at("ready").get<bool>());
+  ASSERT_EQ(p.at("facts").size(), 8U);
+  for (const auto& f : p.at("facts"))
+    EXPECT_EQ(f.at("state").get<std::string>(),
+              f.at("name").get<std::string>() == "driver registry" ? "missing" : "met")
+        << f.dump();
 }
 
 TEST_F(TopoCli, JsonReportFollowsTheContract) {

@@ -1,5 +1,6 @@
 // Fixture scenarios: recorded sysfs trees with real config-space capability chains,
 // asserted check by check.
+#include "p2pdma_recording.hpp"
 #include "topo_test_util.hpp"
 
 namespace gdsb::topo::testing {
@@ -228,11 +229,17 @@ TEST(TopoScenario, SoftwareStackSettings) {
   EXPECT_EQ(o2.titled("gds-stack", "nvidia-fs")->verdict, Verdict::Fail);
   EXPECT_EQ(o2.titled("gds-stack", "file systems")->verdict, Verdict::Pass);  // xfs is capable
   m.host.cufile_json = R"({"properties": {"use_pci_p2pdma": true}})";
+  // Asking for P2PDMA mode is not having it (issue 43): its facts unread, nvidia-fs is needed.
+  auto o3a = run_sysfs(m, k80GiB);
+  EXPECT_EQ(o3a.titled("gds-stack", "nvidia-fs")->verdict, Verdict::Fail);
+  m.host.files = p2pdma_ready_node().host.files;
   auto o3 = run_sysfs(m, k80GiB);
   EXPECT_EQ(o3.titled("gds-stack", "nvidia-fs")->verdict, Verdict::Pass);  // P2PDMA mode
-  m.host.kernel = "5.15.0";
+  // The kernel's symbols decide, not its version: the H200 VM's kallsyms on a 6.8 kernel.
+  m.host.files["proc/kallsyms"] = h200_recording("kallsyms-p2pdma.txt");
   auto o4 = run_sysfs(m, k80GiB);
   EXPECT_EQ(o4.titled("gds-stack", "P2PDMA")->verdict, Verdict::Fail);
+  EXPECT_EQ(o4.titled("gds-stack", "nvidia-fs")->verdict, Verdict::Fail);
 }
 
 TEST(TopoScenario, Bar1SmallerThanMemoryWarnsAndTinyFails) {

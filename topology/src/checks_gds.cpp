@@ -9,15 +9,36 @@
 #include "gdsb/topo/mounts.hpp"
 #include "gdsb/topo/checks.hpp"
 #include "gdsb/topo/network_storage.hpp"
+#include "gdsb/topo/p2pdma.hpp"
 #include "gdsb/topo/path_model.hpp"
 
 namespace gdsb::topo {
 namespace {
 
-std::pair<int, int> kernel_version(const std::string& release) {
-  int major = 0, minor = 0;
-  if (std::sscanf(release.c_str(), "%d.%d", &major, &minor) != 2) return {0, 0};
-  return {major, minor};
+// cuFile's P2PDMA mode (gdsb/topo/p2pdma.hpp): the verdict first, then each fact with its
+// evidence; the fixes of the missing ones are the remedy.
+CheckResult p2pdma_result(const std::string& id, const Machine& m, const P2pdmaReadiness& r) {
+  CheckResult c = make(id, "P2PDMA mode (GDS without nvidia-fs)", Verdict::Pass);
+  c.evidence.push_back(r.verdict());
+  for (const P2pdmaFact& f : r.facts)
+    c.evidence.push_back(f.name + " [" + std::string(fact_state_name(f.state)) + "]: " + f.evidence);
+  if (r.ready()) return c;
+  const auto missing = r.with(FactState::Missing);
+  for (const P2pdmaFact* f : missing) c.remedy += (c.remedy.empty() ? "" : "; ") + f->name + ": " + f->fix;
+  const bool asked = m.cufile.use_pci_p2pdma.value_or(false);
+  if (missing.empty()) {
+    c.verdict = Verdict::Waived;
+    c.reason = r.verdict();
+  } else if (asked || !m.nvidia_fs_loaded) {
+    c.verdict = Verdict::Fail;
+    c.consequence = std::string(asked ? "cufile.json asks for P2PDMA mode" : "nvidia-fs is not loaded") +
+                    " and P2PDMA mode cannot engage: cuFile reads NVMe in compat mode (POSIX "
+                    "through its bounce buffers), or fails where allow_compat_mode is false";
+  } else {
+    c.verdict = Verdict::Waived;
+    c.reason = "fact only: nvidia-fs serves GDS here and cufile.json does not ask for P2PDMA mode";
+  }
+  return c;
 }
 
 std::string yes_no(const std::optional<bool>& v, bool dflt) {
@@ -171,44 +192,33 @@ class GdsStackCheck final : public Check {
                      "the " + std::string(source_kind_name(ctx.snapshot.kind)) +
                          " input has no host facts (/proc, /run/udev, cufile.json)")};
     std::vector<CheckResult> out;
-    auto [kmaj, kmin] = kernel_version(m.kernel_release);
-    bool p2pdma_kernel = kmaj > 6 || (kmaj == 6 && kmin >= 2);
-    bool p2pdma_on = m.cufile.use_pci_p2pdma.value_or(false);
+    const P2pdmaReadiness p2pdma = p2pdma_readiness(ctx.snapshot);
+    // Whether P2PDMA mode can stand in for nvidia-fs: the host's facts; each mount's storage
+    // is the file-system result's to judge.
+    const bool p2pdma_host_ready = std::all_of(
+        p2pdma.facts.begin(), p2pdma.facts.end(), [](const P2pdmaFact& f) {
+          return f.state == FactState::Met || f.state == FactState::NotNeeded ||
+                 f.name == kP2pdmaFactNames[6];  // storage layout
+        });
 
     CheckResult fs = make(id(), "nvidia-fs driver", Verdict::Pass);
     if (m.nvidia_fs_loaded) {
       fs.evidence.push_back(
           "/proc/driver/nvidia-fs present, version " +
           (m.nvidia_fs_version.empty() ? std::string("unknown") : m.nvidia_fs_version));
-    } else if (p2pdma_kernel && p2pdma_on) {
-      fs.evidence.push_back(
-          "/proc/driver/nvidia-fs absent; not needed: use_pci_p2pdma with kernel " +
-          m.kernel_release);
+    } else if (p2pdma_host_ready) {
+      fs.evidence.push_back("/proc/driver/nvidia-fs absent; not needed: P2PDMA mode is ready");
     } else {
       fs.verdict = Verdict::Fail;
       fs.evidence.push_back("/proc/driver/nvidia-fs absent (module not loaded)");
       fs.consequence =
-          "without nvidia-fs (or kernel P2PDMA) cuFile cannot DMA into GPU memory: it runs in "
-          "compat "
-          "mode, i.e. POSIX reads through its own bounce buffers";
-      fs.remedy =
-          "modprobe nvidia-fs (packages nvidia-fs-dkms / nvidia-gds)" +
-          std::string(p2pdma_kernel ? ", or set properties.use_pci_p2pdma true in cufile.json "
-                                      "(CUDA 12.8+, open GPU kernel module)"
-                                    : "");
+          "without nvidia-fs (or a ready P2PDMA mode) cuFile cannot DMA into GPU memory: it runs "
+          "in compat mode, i.e. POSIX reads through its own bounce buffers";
+      fs.remedy = "modprobe nvidia-fs (packages nvidia-fs-dkms / nvidia-gds), or make P2PDMA "
+                  "mode ready (gds-stack: P2PDMA mode lists what is missing)";
     }
     out.push_back(std::move(fs));
-
-    CheckResult p2p = make(id(), "kernel P2PDMA", Verdict::Pass);
-    p2p.evidence.push_back("kernel " + m.kernel_release +
-                           (p2pdma_kernel ? " (>= 6.2: P2PDMA-capable)" : " (< 6.2)") +
-                           ", use_pci_p2pdma " + yes_no(m.cufile.use_pci_p2pdma, false));
-    if (p2pdma_on && !p2pdma_kernel) {
-      p2p.verdict = Verdict::Fail;
-      p2p.consequence = "cufile.json asks for P2PDMA but this kernel cannot provide it";
-      p2p.remedy = "use a 6.2+ kernel or set use_pci_p2pdma false and load nvidia-fs";
-    }
-    out.push_back(std::move(p2p));
+    out.push_back(p2pdma_result(id(), m, p2pdma));
 
     const auto& c = m.cufile;
     CheckResult cf = make(id(), "cufile.json", Verdict::Pass);

@@ -10,6 +10,7 @@
 #include "gdsb/gds_storage.hpp"
 #include "gdsb/topo/checks.hpp"
 #include "gdsb/topo/network_storage.hpp"
+#include "gdsb/topo/p2pdma.hpp"
 #include "network_carriers.hpp"
 
 namespace gdsb::topo {
@@ -88,7 +89,7 @@ DmaBuf dma_buf(const Machine& m) {
   const std::string& v = m.network.nvidia_driver_version;
   if (v.empty()) {
     unknown.push_back("the GPU kernel module flavour (/proc/driver/nvidia/version)");
-  } else if (v.find("Open Kernel Module") != std::string::npos) {
+  } else if (nvidia_kernel_module(v).flavour == NvidiaKernelModule::Open) {
     d.evidence.push_back("/proc/driver/nvidia/version: " + trimmed(v) +
                          " (open GPU kernel module)");
   } else {

@@ -208,6 +208,12 @@ Snapshot collect_lspci_text(const std::filesystem::path& file) {
         d.device = ids->second;
       } else if (h->rest.rfind("NVIDIA", 0) == 0) {
         d.vendor = 0x10de;  // without -nn only the vendor's name identifies a GPU
+        // A device pci.ids does not name, lspci writes as "Device %04x" (pciutils names.c):
+        // the id itself ("NVIDIA Corporation Device 2330 (rev a1)").
+        const std::string name = device_name(h->rest);
+        if (const size_t at = name.rfind(" Device "); at != std::string::npos &&
+                                                      name.size() == at + 12 && is_hex(name, at + 8, 4))
+          d.device = static_cast<uint16_t>(std::stoul(name.substr(at + 8), nullptr, 16));
       } else if (h->rest.rfind("Mellanox", 0) == 0) {
         d.vendor = 0x15b3;  // and a ConnectX/BlueField as a data NIC (nic_role.hpp)
       }

@@ -9,6 +9,7 @@
 #include "gdsb/topo/collect.hpp"
 #include "gdsb/topo/ext4_mode.hpp"
 #include "gdsb/topo/mounts.hpp"
+#include "gdsb/topo/p2pdma.hpp"
 #include "internal.hpp"
 
 namespace fs = std::filesystem;
@@ -178,6 +179,7 @@ Machine collect_machine(const fs::path& root, bool live, const CollectOptions& o
       ++m.numa_nodes;
   }
   m.network = read_network_facts(root, live);
+  if (m.proc_known) m.p2pdma = read_p2pdma_facts(root, live, m.kernel_release);
   return m;
 }
 

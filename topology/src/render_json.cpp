@@ -4,6 +4,7 @@
 #include "gdsb/topo/collect.hpp"
 #include "gdsb/topo/network_storage.hpp"
 #include "gdsb/topo/nic_role.hpp"
+#include "gdsb/topo/p2pdma.hpp"
 #include "gdsb/topo/pci_config.hpp"
 #include "gdsb/topo/render.hpp"
 #include "internal.hpp"
@@ -137,6 +138,15 @@ nlohmann::json to_json(const Snapshot& s, const TopologyView& v, const Report& r
                            {"consequence", c.consequence},
                            {"remedy", c.remedy},
                            {"reason", c.reason}});
+  // cuFile's P2PDMA mode, fact by fact (gdsb/topo/p2pdma.hpp): what the gds-stack result
+  // says in words, as data for gdsb-doctor and scripts.
+  const P2pdmaReadiness p2pdma = p2pdma_readiness(s);
+  j["p2pdma"] = {{"verdict", p2pdma.verdict()}, {"ready", p2pdma.ready()}, {"facts", nlohmann::json::array()}};
+  for (const P2pdmaFact& f : p2pdma.facts)
+    j["p2pdma"]["facts"].push_back({{"name", f.name},
+                                    {"state", fact_state_name(f.state)},
+                                    {"evidence", f.evidence},
+                                    {"fix", f.fix}});
   j["pairs"] = nlohmann::json::array();
   for (const auto& p : v.pairs())
     j["pairs"].push_back({{"gpu", p.gpu},

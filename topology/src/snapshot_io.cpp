@@ -186,6 +186,12 @@ json machine_json(const Machine& m) {
     j["cufile_rdma"] = {{"library", m.cufile_rdma->library},
                         {"loaded", m.cufile_rdma->loaded},
                         {"error", m.cufile_rdma->error}};
+  const P2pdmaHostFacts& p = m.p2pdma;
+  j["p2pdma"] = {{"kallsyms_pgmap_ops", opt(p.kallsyms_pgmap_ops)},
+                 {"kernel_config", p.kernel_config},
+                 {"kernel_config_file", p.kernel_config_file},
+                 {"registry_dwords", opt(p.registry_dwords)},
+                 {"nvme_multipath", opt(p.nvme_multipath)}};
   return j;
 }
 
@@ -252,6 +258,14 @@ Machine machine_from(const json& j) {
                                               it->at("error").get<std::string>()};
   // Absent in snapshots written before it was recorded: every *_known stays false.
   if (const auto it = j.find("network"); it != j.end()) m.network = detail::network_from(*it);
+  // Absent in snapshots written before issue 43: every P2PDMA fact unread.
+  if (const auto it = j.find("p2pdma"); it != j.end() && it->is_object()) {
+    m.p2pdma.kallsyms_pgmap_ops = get_opt<bool>(*it, "kallsyms_pgmap_ops");
+    m.p2pdma.kernel_config = it->at("kernel_config").get<std::string>();
+    m.p2pdma.kernel_config_file = it->at("kernel_config_file").get<std::string>();
+    m.p2pdma.registry_dwords = get_opt<std::string>(*it, "registry_dwords");
+    m.p2pdma.nvme_multipath = get_opt<std::string>(*it, "nvme_multipath");
+  }
   return m;
 }
 

@@ -6,6 +6,7 @@
 #include "gdsb/gds_storage.hpp"
 #include "gdsb/topo/ext4_mode.hpp"
 #include "gdsb/topo/mounts.hpp"
+#include "gdsb/topo/p2pdma.hpp"
 #include "rule_util.hpp"
 
 namespace gdsb::doctor {
@@ -50,8 +51,37 @@ std::optional<Cause> udev_cause(const RunResult& r, const Platform* p) {
                "data on ext4 or xfs directly on NVMe; in a container, " + std::string(kUdevFix)};
 }
 
+// Without nvidia-fs, cuFile reaches NVMe only through P2PDMA mode: on a platform with NVMe
+// drives, its missing facts (gdsb/topo/p2pdma.hpp) are why compat mode ran, each with its fix.
+std::optional<topo::P2pdmaReadiness> p2pdma_not_ready(const Platform* p) {
+  if (!p || !p->snapshot->machine.proc_known || p->snapshot->machine.nvidia_fs_loaded ||
+      p->snapshot->with_role(topo::Role::Nvme).empty())
+    return std::nullopt;
+  topo::P2pdmaReadiness r = topo::p2pdma_readiness(*p->snapshot);
+  // cufile.json's key alone is the generic cause's fix ("or set use_pci_p2pdma"); a missing
+  // host fact is what that fix would not mend.
+  for (const topo::P2pdmaFact* f : r.with(topo::FactState::Missing))
+    if (f->name != topo::kP2pdmaFactNames[7]) return r;
+  return std::nullopt;
+}
+
+std::vector<std::string> p2pdma_evidence(const topo::P2pdmaReadiness& r) {
+  std::vector<std::string> ev;
+  for (const topo::P2pdmaFact* f : r.with(topo::FactState::Missing))
+    ev.push_back("P2PDMA " + f->name + ": " + f->evidence);
+  return ev;
+}
+
+std::string p2pdma_fixes(const topo::P2pdmaReadiness& r) {
+  std::string fix;
+  for (const topo::P2pdmaFact* f : r.with(topo::FactState::Missing))
+    fix += (fix.empty() ? "" : "; ") + f->name + ": " + f->fix;
+  return fix;
+}
+
 std::vector<Cause> causes_of(const RunResult& r, const Platform* p) {
   std::vector<Cause> out;
+  const auto p2pdma = p2pdma_not_ready(p);
   const auto forced = lines_with(r, {"CUFILE_FORCE_COMPAT_MODE=true", "force_compat_mode is true",
                                      "force_compat_mode=true"});
   if (!forced.empty())
@@ -61,7 +91,16 @@ std::vector<Cause> causes_of(const RunResult& r, const Platform* p) {
   const auto no_nvfs = lines_with(r, {"nvidia-fs not loaded", "nvidia-fs module is not loaded"});
   const auto p2p_on = lines_with(r, {"use_pci_p2pdma=true"});
   const auto p2p_off_driver = lines_with(r, {"P2P feature off"});
-  if (!no_nvfs.empty() && !p2p_on.empty() && !p2p_off_driver.empty()) {
+  if (!no_nvfs.empty() && forced.empty() && p2pdma) {
+    // The platform names what P2PDMA mode lacks: "compat because RMForceStaticBar1 is not set".
+    auto ev = no_nvfs;
+    for (const auto& l : p2p_on) add_unique(ev, l);
+    for (const auto& l : p2p_off_driver) add_unique(ev, l);
+    for (const auto& l : p2pdma_evidence(*p2pdma)) add_unique(ev, l);
+    out.push_back({"nvidia-fs is not loaded and P2PDMA mode cannot engage: " + p2pdma->why_not(),
+                   Confidence::Certain, ev,
+                   p2pdma_fixes(*p2pdma) + "; or load nvidia-fs instead: sudo modprobe nvidia-fs"});
+  } else if (!no_nvfs.empty() && !p2p_on.empty() && !p2p_off_driver.empty()) {
     auto ev = no_nvfs;
     ev.insert(ev.end(), p2p_on.begin(), p2p_on.end());
     ev.insert(ev.end(), p2p_off_driver.begin(), p2p_off_driver.end());

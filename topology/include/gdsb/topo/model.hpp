@@ -234,6 +234,22 @@ struct CufileSettings {
   std::map<std::string, std::vector<std::string>> mount_rdma_dev_addr_list;
 };
 
+// The host facts cuFile's P2PDMA mode (GDS without nvidia-fs) rests on, as read; judged in
+// gdsb/topo/p2pdma.hpp. nullopt: the input did not have the file.
+struct P2pdmaHostFacts {
+  // /proc/kallsyms lists the symbol p2pdma_pgmap_ops (defined only with CONFIG_PCI_P2PDMA).
+  std::optional<bool> kallsyms_pgmap_ops;
+  // CONFIG_PCI_P2PDMA in the kernel's configuration: "y", "not set" ("# ... is not set" or no
+  // line), "" unread; kernel_config_file: where it was read ("/proc/config.gz").
+  std::string kernel_config, kernel_config_file;
+  // /proc/driver/nvidia/params "RegistryDwords" without its quotes ("" when empty).
+  std::optional<std::string> registry_dwords;
+  // /sys/module/nvme_core/parameters/multipath ("N", "Y"); "" when /sys/module has no
+  // nvme_core (no NVMe driver in the kernel).
+  std::optional<std::string> nvme_multipath;
+  bool operator==(const P2pdmaHostFacts&) const = default;
+};
+
 // Host facts that are not PCI config space. Offline PCI-only inputs leave them unknown.
 struct Machine {
   bool proc_known = false;   // cmdline, kernel, cpu, mounts, nvidia-fs, udev, cufile.json
@@ -261,6 +277,7 @@ struct Machine {
   // collector's dlopen probe, saved in the snapshot so a replay shows the recorded machine's
   // answer. nullopt: not probed (recorded inputs other than a snapshot, older snapshots).
   std::optional<gpu::cufile::LibraryProbe> cufile_rdma;
+  P2pdmaHostFacts p2pdma;
 };
 
 // One NVLink of a GPU. From NVML (live, replayed from a snapshot): one entry per link index,
