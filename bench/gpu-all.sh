@@ -322,7 +322,7 @@ node_part() {
   cat "$OUT/node-plan.txt"; echo "node plan rc=$rc"
   [ "$rc" -eq 0 ] || status=1
   (cd "$testdir" && "$io" --gpus all -x 1,0,2 -s "${NODE_SIZE:-2G}" -T "${NODE_SECONDS:-4}" \
-     --json "$OUT/node-disk.json") >"$OUT/node-disk.txt" 2>&1; rc=$?
+     --json "$OUT/node-disk.json" --html "$OUT/node-disk.html") >"$OUT/node-disk.txt" 2>&1; rc=$?
   cat "$OUT/node-disk.txt"; echo "node (disk) rc=$rc"
   [ "$rc" -eq 0 ] || status=1
   # Issue 35: checkpoint-load -x 0 on 4 GPUs crashed inside libcufile in 3 runs of 4.
