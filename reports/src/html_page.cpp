@@ -55,19 +55,21 @@ std::string html_escape(std::string_view text) {
 }
 
 std::string json_for_script(const nlohmann::json& doc) {
-  const std::string raw = doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string raw = doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // In valid JSON these characters occur only inside strings, where \uXXXX is equivalent.
+  // Most documents have none: the text is returned as it is (the page of 25,000 nodes embeds
+  // 50 MB); else the runs between them are copied whole.
+  std::size_t next = raw.find_first_of("<>&");
+  if (next == std::string::npos) return raw;
   std::string out;
   out.reserve(raw.size() + 64);
-  // In valid JSON these characters occur only inside strings, where \uXXXX is equivalent;
-  // the runs between them are copied whole (the page of 25,000 nodes embeds 50 MB).
-  for (std::size_t at = 0; at < raw.size();) {
-    const std::size_t next = std::min(raw.find_first_of("<>&", at), raw.size());
+  for (std::size_t at = 0;; next = raw.find_first_of("<>&", at)) {
+    next = std::min(next, raw.size());
     out.append(raw, at, next - at);
-    if (next == raw.size()) break;
+    if (next == raw.size()) return out;
     out += raw[next] == '<' ? "\\u003c" : raw[next] == '>' ? "\\u003e" : "\\u0026";
     at = next + 1;
   }
-  return out;
 }
 
 std::string render_html(const nlohmann::json& doc) {
