@@ -59,15 +59,15 @@ std::string json_for_script(const nlohmann::json& doc) {
   // In valid JSON these characters occur only inside strings, where \uXXXX is equivalent.
   // Most documents have none: the text is returned as it is (the page of 25,000 nodes embeds
   // 50 MB); else the runs between them are copied whole.
-  std::size_t next = raw.find_first_of("<>&");
-  if (next == std::string::npos) return raw;
+  const auto special = [](char c) { return c == '<' || c == '>' || c == '&'; };
+  auto next = std::find_if(raw.cbegin(), raw.cend(), special);
+  if (next == raw.cend()) return raw;
   std::string out;
   out.reserve(raw.size() + 64);
-  for (std::size_t at = 0;; next = raw.find_first_of("<>&", at)) {
-    next = std::min(next, raw.size());
-    out.append(raw, at, next - at);
-    if (next == raw.size()) return out;
-    out += raw[next] == '<' ? "\\u003c" : raw[next] == '>' ? "\\u003e" : "\\u0026";
+  for (auto at = raw.cbegin();; next = std::find_if(at, raw.cend(), special)) {
+    out.append(at, next);
+    if (next == raw.cend()) return out;
+    out += *next == '<' ? "\\u003c" : *next == '>' ? "\\u003e" : "\\u0026";
     at = next + 1;
   }
 }
