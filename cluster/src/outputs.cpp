@@ -154,7 +154,16 @@ std::string cluster_openmetrics(const ClusterResult& r) {
   // A line per node and figure (a million at 25,000 HGX nodes): appended to one string, the
   // figures by to_chars in the stream's format (%g, 6 digits), the node's label escaped once.
   std::string out;
-  out.reserve(r.nodes.size() * 2048);  // about 2.7 KB a node of 8 GPUs and five series
+  // Room for the lines at once (reserved pages never written cost no memory): growing by doubling
+  // held the old text and the new one at the peak of the write.
+  std::size_t lines = 0, longest = 0;
+  for (const auto& n : r.nodes) {
+    lines += 1 + n.node_metrics.size();
+    for (const auto& [metric, series] : n.gpu_metrics) lines += series.size(), longest = std::max(longest, metric.size());
+    for (const auto& [metric, value] : n.node_metrics) longest = std::max(longest, metric.size());
+    longest = std::max(longest, n.node.size());
+  }
+  out.reserve(lines * (2 * longest + 80));
   const auto figure = [&out](double v) {
     char b[32];
     out.append(b, std::to_chars(b, b + sizeof b, v, std::chars_format::general, 6).ptr);
