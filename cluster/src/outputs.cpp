@@ -226,7 +226,8 @@ std::string cluster_openmetrics(const ClusterResult& r) {
     }
   }
   o << "# EOF\n";
-  return out + o.str();
+  out += o.str();  // appended in place: a sum of the two would copy the whole text once more
+  return out;
 }
 
 }  // namespace gdsb::cluster
