@@ -11,7 +11,7 @@
 # N may be a list, "2500,10000,25000": three runs for each, one set on disk at a time; the
 # peer and the two hard cases run for the first N only (PEER=0 skips the peer, 116 s at
 # 25,000). Usage: bench/cluster-aggregate.sh BUILD_DIR [N[,N...]] [WORKDIR]
-# (N=10000 writes ~6 GB, 25000 ~15 GB)
+# (N=10000 writes ~7.5 GB, 25000 ~19 GB: 0.75 MB a report since the node figure phase)
 set -euo pipefail
 build=$1 sizes=${2:-10000} work=${3:-$(mktemp -d)}
 IFS=, read -r -a sizes <<<"$sizes"

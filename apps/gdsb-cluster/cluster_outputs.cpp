@@ -1,6 +1,7 @@
 // Options, the --from route and the files rank 0 writes (shared by both routes).
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -57,7 +58,7 @@ std::vector<std::string> write_reference_fingerprints(const Options& o, const cl
   return files;
 }
 
-// cluster.json: "schema" first, then the rest in key order. The schema's line is moved in
+// cluster.json's text: "schema" first, then the rest in key order, and a newline. The schema's line is moved in
 // the document's own dump: an ordered copy of the document (the former way) held a second
 // node table in memory. Only the top level is indented by one space, so the line is unique.
 std::string schema_first(const nlohmann::json& doc) {
@@ -68,10 +69,13 @@ std::string schema_first(const nlohmann::json& doc) {
     nlohmann::ordered_json ordered;
     ordered["schema"] = doc.at("schema");
     for (const auto& [k, v] : doc.items()) ordered[k] = v;
-    return ordered.dump(1);
+    return ordered.dump(1) + "\n";
   }
-  text.erase(at, line.size());
-  text.insert(1, line);
+  // The line moved to the front in one pass over what comes before it (a copy of 50 MB at
+  // 25,000 nodes each time the text was cut and joined), and the final newline added here.
+  std::rotate(text.begin() + 1, text.begin() + static_cast<std::ptrdiff_t>(at),
+              text.begin() + static_cast<std::ptrdiff_t>(at + line.size()));
+  text += '\n';
   return text;
 }
 
@@ -203,7 +207,7 @@ int write_cluster_outputs(const Options& o, RunContext context, const cluster::C
   std::future<void> html = std::async(std::launch::async, [&] {
     report::write_html(doc, path_in(o, "cluster.html"), o.allow_overwrite);
   });
-  report::write_output_atomic(path_in(o, "cluster.json"), schema_first(doc) + "\n", o.allow_overwrite);
+  report::write_output_atomic(path_in(o, "cluster.json"), schema_first(doc), o.allow_overwrite);
   const std::string mark = "# " + std::string(report::kGeneratorMark) + " (gdsb-cluster)\n";
   const std::string text = cluster::cluster_text(r);
   report::write_output_atomic(path_in(o, "cluster.txt"), mark + text, o.allow_overwrite);
@@ -211,8 +215,9 @@ int write_cluster_outputs(const Options& o, RunContext context, const cluster::C
   // OpenMetrics allows no free comment line: the generator is named by a gdsb_generator_info gauge.
   std::ostringstream prom;
   report::openmetrics::generator_info(prom, "gdsb-cluster", version());
-  report::write_output_atomic(path_in(o, "cluster.prom"), prom.str() + cluster::cluster_openmetrics(r),
-                              o.allow_overwrite);
+  std::string metrics = cluster::cluster_openmetrics(r);
+  metrics.insert(0, prom.str());  // in the room reserved for it, not a second copy of 68 MB
+  report::write_output_atomic(path_in(o, "cluster.prom"), metrics, o.allow_overwrite);
   const std::vector<std::string> references = write_reference_fingerprints(o, r);
   html.get();  // its error, if any, is raised here
   if (o.quiet) {

@@ -52,20 +52,8 @@ void hardware_findings(ClusterResult& r, const NodeClass& c) {
   }
 }
 
-void outlier_findings(ClusterResult& r, const NodeClass& c, const std::string& metric,
-                      std::optional<int> gpu) {
-  std::vector<std::pair<std::size_t, double>> points;
-  for (std::size_t i : c.members) {
-    const NodeSummary& n = r.nodes[i];
-    if (gpu) {
-      const auto it = n.gpu_metrics.find(metric);
-      if (it == n.gpu_metrics.end() || it->second.size() <= static_cast<std::size_t>(*gpu)) continue;
-      if (const auto& v = it->second[static_cast<std::size_t>(*gpu)]) points.emplace_back(i, *v);
-    } else {
-      const auto it = n.node_metrics.find(metric);
-      if (it != n.node_metrics.end()) points.emplace_back(i, it->second);
-    }
-  }
+void outlier_findings(ClusterResult& r, const NodeClass& c, const std::string& metric, std::optional<int> gpu,
+                      const std::vector<std::pair<std::size_t, double>>& points) {
   if (points.empty()) return;
   std::vector<double> values;
   values.reserve(points.size());
@@ -90,6 +78,29 @@ void outlier_findings(ClusterResult& r, const NodeClass& c, const std::string& m
     f.z = z;
     r.findings.push_back(std::move(f));
   }
+}
+
+// Outliers of a per-GPU figure of a class, GPU by GPU: each member's series is looked up
+// once for all its GPUs (a lookup per GPU before: 8 per node and figure).
+void gpu_outlier_findings(ClusterResult& r, const NodeClass& c, const std::string& metric) {
+  std::vector<std::vector<std::pair<std::size_t, double>>> points(static_cast<std::size_t>(std::max(c.gpus, 0)));
+  for (std::size_t i : c.members) {
+    const auto it = r.nodes[i].gpu_metrics.find(metric);
+    if (it == r.nodes[i].gpu_metrics.end()) continue;
+    for (std::size_t g = 0; g < points.size() && g < it->second.size(); ++g)
+      if (const auto& v = it->second[g]) points[g].emplace_back(i, *v);
+  }
+  for (std::size_t g = 0; g < points.size(); ++g) outlier_findings(r, c, metric, static_cast<int>(g), points[g]);
+}
+
+// Outliers of a per-node figure of a class.
+void node_outlier_findings(ClusterResult& r, const NodeClass& c, const std::string& metric) {
+  std::vector<std::pair<std::size_t, double>> points;
+  for (std::size_t i : c.members) {
+    const auto it = r.nodes[i].node_metrics.find(metric);
+    if (it != r.nodes[i].node_metrics.end()) points.emplace_back(i, it->second);
+  }
+  outlier_findings(r, c, metric, std::nullopt, points);
 }
 
 // The ranks of one node (node_key) become one row: the first of them (the lowest rank under
@@ -273,8 +284,16 @@ ClusterResult aggregate(std::vector<NodeSummary> nodes, const AggregateOptions& 
   r.options = options;
   r.nodes = std::move(nodes);
   const int received = static_cast<int>(r.nodes.size());  // duplicates included: they did answer
-  std::stable_sort(r.nodes.begin(), r.nodes.end(),
-                   [](const NodeSummary& a, const NodeSummary& b) { return a.node < b.node; });
+  {  // by name, stably: the order is found on indices and each summary moved once
+    std::vector<std::size_t> order(r.nodes.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return r.nodes[a].node < r.nodes[b].node; });
+    std::vector<NodeSummary> sorted;
+    sorted.reserve(order.size());
+    for (std::size_t i : order) sorted.push_back(std::move(r.nodes[i]));
+    r.nodes = std::move(sorted);
+  }
   // 0. One node, several ranks: one row; one node name, several reports: named, and counted once.
   const std::vector<NodeSummary> other_ranks = join_ranks(r);
   drop_duplicates(r);
@@ -331,9 +350,8 @@ ClusterResult aggregate(std::vector<NodeSummary> nodes, const AggregateOptions& 
     const std::vector<FingerprintDiff> diffs = diff_against_majority(fps);
     c.reference = c.members[reference_member(fps, diffs)];
     for (const auto& d : diffs) r.findings.push_back(said(FindingKind::Topology, d.node, d.key, d.words));
-    for (const auto& metric : gpu_metrics)
-      for (int gpu = 0; gpu < c.gpus; ++gpu) outlier_findings(r, c, metric, gpu);
-    for (const auto& metric : node_metrics) outlier_findings(r, c, metric, std::nullopt);
+    for (const auto& metric : gpu_metrics) gpu_outlier_findings(r, c, metric);
+    for (const auto& metric : node_metrics) node_outlier_findings(r, c, metric);
   }
   // 6. The shared storage: its figures, and a node whose clock made a window negative.
   std::vector<const NodeSummary*> ranks;

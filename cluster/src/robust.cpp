@@ -7,10 +7,14 @@
 namespace gdsb::cluster {
 namespace {
 
+// The middle value (the mean of the two middle ones), found without sorting the rest: a
+// class of 25,000 nodes has two of these per GPU and figure.
 double median_of(std::vector<double>& v) {
-  std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (n % 2 == 1) return *mid;
+  return (*std::max_element(v.begin(), mid) + *mid) / 2;
 }
 
 }  // namespace

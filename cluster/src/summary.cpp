@@ -1,10 +1,14 @@
 #include "gdsb/cluster/summary.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <exception>
 #include <fstream>
-#include <iterator>
 #include <istream>
 #include <thread>
 #include <set>
@@ -305,20 +309,19 @@ NodeSummary summarize(const json& doc, const std::string& origin, const std::sha
   }
 }
 
-NodeSummary read_node_summary(std::istream& in, const std::string& origin,
-                              const std::shared_ptr<TextTable>& table, const FingerprintTexts* like) {
-  // The summary block is a few KB at the head of the file; parsing from a string is several
-  // times faster than through the stream's buffer.
-  constexpr std::size_t kHead = 64 * 1024;
-  std::string text(kHead, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(kHead));
-  text.resize(static_cast<std::size_t>(in.gcount()));
+namespace {
+
+// A report's summary from its head (`text`, the file's first bytes) and, when the block
+// does not end there, from the whole file (`rest` appends the remaining bytes, false when
+// the head was the whole file). Without a block (written by other means): the whole
+// document, minus subtrees no summary reads (device lists, samples, time series,
+// histograms, matrices of codes).
+template <class Rest>
+NodeSummary summary_of_head(std::string& text, Rest&& rest, const std::string& origin,
+                            const std::shared_ptr<TextTable>& table, const FingerprintTexts* like) {
   if (auto s = read_summary_block(text, origin, table, like)) return std::move(*s);
-  if (text.size() == kHead) text.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (text.size() > kHead)
+  if (rest(text))
     if (auto s = read_summary_block(text, origin, table, like)) return std::move(*s);  // a summary larger than the head
-  // No summary block (written by other means): the whole document, minus subtrees no
-  // summary reads (device lists, samples, time series, histograms, matrices of codes).
   static const std::set<std::string> skip{"devices", "pairs", "ceilings", "samples_gb_s",
                                           "timeseries", "histogram", "repetitions", "matrices",
                                           "peers", "notes", "path_evidence", "context", "argv",
@@ -336,6 +339,52 @@ NodeSummary read_node_summary(std::istream& in, const std::string& origin,
   return summarize(doc, origin, table);
 }
 
+// Bytes of `fd` from `offset` appended to `text`, at most `limit` (all: SIZE_MAX); false
+// at the end of the file before `limit`.
+bool append_from(int fd, std::size_t offset, std::size_t limit, std::string& text, const std::string& origin) {
+  const std::size_t at = text.size();
+  std::size_t got = 0;
+  for (std::size_t chunk = std::min<std::size_t>(limit, 1 << 16); got < limit; chunk = std::min(limit - got, chunk * 2)) {
+    text.resize(at + got + chunk);
+    const ssize_t n = ::pread(fd, text.data() + at + got, chunk, static_cast<off_t>(offset + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw UsageError(origin + ": cannot read the file: " + std::strerror(errno));
+    got += static_cast<std::size_t>(n);
+    if (static_cast<std::size_t>(n) < chunk) {
+      text.resize(at + got);
+      return false;
+    }
+  }
+  text.resize(at + got);
+  return true;
+}
+
+// The head a thread reads first; a report whose summary did not end there makes the
+// thread's next heads larger (the files of one fleet are alike).
+constexpr std::size_t kFirstHead = 16 * 1024, kLargestHead = 1 << 20;
+
+}  // namespace
+
+NodeSummary read_node_summary(std::istream& in, const std::string& origin,
+                              const std::shared_ptr<TextTable>& table, const FingerprintTexts* like) {
+  constexpr std::size_t kHead = 64 * 1024;
+  std::string text(kHead, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(kHead));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  const auto rest = [&](std::string& t) {
+    if (t.size() < kHead) return false;
+    const std::size_t had = t.size();
+    for (std::size_t got = kHead; got == kHead;) {
+      t.resize(t.size() + kHead);
+      in.read(t.data() + t.size() - kHead, static_cast<std::streamsize>(kHead));
+      got = static_cast<std::size_t>(in.gcount());
+      t.resize(t.size() - kHead + got);
+    }
+    return t.size() > had;
+  };
+  return summary_of_head(text, rest, origin, table, like);
+}
+
 std::vector<NodeSummary> read_node_reports(const std::vector<std::string>& paths) {
   std::vector<NodeSummary> nodes(paths.size());
   std::vector<std::exception_ptr> errors(paths.size());
@@ -345,11 +394,29 @@ std::vector<NodeSummary> read_node_reports(const std::vector<std::string>& paths
   // file does not hold a whole slice back); errors are raised in the order of the paths.
   const auto work = [&] {
     const FingerprintTexts* previous = nullptr;  // this thread's last node: the next is likely alike
+    std::string text;  // this thread's buffer, reused
+    std::size_t head = kFirstHead;
     for (std::size_t i = next++; i < paths.size(); i = next++) {
       try {
-        std::ifstream in(paths[i], std::ios::binary);
-        if (!in) throw UsageError("--from " + paths[i] + ": cannot open the file");
-        nodes[i] = read_node_summary(in, "--from " + paths[i], table, previous);
+        const std::string origin = "--from " + paths[i];
+        const int fd = ::open(paths[i].c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) throw UsageError(origin + ": cannot open the file");
+        const struct Closer {
+          int fd;
+          ~Closer() { ::close(fd); }
+        } closer{fd};
+        // Only the pages asked for: the kernel's read-ahead would bring in (when the file is
+        // not cached) up to a quarter of a megabyte of a report for its first 16 KB.
+        (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+        text.clear();
+        const bool longer = append_from(fd, 0, head, text, origin);
+        const auto rest = [&](std::string& t) {
+          if (!longer) return false;
+          append_from(fd, t.size(), SIZE_MAX, t, origin);
+          head = std::min(head * 4, kLargestHead);
+          return true;
+        };
+        nodes[i] = summary_of_head(text, rest, origin, table, previous);
         previous = &nodes[i].fingerprint;
         nodes[i].origin = paths[i];
       } catch (...) {

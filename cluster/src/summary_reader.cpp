@@ -1,9 +1,10 @@
-// The one reader of a summary block: nlohmann's public SAX events straight into a
-// NodeSummary. Building a JSON document first and converting it after (the former route)
+// The one reader of a summary block: nlohmann's public SAX events (through scan_json,
+// json_scan.hpp) straight into a NodeSummary. Building a JSON document first and converting it after (the former route)
 // allocated every key and value twice and was most of the time of aggregating 10,000
 // node reports (docs/PERFORMANCE.md).
 #include <nlohmann/json.hpp>
 
+#include "gdsb/cluster/json_scan.hpp"
 #include "gdsb/cluster/summary.hpp"
 #include "gdsb/error.hpp"
 #include "summary_fields.hpp"
@@ -345,7 +346,7 @@ std::optional<NodeSummary> read_block(std::string_view text, const std::string& 
   NodeSummary s;
   if (table) s.fingerprint = FingerprintTexts(table);
   SummaryReader reader(s, bare, like);
-  json::sax_parse(text.begin(), text.end(), &reader, json::input_format_t::json, false);
+  scan_json(text, reader);  // nlohmann's events, without its lexer's time (json_scan.hpp)
   if (!reader.error().empty())
     throw UsageError(origin + ": invalid gdsb-cluster node report: " + reader.error());
   if (!reader.complete() || !reader.schema_is_node()) return std::nullopt;

@@ -12,6 +12,13 @@
 namespace gdsb::report::html {
 namespace {
 
+// j[key], or `none` where j has no such key: what j.value(key, none) gives, without the copy
+// (a row per node).
+const json& part(const json& j, const char* key, const json& none) {
+  const auto it = j.find(key);
+  return it == j.end() ? none : *it;
+}
+
 std::string fixed(const json& v) { return v.is_number() ? format_fixed(v.get<double>(), 2) : "-"; }
 
 // A node's GPUs: "8 x NVIDIA H100 80GB HBM3", "8", or "none" (not "0 x ").
@@ -136,19 +143,17 @@ std::string render_cluster(const json& doc) {
                                    : table({"kind", "finding"}, findings));
   body << section("heatmaps", "Heat maps", heat_maps(doc));
   std::vector<std::vector<std::string>> rows;
+  static const json kNoObject = json::object(), kNoArray = json::array();
   for (const auto& n : doc.at("nodes")) {
-    const json& hw = n.value("hardware", json::object());
+    const json& hw = part(n, "hardware", kNoObject);
     std::string checks;
-    const json failing = n.value("failing_checks", json::array());
-    for (const auto& c : failing)
+    for (const auto& c : part(n, "failing_checks", kNoArray))
       checks += (checks.empty() ? "" : ", ") + str(c, "id") + " (" + str(c, "verdict") + ")";
     std::string io;
-    const json node_metrics = n.value("node_metrics", json::object());
-    for (const auto& [k, v] : node_metrics.items())
+    for (const auto& [k, v] : part(n, "node_metrics", kNoObject).items())
       io += (io.empty() ? "" : ", ") + k + " " + fixed(v);
     std::string h2d;
-    const json h2d_values = n.value("gpu_metrics", json::object()).value("h2d_gb_s", json::array());
-    for (const auto& v : h2d_values)
+    for (const auto& v : part(part(n, "gpu_metrics", kNoObject), "h2d_gb_s", kNoArray))
       h2d += (h2d.empty() ? "" : " ") + fixed(v);
     const bool is_odd = odd.contains(str(n, "node"));
     rows.push_back({is_odd ? "<tr class=\"bad\">" : "<tr>", esc(str(n, "node")),

@@ -4,6 +4,7 @@
 // a summary block after its schema falls back to reading the whole document.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -235,6 +236,48 @@ TEST(SummaryReader, AReportIsReadUpToItsSummaryBlockElseWhole) {
     FAIL() << "no error";
   } catch (const gdsb::UsageError& e) {
     EXPECT_STREQ(e.what(), "--from junk.json: not JSON; pass the files of OUT/nodes/");
+  }
+}
+
+// read_node_reports reads the first 16 KB of a file, and the rest only when the block goes
+// on: files of every size around that head, a summary larger than the head (the thread's
+// heads grow after it), a report without a block and one that is the summary alone, in one
+// call, each as read_node_summary reads it from a stream.
+TEST(SummaryReader, FilesAreReadAsTheirStreamsAre) {
+  const std::string dir = testing::TempDir() + "/read_node_reports";
+  std::filesystem::create_directories(dir);
+  NodeSummary big = rich();
+  for (int i = 0; i < 1000; ++i) big.fingerprint.set("GPU 0000:" + std::to_string(10000 + i) + " link", "Gen5 x16");
+  const std::string filler(16 * 1024, 'x');
+  std::vector<std::string> texts = {report_text(big), report_text(rich()),
+                                    report_text(rich(), R"("topology": {"pad": ")" + filler + R"("})"),
+                                    R"({"summary": )" + json(big).dump() + R"(, "schema": "gdsbench.cluster-node/1"})",
+                                    R"({"schema": "gdsbench.cluster-node/1", "node": "n2", "pad": ")" + filler + R"("})"};
+  ASSERT_GT(texts[0].size(), 32u * 1024);
+  const std::string plain = report_text(rich(), R"("pad": "")");
+  for (std::size_t cut : {16u * 1024 - 1, 16u * 1024, 16u * 1024 + 1})  // the file ends at the head, or a byte either side
+    texts.push_back(plain.substr(0, plain.size() - 1) + std::string(cut - plain.size(), ' ') + "}");
+  std::vector<std::string> paths;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    paths.push_back(dir + "/n" + std::to_string(i) + ".json");
+    std::ofstream(paths.back(), std::ios::binary) << texts[i];
+  }
+  const std::vector<NodeSummary> read = read_node_reports(paths);
+  ASSERT_EQ(read.size(), texts.size());
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    std::istringstream in(texts[i]);
+    NodeSummary want = read_node_summary(in, "t");
+    want.origin = paths[i];
+    EXPECT_EQ(json(read[i]), json(want)) << paths[i];
+    EXPECT_EQ(read[i].fingerprint.size(), want.fingerprint.size()) << paths[i];
+  }
+  EXPECT_EQ(read[0].fingerprint.size(), big.fingerprint.size());
+  EXPECT_EQ(read[4].node, "n2");
+  try {
+    (void)read_node_reports({dir + "/absent.json"});
+    FAIL() << "no error";
+  } catch (const gdsb::UsageError& e) {
+    EXPECT_STREQ(e.what(), ("--from " + dir + "/absent.json: cannot open the file").c_str());
   }
 }
 

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <cstdio>
 
 #include <limits>
 #include <string>
@@ -122,6 +123,20 @@ TEST(FormatFixed, SignsNonFiniteAndLargeValues) {
   EXPECT_EQ(big.size(), 44U);
   EXPECT_EQ(big.substr(0, 2), "10");
   EXPECT_EQ(big.substr(big.size() - 3), ".00");
+}
+
+// format_fixed writes through to_chars when the figure fits 64 bytes, else printf: both
+// must write what printf's %.*f writes, on either side of that length and for ties.
+TEST(FormatFixed, WhatPrintfWrites) {
+  const double values[] = {0.0, -0.0, 0.005, 0.015, 0.025, 1.005, 2.675, 1e-7, -1e-7, 53.249999999,
+                           123456.789, 1e15 + 0.5, 9.999999e22, 1e40, -1e60, 1.7976931348623157e308,
+                           4.9e-324, std::numeric_limits<double>::quiet_NaN()};
+  for (double v : values)
+    for (int digits : {0, 1, 2, 3, 6, 17, 40}) {
+      char b[512];
+      std::snprintf(b, sizeof b, "%.*f", digits, v);
+      EXPECT_EQ(format_fixed(v, digits), b) << v << " with " << digits << " digits";
+    }
 }
 
 }  // namespace
