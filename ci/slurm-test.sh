@@ -234,10 +234,10 @@ fi
 
 # 3b. The health check whose collecting child is frozen (D state, deaf to SIGKILL: a hung
 # driver) still ends within --timeout + 1 s and drains the node through the real scontrol
-# (tests/topo/health_hang_test.sh; it skips where no cgroup-v1 freezer is writable).
+# (tests/topo/health/health_hang_test.sh; it skips where no cgroup-v1 freezer is writable).
 fake_nvml=$build/tests/p2p/libgdsb_fake_nvml.so
 if [ -f "$fake_nvml" ]; then
-  bash "$root/tests/topo/health_hang_test.sh" "$topo_bin" "$fake_nvml" "$tmp/health-hang" --real-slurm "$node" \
+  bash "$root/tests/topo/health/health_hang_test.sh" "$topo_bin" "$fake_nvml" "$tmp/health-hang" --real-slurm "$node" \
     >"$out/health-hang.log" 2>&1
   rc=$?
   [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || fail "health hang: $(grep -E '^(FAIL|FAILED)' "$out/health-hang.log" | head -5)"

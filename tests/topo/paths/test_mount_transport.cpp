@@ -159,7 +159,7 @@ TEST(TopoMountTransport, WekaUdpModeIsASocketTransport) {
 }
 
 // Principle 17: the transport is read in one function. No source of the tools outside
-// topology/src/mount_transport.cpp names a netid, an LNet type or reads proto= (comments aside).
+// topology/src/paths/mount_transport.cpp names a netid, an LNet type or reads proto= (comments aside).
 TEST(TopoMountTransport, TheTransportIsReadInOneFunction) {
   const fs::path root = fs::path(GDSB_TOPO_REAL_FIXTURES).parent_path().parent_path().parent_path()
                             .parent_path();
@@ -187,7 +187,7 @@ TEST(TopoMountTransport, TheTransportIsReadInOneFunction) {
   }
   EXPECT_GT(files, 50);
   for (const auto& f : found)
-    EXPECT_EQ(f.rfind("topology/src/mount_transport.cpp:", 0), 0U) << f;
+    EXPECT_EQ(f.rfind("topology/src/paths/mount_transport.cpp:", 0), 0U) << f;
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Runs Apache Otava's own change-point analysis on the committed synthetic series and writes
-what it finds as JSON: the oracle that gdsbench's E-Divisive (reports/src/changepoint.cpp) is
+what it finds as JSON: the oracle that gdsbench's E-Divisive (reports/src/history/changepoint.cpp) is
 compared with.
 
     changepoint_otava.py OTAVA_SRC FIXTURE_DIR OUT.json

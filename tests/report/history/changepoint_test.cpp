@@ -1,4 +1,4 @@
-// Invariants of change-point detection (reports/src/changepoint.cpp). Agreement with Apache
+// Invariants of change-point detection (reports/src/history/changepoint.cpp). Agreement with Apache
 // Otava on recorded series is in changepoint_fixture_test.cpp.
 #include "gdsb/report/changepoint.hpp"
 
