@@ -1,4 +1,4 @@
-// The registry and the overall verdict (ceilings: path_model.cpp, over flow_solver.cpp).
+// The registry and the overall verdict (ceilings: path_ceilings.cpp, over flow_solver.cpp).
 #include <algorithm>
 #include <cstdio>
 
@@ -70,6 +70,13 @@ Report evaluate(const Snapshot& s, const TopologyView& view, const PathModel& mo
   }
   r.faults = judge_faults(s, FaultBaseline{});
   return r;
+}
+
+std::vector<Ceiling> compute_ceilings(const Snapshot&, const TopologyView& v) {
+  const PathModel m(v);
+  std::vector<Ceiling> out;
+  for (const Device* g : v.gpus()) out.push_back(m.gpu_ceiling(g->bdf, DataSource::LocalNvme));
+  return out;
 }
 
 }  // namespace gdsb::topo
