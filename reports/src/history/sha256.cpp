@@ -1,5 +1,6 @@
 // Written from the FIPS 180-4 description (section 6.2); tested against its published
-// examples ("abc", the empty string, the 448-bit message) in tests/report/history/history_test.cpp.
+// examples ("abc", the empty string, the 448-bit message) in
+// tests/report/history/history_test.cpp.
 #include "sha256.hpp"
 
 #include <array>
