@@ -28,10 +28,10 @@ LIBRARIES = {
         "floors": ["model", "fingerprint", "sources", "paths", "faults", "checks", "health",
                    "render"],
         "public_folder": {
-            "model": "model.hpp hw_faults.hpp pci_config.hpp analysis.hpp nic_role.hpp nvlink.hpp",
+            "model": "model.hpp hw_faults.hpp pci_config.hpp analysis.hpp nic_role.hpp nvlink.hpp said_together.hpp",
             "fingerprint": "fingerprint.hpp fingerprint_file.hpp",
             "sources": "collect.hpp source_options.hpp hw_faults_collect.hpp kernel_log.hpp "
-                       "nvml_facts.hpp mounts.hpp ext4_mode.hpp run_storage.hpp",
+                       "nvml_facts.hpp mounts.hpp ext4_mode.hpp run_storage.hpp p2pdma.hpp",
             "paths": "path_model.hpp node_plan.hpp node_run.hpp network_storage.hpp "
                      "mount_transport.hpp",
             "checks": "checks.hpp",
