@@ -223,6 +223,7 @@ void to_json(nlohmann::json& j, const RunResult& r) {
                      {"ended_at", r.ended_at}};
   if (r.page_cache_resident_at_start)
     j["page_cache_resident_at_start"] = *r.page_cache_resident_at_start;
+  if (!r.path.decided_by.empty()) j["path_decided_by"] = r.path.decided_by;
   if (!r.path.gpu_pci_bus_id.empty()) j["gpu_pci_bus_id"] = r.path.gpu_pci_bus_id;
   if (r.storage) {
     // Only what is known: a raw block device has no file system and no mount point.
@@ -251,6 +252,7 @@ void from_json(const nlohmann::json& j, RunResult& r) {
   r.reason = j.value("reason", std::string());
   r.workload = j.at("workload").get<Workload>();
   r.path.path_used = j.value("path_used", std::string());
+  r.path.decided_by = j.value("path_decided_by", std::string());
   r.path.evidence = j.value("path_evidence", std::vector<std::string>{});
   r.path.warnings = j.value("warnings", std::vector<std::string>{});
   r.verify_errors = j.value("verify_errors", uint64_t{0});

@@ -99,6 +99,10 @@ std::string gdsio_block(const RunResult& r) {
       out += buf;
     }
   }
+  // Which GDS mode cuFile took and the fact that says so; compat says both in its warning.
+  if (path_is_gds(path_used_of(r.path.path_used)) && !r.path.decided_by.empty()) {
+    out += "path: " + r.path.path_used + " (" + r.path.decided_by + ")\n";
+  }
   for (const auto& warning : r.path.warnings) out += "warning: " + warning + "\n";
   if (r.interrupted) out += "interrupted: results cover the time before the stop signal\n";
   return out;

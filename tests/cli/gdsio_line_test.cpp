@@ -65,6 +65,23 @@ TEST(GdsioBlock, WarningsFollowTheLine) {
   EXPECT_EQ(text, gdsio_line(r) + "\nwarning: cuFile ran in compat mode\nwarning: second\n");
 }
 
+// A GDS run names its mode and the fact that decided it once, under the line; a compat
+// run's warning already says both, so it gets no path line.
+TEST(GdsioBlock, GdsModeAndItsFactFollowTheLine) {
+  RunResult r = sample();
+  r.path.path_used = "gds-p2pdma";
+  r.path.decided_by = "cuFileDriverGetProperties: nvfs.dstatusflags CU_FILE_NVME_P2P_SUPPORTED set, "
+                      "nvidia-fs not loaded";
+  EXPECT_EQ(gdsio_block(r), gdsio_line(r) +
+                                "\npath: gds-p2pdma (cuFileDriverGetProperties: nvfs.dstatusflags "
+                                "CU_FILE_NVME_P2P_SUPPORTED set, nvidia-fs not loaded)\n");
+  r.path.path_used = "compat";
+  r.path.decided_by = "the nvidia-fs module is not loaded";
+  r.path.warnings = {"cuFile ran in compat mode: the nvidia-fs module is not loaded"};
+  EXPECT_EQ(gdsio_block(r),
+            gdsio_line(r) + "\nwarning: cuFile ran in compat mode: the nvidia-fs module is not loaded\n");
+}
+
 TEST(GdsioBlock, RepetitionsFollowTheMedianLine) {
   RunResult r = sample();
   r.repetitions.resize(2);

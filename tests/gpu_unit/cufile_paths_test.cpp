@@ -11,6 +11,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 
+#include "cufile_fixture.hpp"
 #include "drive.hpp"
 #include "fake_cufile.hpp"
 #include "gdsb/error.hpp"
@@ -35,21 +36,7 @@ FakeCufileOptions opts(void (*set)(FakeCufileOptions&)) {
   return o;
 }
 
-struct Fixture {
-  explicit Fixture(FakeCufileOptions o = {}, FakeGpuOptions g = {})
-      : gpu(std::make_shared<FakeGpuService>(g)), cufile(*gpu, std::move(o)) {
-    deps.service = gpu;
-    deps.staging = make_engine_staging_io;
-    auto api = cufile.api();
-    deps.load_cufile = [api](const Workload&) { return cufile::LoadResult{api, {}}; };
-    deps.roots.nvfs_dir = kFixtures + "/absent-nvfs";  // no nvidia-fs, as on the GPU machine
-    deps.roots.tmp_dir = dir.path();
-  }
-  TempDir dir;
-  std::shared_ptr<FakeGpuService> gpu;
-  FakeCufile cufile;
-  GpuPathDeps deps;
-};
+using Fixture = testing::CufileFixture;
 
 Workload workload(XferType x, uint32_t io_size, uint32_t iodepth = 1) {
   Workload w;

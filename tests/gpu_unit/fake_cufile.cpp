@@ -133,8 +133,9 @@ CUfileError_t f_props(cufile::CUfileDrvProps_t* p) {
     if (!s.open) s.misuse.push_back("cuFileDriverGetProperties while the driver is closed");
   }
   *p = cufile::CUfileDrvProps_t{};
+  p->nvfs.dstatusflags = s.opt.dstatusflags;
   p->nvfs.dcontrolflags = 1U << cufile::kControlAllowCompatMode;
-  p->fflags = (1U << cufile::kFeatureBatchIo) | (1U << cufile::kFeatureStreams);
+  p->fflags = (1U << cufile::kFeatureBatchIo) | (1U << cufile::kFeatureStreams) | s.opt.extra_fflags;
   return ok();
 }
 CUfileError_t f_handle_register(cufile::CUfileHandle_t* h, cufile::CUfileDescr_t* d) {

@@ -25,6 +25,10 @@ struct FakeCufileOptions {
   int fail_io_at = -1;            // the n-th I/O (0-based, any API) returns fail_io_result
   long long fail_io_result = -5044;
   std::string log_dir_line;       // written to <logging.dir>/cufile.log at driver open
+  // What cuFileDriverGetProperties reports in nvfs.dstatusflags (CUfileDriverStatusFlags
+  // bits, e.g. 1 << kStatusNvmeP2p) and in fflags beside the batch and stream bits.
+  unsigned dstatusflags = 0;
+  unsigned extra_fflags = 0;
   // When > 0: an async I/O, once its stream runs it, waits until this many async I/Os are
   // running at once (or, the first time that takes 2 s, gives up and stops waiting), so a
   // test sees how many a path really keeps in flight (async_peak_running), not by timing.

@@ -98,7 +98,7 @@ class FakeRun final : public PathRun {
   }
   PathReport finish() override {
     ++rec_.finishes;
-    return {"fake", {"fake evidence"}, {}, {}};
+    return {"fake", {"fake evidence"}, {}, {}, {}};
   }
 
  private:

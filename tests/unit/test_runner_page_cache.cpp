@@ -148,7 +148,7 @@ class BufferedRun final : public PathRun {
   std::unique_ptr<PathWorker> make_worker(uint32_t) override {
     return std::make_unique<BufferedWorker>(files_, hits_, io_, depth_);
   }
-  PathReport finish() override { return {"buffered stand-in", {}, {}, {}}; }
+  PathReport finish() override { return {"buffered stand-in", {}, {}, {}, {}}; }
 
  private:
   const FileSet& files_;

@@ -108,6 +108,23 @@ TEST(ResultJson, GpuPciBusIdRoundTripsAndIsAbsentWhenUnknown) {
   EXPECT_TRUE(none.get<RunResult>().path.gpu_pci_bus_id.empty());
 }
 
+// The fact that decided a cuFile run's mode (issue 43) travels with the run; other paths
+// and older files have none, and the field is then absent.
+TEST(ResultJson, PathDecidedByRoundTripsAndIsAbsentWhenUnknown) {
+  RunResult r;
+  r.workload = sample_workload();
+  r.path.path_used = "gds-p2pdma";
+  r.path.decided_by = "cuFileDriverGetProperties: nvfs.dstatusflags CU_FILE_NVME_P2P_SUPPORTED set, "
+                      "nvidia-fs not loaded";
+  const nlohmann::json j = r;
+  EXPECT_EQ(j.at("path_decided_by").get<std::string>(), r.path.decided_by);
+  EXPECT_EQ(j.get<RunResult>().path.decided_by, r.path.decided_by);
+  r.path.decided_by.clear();
+  const nlohmann::json none = r;
+  EXPECT_FALSE(none.contains("path_decided_by"));
+  EXPECT_TRUE(none.get<RunResult>().path.decided_by.empty());
+}
+
 // path_used's names and the enum readers compare: one table, both ways.
 TEST(ResultJson, PathUsedNamesRoundTrip) {
   for (PathUsed p : {PathUsed::Posix, PathUsed::PageCache, PathUsed::PageCacheHostOnly,

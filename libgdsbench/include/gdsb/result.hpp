@@ -81,6 +81,10 @@ struct PathReport {
   // cudaDeviceGetPCIBusId), so a reader maps the CUDA index -d to the GPU whatever
   // CUDA_VISIBLE_DEVICES or CUDA_DEVICE_ORDER did; empty for CPU-only runs and older files.
   std::string gpu_pci_bus_id;
+  // The one fact that decided path_used, for cuFile runs (issue 43): "nvidia-fs counters
+  // moved ...", "cuFileDriverGetProperties: nvfs.dstatusflags CU_FILE_NVME_P2P_SUPPORTED
+  // set, nvidia-fs not loaded", or why compat; empty for other paths and older files.
+  std::string decided_by;
 };
 
 // Bounce-buffer paths (-x 2/3/4): where the time of each I/O went, over the measured

@@ -54,6 +54,7 @@ CufileDriver::CufileDriver(std::shared_ptr<const cufile::CufileApi> api, const E
       props_.nvfs_minor = p->nvfs.minor_version;
       props_.allow_compat = (p->nvfs.dcontrolflags >> cufile::kControlAllowCompatMode) & 1U;
       props_.p2p_supported = (p->fflags >> cufile::kFeatureP2p) & 1U;
+      props_.nvme_p2p_supported = (p->nvfs.dstatusflags >> cufile::kStatusNvmeP2p) & 1U;
       props_.batch_supported = (p->fflags >> cufile::kFeatureBatchIo) & 1U;
       props_.streams_supported = (p->fflags >> cufile::kFeatureStreams) & 1U;
     }

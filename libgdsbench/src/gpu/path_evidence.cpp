@@ -110,6 +110,20 @@ std::string yes_no(const std::optional<bool>& v, const char* unset) {
   return *v ? "true" : "false";
 }
 
+constexpr const char* kP2pFeature = "fflags CU_FILE_P2P_SUPPORTED";
+constexpr const char* kNvmeP2pStatus = "nvfs.dstatusflags CU_FILE_NVME_P2P_SUPPORTED";
+
+// The bit of cuFileDriverGetProperties that reports P2PDMA, or nullptr when none does:
+// cuFile's own word, as gdscheck -p prints it ("NVMe P2PDMA : Supported").
+const char* p2pdma_property(const DriverProps& p) {
+  if (!p.known) return nullptr;
+  if (p.p2p_supported) return kP2pFeature;
+  if (p.nvme_p2p_supported) return kNvmeP2pStatus;
+  return nullptr;
+}
+
+std::string on_off(bool b) { return b ? "on" : "off"; }
+
 }  // namespace
 
 NvfsSnapshot parse_nvfs_stats(std::string_view text) {
@@ -348,8 +362,10 @@ PathReport decide_path(const PathFacts& f) {
   if (f.props.known) {
     ev.push_back("cuFileDriverGetProperties: nvfs version " + std::to_string(f.props.nvfs_major) +
                  "." + std::to_string(f.props.nvfs_minor) + ", allow_compat " +
-                 (f.props.allow_compat ? "on" : "off") + ", P2P feature " +
-                 (f.props.p2p_supported ? "on" : "off"));
+                 on_off(f.props.allow_compat) + ", P2P feature " +
+                 on_off(p2pdma_property(f.props) != nullptr) + " (" + kP2pFeature + " " +
+                 on_off(f.props.p2p_supported) + ", " + kNvmeP2pStatus + " " +
+                 on_off(f.props.nvme_p2p_supported) + ")");
   }
   ev.push_back(f.before.loaded ? "nvidia-fs loaded (version " + f.before.version + ")"
                                : "nvidia-fs not loaded (/proc/driver/nvidia-fs absent)");
@@ -375,25 +391,37 @@ PathReport decide_path(const PathFacts& f) {
     why_compat = "force_compat_mode is true in " + f.config.path;
   } else if (nvfs_moved) {
     r.path_used = path_used_name(PathUsed::GdsNvfs);
+    r.decided_by = "nvidia-fs counters moved during the run (reads +" + std::to_string(dr) + ", writes +" +
+                   std::to_string(dw) + ")";
     return r;
   } else if (f.before.loaded && (f.reads + f.writes) > 0 && f.before.stats_readable) {
     why_compat = "nvidia-fs is loaded but its counters did not move during " +
                  std::to_string(f.reads + f.writes) +
                  " cuFile ops (or its rw statistics are disabled: nvidia_fs rw_stats_enabled=0)";
-  } else if (!f.before.loaded && f.config.use_pci_p2pdma.value_or(false) && !log_says_compat &&
-             (!f.props.known || f.props.p2p_supported)) {
-    r.path_used = path_used_name(PathUsed::GdsP2pdma);
-    ev.push_back("use_pci_p2pdma is enabled, nvidia-fs is absent and cuFile's log does not "
-                 "mention compat mode: GDS through kernel P2PDMA");
-    return r;
+  } else if (const char* p2p = p2pdma_property(f.props); !f.before.loaded && p2p != nullptr) {
+    if (!log_says_compat) {
+      r.path_used = path_used_name(PathUsed::GdsP2pdma);
+      r.decided_by = std::string("cuFileDriverGetProperties: ") + p2p + " set, nvidia-fs not loaded";
+      return r;
+    }
+    why_compat = std::string("cuFile's log reports compat mode although its properties set ") + p2p;
   } else if (!f.before.loaded) {
-    why_compat = "the nvidia-fs module is not loaded and P2PDMA is not in use";
+    // use_pci_p2pdma only asks for P2PDMA: cuFile sets a P2PDMA property when it can do it.
+    why_compat = f.props.known
+                     ? std::string("the nvidia-fs module is not loaded and cuFileDriverGetProperties sets "
+                                   "neither ") + kP2pFeature + " nor " + kNvmeP2pStatus
+                     : "the nvidia-fs module is not loaded and cuFileDriverGetProperties did not "
+                       "answer, so no property of cuFile reports P2PDMA";
+    if (f.config.use_pci_p2pdma.value_or(false)) {
+      why_compat += " (use_pci_p2pdma is true in " + f.config.path + ")";
+    }
   } else if (log_says_compat) {
     why_compat = "cuFile's log reports compat mode";
   } else {
     why_compat = "no evidence of GDS DMA (nvidia-fs statistics unreadable)";
   }
   r.path_used = path_used_name(PathUsed::Compat);
+  r.decided_by = why_compat;
   r.warnings.push_back("cuFile ran in compat mode (POSIX I/O through cuFile's bounce buffers), "
                        "not GPUDirect Storage: " + why_compat);
   return r;

@@ -92,7 +92,13 @@ inline constexpr unsigned kFeatureDynRouting = 0;      // fflags
 inline constexpr unsigned kFeatureBatchIo = 1;
 inline constexpr unsigned kFeatureStreams = 2;
 inline constexpr unsigned kFeatureParallelIo = 3;
+// CU_FILE_P2P_SUPPORTED, "PCI P2PDMA support": in the current cuFile API reference
+// (docs.nvidia.com/gpudirect-storage/api-reference-guide), absent from GDS 1.15's cufile.h.
 inline constexpr unsigned kFeatureP2p = 4;
+// CU_FILE_NVME_P2P_SUPPORTED (nvfs.dstatusflags), "Support for NVMe using PCI P2PDMA":
+// GDS 1.13 to 1.15 report P2PDMA here (1.15's cufile.h, the H200 machines'); the current
+// API reference calls it deprecated in favour of kFeatureP2p.
+inline constexpr unsigned kStatusNvmeP2p = 11;
 
 // The table. Required: driver open/close, handle and buffer registration, read/write.
 struct CufileApi {

@@ -86,7 +86,8 @@ struct DriverProps {
   bool known = false;
   unsigned nvfs_major = 0, nvfs_minor = 0;
   bool allow_compat = false;
-  bool p2p_supported = false;   // CU_FILE_P2P_SUPPORTED feature flag
+  bool p2p_supported = false;       // fflags CU_FILE_P2P_SUPPORTED (newer cuFile)
+  bool nvme_p2p_supported = false;  // nvfs.dstatusflags CU_FILE_NVME_P2P_SUPPORTED (GDS 1.13-1.15)
   bool batch_supported = false;
   bool streams_supported = false;
 };
@@ -103,7 +104,9 @@ struct PathFacts {
   std::string log_dir;
 };
 
-// "gds-nvfs", "gds-p2pdma" or "compat", the evidence, and a warning for compat.
+// "gds-nvfs", "gds-p2pdma" or "compat", the fact that decided it (PathReport::decided_by),
+// the evidence, and a warning for compat. P2PDMA is cuFile's own word: a P2PDMA bit of
+// cuFileDriverGetProperties with nvidia-fs absent; cufile.json's use_pci_p2pdma is evidence.
 PathReport decide_path(const PathFacts& f);
 // Before any I/O: whether the facts already prove compat mode (for --require-gds).
 std::optional<std::string> compat_certain_before_run(const PathFacts& f);

@@ -15,7 +15,8 @@ std::string gdsio_line(const RunResult& r);
 
 // What default output prints for one job: the gdsio line, or "not available: <reason>"
 // for a waived run, or "failed: <reason>"; with --repeat one "repetition i/N: ..." line per
-// repetition; then one "warning: ..." line per path warning.
+// repetition; for a GDS run "path: gds-nvfs|gds-p2pdma (<the fact that decided it>)";
+// then one "warning: ..." line per path warning (compat's names its cause).
 // Every line ends with '\n'. Bounce-buffer runs (-x 2/3/4) add phases_text after the
 // gdsio line.
 std::string gdsio_block(const RunResult& r);
